@@ -1,0 +1,2 @@
+//! The `jig` command (being written).
+fn main() {}

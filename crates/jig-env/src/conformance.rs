@@ -1,0 +1,1 @@
+//! The conformance suite every `ExecutionEnv` implementation runs (being written).

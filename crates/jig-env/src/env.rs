@@ -1,0 +1,316 @@
+use std::fmt::Debug;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::error::{EnvError, EnvResult, ErrorKind};
+use crate::types::{
+    DirEntry, ExecOutcome, ExecRequest, FileInfo, LineWindow, LinesRead, Recursive, WriteOutcome,
+};
+
+/// Receives a running process's output as it arrives.
+#[async_trait]
+pub trait ExecSink: Send {
+    /// One chunk of raw output bytes, stdout and stderr merged in arrival order. A chunk may end
+    /// in the middle of a UTF-8 character.
+    async fn output(&mut self, chunk: &[u8]);
+}
+
+/// A sink that drops everything (for callers that only want the exit status).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DiscardSink;
+
+#[async_trait]
+impl ExecSink for DiscardSink {
+    async fn output(&mut self, _chunk: &[u8]) {}
+}
+
+/// Where jig's tools act: a filesystem and a way to run processes.
+///
+/// Tools never touch the host directly; they hold an `Arc<dyn ExecutionEnv>` and everything they
+/// read, write or run goes through it. That is what lets the same tool run against the local
+/// machine ([`LocalEnv`] in `jig-env-local`), an in-memory tree ([`MemoryEnv`](crate::MemoryEnv)),
+/// and later a sandbox or a remote host.
+///
+/// # Contract shared by every method
+/// - **Paths** given to the env are absolute. Implementations normalise them lexically (`.` and
+///   `..` removed, as [`normalize_path`]) and never resolve symlinks unless a method says so.
+///   A path containing a NUL byte is an [`ErrorKind::Invalid`] error and touches nothing.
+/// - **Symlinks**: `file_info` and `read_dir` do not follow a final symlink; `read`, `read_lines`,
+///   `write` and `append` follow it (a write through a symlink writes its target and the link
+///   survives); `remove` removes the link, never its target.
+/// - **Errors** carry an [`ErrorKind`], the operation and the path.
+/// - **Cancellation**: every method is cancelled by dropping its future; `exec` is also
+///   cancelled through [`ExecRequest::cancel`]. What a dropped operation leaves behind: reads
+///   leave nothing; `write` either completed or left the target untouched (never a partial
+///   file, never a leftover temp file); `append` may have appended a prefix of the data;
+///   `create_dir` with [`Recursive::Yes`] may have created some parents; a recursive `remove`
+///   may have removed part of a tree.
+///
+/// # Implementing
+/// The required methods are the primitive operations; the provided ones (`exists`,
+/// `canonical_path_lenient`, `absolute_path`) are built on them and rarely need overriding. Run
+/// the conformance suite (`jig_env::conformance`, feature `test-support`) from the new
+/// implementation's tests: an env is done when it passes.
+#[async_trait]
+pub trait ExecutionEnv: Send + Sync + Debug {
+    /// A short name for messages and logs (`local`, `memory`, …).
+    fn name(&self) -> &str;
+
+    /// The home directory used to expand `~`, when the env has one.
+    fn home_dir(&self) -> Option<PathBuf>;
+
+    /// `path` joined onto `cwd` (when relative) and normalised lexically; no symlink is resolved
+    /// and the path need not exist.
+    fn absolute_path(&self, cwd: &Path, path: &Path) -> PathBuf {
+        normalize_path(&cwd.join(path))
+    }
+
+    /// The realpath of an existing path: absolute, every symlink resolved.
+    async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf>;
+
+    /// Like `canonical_path`, but for a path that does not exist (yet): the realpath of its
+    /// nearest existing ancestor with the remaining components appended. This is what makes a
+    /// not-yet-existing file below a symlinked directory get the same key as its real path.
+    /// A dangling symlink is resolved to its (missing) target, so a link pointing outside a
+    /// root is seen as outside.
+    async fn canonical_path_lenient(&self, path: &Path) -> EnvResult<PathBuf> {
+        let path = normalize_path(path);
+        let mut missing: Vec<std::ffi::OsString> = Vec::new();
+        let mut current = path.clone();
+        let mut hops = 0_u32;
+        loop {
+            match self.canonical_path(&current).await {
+                Ok(real) => {
+                    let mut out = real;
+                    for part in missing.iter().rev() {
+                        out.push(part);
+                    }
+                    return Ok(normalize_path(&out));
+                }
+                Err(error) if error.kind() == ErrorKind::NotFound => {
+                    // A dangling symlink: follow its target lexically.
+                    if let Ok(info) = self.file_info(&current).await
+                        && info.kind == crate::FileKind::Symlink
+                    {
+                        hops += 1;
+                        if hops > 40 {
+                            return Err(EnvError::new(
+                                ErrorKind::Invalid,
+                                "canonicalize",
+                                "too many levels of symbolic links",
+                            )
+                            .with_path(path));
+                        }
+                        let target = self.read_link(&current).await?;
+                        let parent = current.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                        current = normalize_path(&parent.join(target));
+                        continue;
+                    }
+                    let Some(name) = current.file_name() else {
+                        return Err(error);
+                    };
+                    missing.push(name.to_os_string());
+                    current = match current.parent() {
+                        Some(parent) => parent.to_path_buf(),
+                        None => return Err(error),
+                    };
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Metadata of `path` without following a final symlink (lstat).
+    async fn file_info(&self, path: &Path) -> EnvResult<FileInfo>;
+
+    /// Metadata of what `path` points to, following symlinks (stat).
+    async fn stat(&self, path: &Path) -> EnvResult<FileInfo>;
+
+    /// The target of the symlink at `path`, as stored (may be relative).
+    async fn read_link(&self, path: &Path) -> EnvResult<PathBuf>;
+
+    /// Whether `path` exists (a dangling symlink exists). Only "not found" maps to `false`;
+    /// other failures are errors.
+    async fn exists(&self, path: &Path) -> EnvResult<bool> {
+        match self.file_info(path).await {
+            Ok(_) => Ok(true),
+            Err(error) if error.kind() == ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The whole file as bytes. A directory is [`ErrorKind::IsADirectory`].
+    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>>;
+
+    /// At most `max_bytes` bytes from the start of the file (for sniffing types and encodings).
+    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>>;
+
+    /// A window of lines, streaming: memory is bounded by the window, not the file, so a page
+    /// of a multi-GB file is cheap. Lines are split on `\n`. The whole file is scanned once to
+    /// count `total_lines`. A `start_line` past the end returns no lines (not an error).
+    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead>;
+
+    /// Replaces the file's content atomically: a temp file in the same directory is written,
+    /// synced and renamed over the target. Missing parent directories are created. An existing
+    /// file keeps its permission bits; a symlink target is written through (the link
+    /// survives). No temp file is left behind, also on failure. A directory is
+    /// [`ErrorKind::IsADirectory`]; a file the user may not write is
+    /// [`ErrorKind::PermissionDenied`] (it is not silently replaced by the rename).
+    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome>;
+
+    /// Appends to the file, creating it (and missing parents) when needed.
+    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()>;
+
+    /// Renames `from` to `to`, replacing `to` atomically; never copies across filesystems.
+    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()>;
+
+    /// Removes a file, a symlink (not its target) or a directory (empty unless recursive).
+    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()>;
+
+    /// Creates a directory (and its parents with [`Recursive::Yes`]; then an existing
+    /// directory is fine).
+    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()>;
+
+    /// The entries of a directory, excluding `.` and `..`, in no particular order.
+    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>>;
+
+    /// A new empty file inside the env's private temp directory (one `0700` directory per env,
+    /// removed by [`cleanup`](Self::cleanup)); the file is `0600`.
+    async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf>;
+
+    /// A new directory inside the env's private temp directory.
+    async fn create_temp_dir(&self, prefix: &str) -> EnvResult<PathBuf>;
+
+    /// Runs a process, streaming its merged output to `sink`.
+    ///
+    /// The process gets no stdin (EOF) and no controlling terminal; it runs in its own session
+    /// and process group. On timeout or cancellation the whole group gets SIGTERM, then SIGKILL
+    /// after `kill_grace`, and the call returns with `timed_out` / `aborted` set. A process
+    /// killed by a signal reports `128 + n` and the signal. After the main process exits, the
+    /// call waits for pipe output at most `idle_grace` past the last byte. Processes the
+    /// command left running in the background on purpose are tracked and killed by `cleanup`.
+    /// A missing program or cwd is an error, not an outcome.
+    async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome>;
+
+    /// Releases what the env holds: kills tracked background processes and removes the private
+    /// temp directory. Best effort and idempotent; never fails.
+    async fn cleanup(&self);
+}
+
+/// Forwarding impl so an `Arc<E>` is usable wherever an env is.
+#[async_trait]
+impl<E: ExecutionEnv + ?Sized> ExecutionEnv for Arc<E> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn home_dir(&self) -> Option<PathBuf> {
+        (**self).home_dir()
+    }
+    fn absolute_path(&self, cwd: &Path, path: &Path) -> PathBuf {
+        (**self).absolute_path(cwd, path)
+    }
+    async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
+        (**self).canonical_path(path).await
+    }
+    async fn canonical_path_lenient(&self, path: &Path) -> EnvResult<PathBuf> {
+        (**self).canonical_path_lenient(path).await
+    }
+    async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
+        (**self).file_info(path).await
+    }
+    async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
+        (**self).stat(path).await
+    }
+    async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
+        (**self).read_link(path).await
+    }
+    async fn exists(&self, path: &Path) -> EnvResult<bool> {
+        (**self).exists(path).await
+    }
+    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
+        (**self).read(path).await
+    }
+    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        (**self).read_start(path, max_bytes).await
+    }
+    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+        (**self).read_lines(path, window).await
+    }
+    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
+        (**self).write(path, data).await
+    }
+    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
+        (**self).append(path, data).await
+    }
+    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
+        (**self).rename(from, to).await
+    }
+    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        (**self).remove(path, recursive).await
+    }
+    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        (**self).create_dir(path, recursive).await
+    }
+    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
+        (**self).read_dir(path).await
+    }
+    async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
+        (**self).create_temp_file(prefix, suffix).await
+    }
+    async fn create_temp_dir(&self, prefix: &str) -> EnvResult<PathBuf> {
+        (**self).create_temp_dir(prefix).await
+    }
+    async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome> {
+        (**self).exec(request, sink).await
+    }
+    async fn cleanup(&self) {
+        (**self).cleanup().await;
+    }
+}
+
+/// Lexical normalisation: removes `.` components and resolves `..` against the preceding
+/// component (never above the root). Does not touch the filesystem.
+pub fn normalize_path(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(prefix) => out.push(prefix.as_os_str()),
+            Component::RootDir => out.push(Component::RootDir.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() && !out.has_root() {
+                    out.push("..");
+                }
+            }
+            Component::Normal(part) => out.push(part),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// Fails with [`ErrorKind::Invalid`] when the path contains a NUL byte.
+pub fn check_no_nul(operation: &'static str, path: &Path) -> EnvResult<()> {
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(EnvError::new(ErrorKind::Invalid, operation, "path contains a NUL byte")
+            .with_path(path.to_string_lossy().replace('\0', "\\0")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_removes_dots_and_never_climbs_above_root() {
+        assert_eq!(normalize_path(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(normalize_path(Path::new("/../../etc")), PathBuf::from("/etc"));
+        assert_eq!(normalize_path(Path::new("a/../../x")), PathBuf::from("../x"));
+    }
+}

@@ -1,0 +1,19 @@
+//! Data types shared across jig: what a tool returns and the content blocks a model reads.
+//!
+//! This crate holds types only (no I/O, no behaviour beyond constructors), so every other crate —
+//! the tool layer, the agent loop, the MCP server — can agree on one wire shape without depending on
+//! each other.
+//!
+//! ```
+//! use jig_protocol::{ContentBlock, ToolResult};
+//! let result = ToolResult::text("   1│ status: draft");
+//! assert!(!result.is_error);
+//! assert_eq!(result.text_content(), "   1│ status: draft");
+//! let json = serde_json::to_value(&result).unwrap();
+//! assert_eq!(json["isError"], false);
+//! assert!(matches!(result.content[0], ContentBlock::Text { .. }));
+//! ```
+
+mod content;
+
+pub use content::{ContentBlock, ToolResult};

@@ -1,0 +1,1 @@
+//! jig's built-in tools, one module per tool (being written).

@@ -1,0 +1,85 @@
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use jig_env::{CancellationToken, ExecutionEnv};
+use jig_protocol::ToolResult;
+
+use crate::mutation_queue::MutationQueue;
+
+/// Whether file tools are confined to the roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContainmentMode {
+    /// Every file tool refuses paths outside the roots (lexically or after resolving symlinks).
+    #[default]
+    Workspace,
+    /// No confinement: any path the env can reach.
+    None,
+}
+
+/// The roots file tools are confined to, and whether confinement is on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Containment {
+    /// Workspace or none.
+    pub mode: ContainmentMode,
+    /// Canonical (symlink-free, absolute) root directories.
+    pub roots: Vec<PathBuf>,
+}
+
+/// Receives partial results while a tool runs (bash streams its output tail through this).
+pub type UpdateSink = Arc<dyn Fn(ToolResult) + Send + Sync>;
+
+/// Everything a tool call may use: the env, the working directory, containment, cancellation,
+/// a sink for partial results, the session's variables and the env's mutation queue.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// Where the tool acts.
+    pub env: Arc<dyn ExecutionEnv>,
+    /// The canonical working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// The roots and mode file tools are confined by.
+    pub containment: Containment,
+    /// Cancelled when the call is aborted.
+    pub cancel: CancellationToken,
+    /// Partial results go here, when a host listens.
+    pub updates: Option<UpdateSink>,
+    /// Variables describing the running session (`JIG_SESSION_ID`, …), given to processes.
+    pub session_env: BTreeMap<String, String>,
+    /// One queue per env: serialises read-modify-write of one file.
+    pub mutation_queue: Arc<MutationQueue>,
+}
+
+impl ToolContext {
+    /// A context with workspace containment rooted at `cwd` (which must be canonical), a fresh
+    /// token, no update sink, no session variables and a new mutation queue.
+    pub fn new(env: Arc<dyn ExecutionEnv>, cwd: PathBuf) -> Self {
+        Self {
+            env,
+            containment: Containment { mode: ContainmentMode::Workspace, roots: vec![cwd.clone()] },
+            cwd,
+            cancel: CancellationToken::new(),
+            updates: None,
+            session_env: BTreeMap::new(),
+            mutation_queue: Arc::new(MutationQueue::new()),
+        }
+    }
+
+    /// Sends a partial result to the host, if one listens.
+    pub fn send_update(&self, update: ToolResult) {
+        if let Some(sink) = &self.updates {
+            sink(update);
+        }
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("env", &self.env.name())
+            .field("cwd", &self.cwd)
+            .field("containment", &self.containment)
+            .field("session_env", &self.session_env)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,35 @@
+//! jig's tool contract: how a tool is described to a model, validated and run.
+//!
+//! - [`Tool`]: a typed tool (an `Input` type whose JSON Schema the model sees, and `call`).
+//!   [`ErasedTool`] turns it into a [`DynTool`], the object-safe form hosts hold as
+//!   `Arc<dyn DynTool>`; validation against the precompiled schema happens there, once per call.
+//! - [`ToolRegistry`]: the tools a host offers.
+//! - [`ToolContext`]: what a call may use — the `ExecutionEnv`, cwd, [`Containment`],
+//!   cancellation, an update sink, session variables and the [`MutationQueue`].
+//! - [`paths`]: turning what a model wrote into a path, and refusing paths outside the roots.
+//! - [`ToolError`]: what the model sees as an error result versus what ends a turn.
+//!
+//! Tools reach the world only through `jig_env::ExecutionEnv`; this crate never names a concrete
+//! env. The built-in tools live in `jig-tool-builtins`.
+//!
+//! ```
+//! use jig_tool::{ToolRegistry, ToolError};
+//! let registry = ToolRegistry::new();
+//! assert!(registry.get("read").is_none());
+//! assert!(ToolError::failed("Path not found: x").is_for_model());
+//! ```
+
+mod context;
+mod error;
+mod mutation_queue;
+pub mod paths;
+mod registry;
+mod tool;
+mod validate;
+
+pub use context::{Containment, ContainmentMode, ToolContext, UpdateSink};
+pub use error::ToolError;
+pub use jig_protocol::{ContentBlock, ToolResult};
+pub use mutation_queue::{MutationGuard, MutationQueue};
+pub use registry::ToolRegistry;
+pub use tool::{DynTool, Effects, ErasedTool, Tool};

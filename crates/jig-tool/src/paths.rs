@@ -1,0 +1,1 @@
+//! Path resolution and workspace containment (being written).

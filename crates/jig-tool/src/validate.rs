@@ -1,0 +1,144 @@
+use jsonschema::Validator;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::error::ToolError;
+
+/// A tool's argument schema, compiled once, and the checks every call goes through.
+#[derive(Debug)]
+pub(crate) struct ArgumentValidator {
+    schema: Value,
+    validator: Option<Validator>,
+}
+
+impl ArgumentValidator {
+    pub(crate) fn for_type<T: JsonSchema>() -> Self {
+        let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut schema {
+            // The root title is the Rust type's name, which means nothing to a model.
+            map.remove("title");
+        }
+        let validator = jsonschema::validator_for(&schema).ok();
+        Self { schema, validator }
+    }
+
+    pub(crate) fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Coerces numeric strings, validates, and deserialises.
+    pub(crate) fn validate<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> Result<T, ToolError> {
+        let mut args = match args {
+            Value::Null => Value::Object(Map::new()),
+            other => other,
+        };
+        coerce_numeric_strings(&self.schema, &mut args);
+        let mut problems: Vec<String> = Vec::new();
+        if !args.is_object() {
+            problems.push(format!("arguments must be a JSON object, got {}", type_name(&args)));
+        } else if let Some(validator) = &self.validator {
+            for error in validator.iter_errors(&args) {
+                let location = error.instance_path().to_string();
+                let location = if location.is_empty() { "(root)".to_owned() } else { location };
+                problems.push(format!("{location}: {error}"));
+            }
+        }
+        if problems.is_empty() {
+            match serde_json::from_value::<T>(args.clone()) {
+                Ok(input) => return Ok(input),
+                Err(error) => problems.push(error.to_string()),
+            }
+        }
+        let received = serde_json::to_string(&args).unwrap_or_default();
+        let list: Vec<String> = problems.iter().map(|p| format!("  - {p}")).collect();
+        Err(ToolError::InvalidInput(format!(
+            "Validation failed for tool \"{tool}\":\n{}\n\nReceived arguments:\n{received}",
+            list.join("\n")
+        )))
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Models often send `"10"` for `10`: convert strings holding numbers where the schema wants an
+/// integer or a number (top-level properties, including nullable `["integer","null"]` types).
+fn coerce_numeric_strings(schema: &Value, args: &mut Value) {
+    let (Some(properties), Value::Object(values)) =
+        (schema.get("properties").and_then(Value::as_object), args)
+    else {
+        return;
+    };
+    for (name, value) in values.iter_mut() {
+        let Some(text) = value.as_str() else { continue };
+        let Some(property) = properties.get(name) else { continue };
+        let types: Vec<&str> = match property.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
+        };
+        let text = text.trim();
+        if types.contains(&"integer") {
+            if let Ok(n) = text.parse::<i64>() {
+                *value = Value::from(n);
+                continue;
+            }
+        }
+        if types.contains(&"number") {
+            if let Ok(n) = text.parse::<f64>() {
+                if let Some(number) = serde_json::Number::from_f64(n) {
+                    *value = Value::Number(number);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    /// Test input.
+    #[derive(Debug, Deserialize, JsonSchema, PartialEq)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct Input {
+        /// A path.
+        path: String,
+        /// A count.
+        limit: Option<u32>,
+    }
+
+    #[test]
+    fn numeric_strings_are_accepted_for_integers() {
+        let validator = ArgumentValidator::for_type::<Input>();
+        let input: Input =
+            validator.validate("t", serde_json::json!({"path": "a", "limit": "10"})).unwrap();
+        assert_eq!(input, Input { path: "a".into(), limit: Some(10) });
+    }
+
+    #[test]
+    fn invalid_arguments_list_each_problem_and_echo_the_input() {
+        let validator = ArgumentValidator::for_type::<Input>();
+        let error = validator
+            .validate::<Input>("t", serde_json::json!({"limit": "x", "extra": 1}))
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(text.starts_with("Validation failed for tool \"t\":"), "{text}");
+        assert!(text.contains("\"path\" is a required property"), "{text}");
+        assert!(text.contains("Received arguments:\n{\"extra\":1,\"limit\":\"x\"}"), "{text}");
+    }
+}

@@ -1,0 +1,1 @@
+//! Head and tail truncation (being written).
