@@ -1,4 +1,5 @@
-//! Data types shared across jig: what a tool returns and the content blocks a model reads.
+//! Data types shared across jig: what a tool returns, the content blocks a model reads, and the
+//! conversation messages ([`Message`]: user, assistant, tool result) the agent loop exchanges.
 //!
 //! This crate holds types only (no I/O, no behaviour beyond constructors), so every other crate —
 //! the tool layer, the agent loop, the MCP server — can agree on one wire shape without depending on
@@ -15,5 +16,10 @@
 //! ```
 
 mod content;
+mod messages;
 
 pub use content::{ContentBlock, ToolResult};
+pub use messages::{
+    AssistantBlock, AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage, Usage,
+    UserMessage, now_millis,
+};
