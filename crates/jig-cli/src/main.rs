@@ -1,2 +1,71 @@
-//! The `jig` command (being written).
-fn main() {}
+//! The `jig` command: the composition root that picks concrete implementations (the host's
+//! `LocalEnv`, the built-in tools) and exposes them on the command line.
+//!
+//! Subcommands, one module each:
+//! - `jig tool <name>` / `jig tools` ([`tool_cmd`]): run one tool call, list the tools.
+//!
+//! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
+//! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
+//! up the same way everywhere.
+//!
+//! Exit codes: 0 success, 1 the tool returned an error result, 2 usage error (unknown tool,
+//! invalid JSON, bad flag; the message goes to stderr).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the CLI is the composition root: it reads --args files and stdin on the host"
+)]
+
+mod exit;
+mod render;
+mod tool_cmd;
+mod workspace;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::exit::CliError;
+
+/// jig: a coding-agent tool harness. Runs the file and shell tools a language model uses —
+/// read, write, ls, … — against a workspace directory.
+#[derive(Debug, Parser)]
+#[command(
+    name = "jig",
+    version,
+    propagate_version = true,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool call and print its result.
+    Tool(tool_cmd::ToolArgs),
+    /// List the registered tools with their descriptions and JSON Schemas.
+    Tools(tool_cmd::ToolsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    let outcome = match cli.command {
+        Command::Tool(args) => tool_cmd::run_tool(args),
+        Command::Tools(args) => tool_cmd::run_tools(&args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => exit::report(&error),
+    }
+}
+
+/// The shared result type of subcommands: an exit code, or an error to report.
+type CliResult = Result<ExitCode, CliError>;

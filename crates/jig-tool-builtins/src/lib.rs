@@ -1,1 +1,48 @@
-//! jig's built-in tools, one module per tool (being written).
+//! jig's built-in tools — `read`, `write`, `ls` (and, as they land, `edit`, `bash`, `grep`,
+//! `find`) — one module per tool.
+//!
+//! Each tool is a typed [`jig_tool::Tool`] whose `Input` doc comment is the description a model
+//! reads. Hosts (the `jig` CLI, the MCP server, the agent loop) build a registry with
+//! [`builtin_registry`] or add the tools to their own with [`register_builtins`], configured by a
+//! [`BuiltinsConfig`] (page limits and the like; `BuiltinsConfig::default()` is what jig ships).
+//!
+//! ```ignore
+//! let registry = jig_tool_builtins::builtin_registry(&BuiltinsConfig::default());
+//! let result = registry.get("read").unwrap().run(&ctx, json!({"path": "task.txt"})).await;
+//! ```
+//!
+//! The tools reach files only through the [`jig_env::ExecutionEnv`] in the
+//! [`ToolContext`](jig_tool::ToolContext); they never name a concrete env, resolve every path
+//! with [`jig_tool::paths`] (workspace containment included) and serialise file mutations through
+//! the context's mutation queue.
+
+mod config;
+mod ls;
+mod read;
+mod size;
+mod write;
+
+use jig_tool::{ErasedTool, ToolRegistry};
+
+pub use config::{
+    BuiltinsConfig, DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, LsConfig, ReadConfig,
+    WriteConfig,
+};
+pub use ls::{LsInput, LsTool};
+pub use read::{ReadInput, ReadTool};
+pub use write::{WriteInput, WriteTool};
+
+/// Adds every built-in tool to `registry`, configured by `config`, in the order a model sees
+/// them.
+pub fn register_builtins(registry: &mut ToolRegistry, config: &BuiltinsConfig) {
+    registry.register(ErasedTool::shared(ReadTool::new(config.read.clone())));
+    registry.register(ErasedTool::shared(WriteTool::new(config.write.clone())));
+    registry.register(ErasedTool::shared(LsTool::new(config.ls.clone())));
+}
+
+/// A registry holding every built-in tool.
+pub fn builtin_registry(config: &BuiltinsConfig) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    register_builtins(&mut registry, config);
+    registry
+}

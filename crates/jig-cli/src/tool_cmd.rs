@@ -1,0 +1,221 @@
+//! `jig tool <name>` (run one call) and `jig tools` (list the tools).
+
+use std::fmt::Write as _;
+use std::io::{self, Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use clap::Args;
+use jig_tool::{DynTool, Effects, ToolRegistry};
+use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use serde_json::{Value, json};
+
+use crate::CliResult;
+use crate::exit::{self, CliError};
+use crate::render::render_text;
+use crate::workspace::{self, ContainmentArg};
+
+/// Arguments of `jig tool`.
+#[derive(Debug, Args)]
+pub(crate) struct ToolArgs {
+    /// The tool to run (see `jig tools`).
+    name: String,
+    /// Working directory: relative paths resolve against it and it is the containment root
+    /// [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// The call's arguments: a JSON object, `@FILE` to read it from a file, or `-` for stdin
+    /// [default: {}].
+    #[arg(long, value_name = "JSON|@FILE|-", allow_hyphen_values = true)]
+    args: Option<String>,
+    /// Print the whole result as one JSON object: {"content":[…],"details":{…},"isError":…}.
+    #[arg(long)]
+    json: bool,
+    /// Whether file tools are confined to the working directory.
+    #[arg(long, value_enum, default_value_t = ContainmentArg::Workspace)]
+    containment: ContainmentArg,
+}
+
+/// Arguments of `jig tools`.
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    /// Print the tools as a JSON array of {name, title, description, effects, inputSchema}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The registry the CLI offers.
+fn registry() -> ToolRegistry {
+    builtin_registry(&BuiltinsConfig::default())
+}
+
+/// Runs `jig tool`.
+pub(crate) fn run_tool(args: ToolArgs) -> CliResult {
+    let registry = registry();
+    let Some(tool) = registry.get(&args.name).cloned() else {
+        return Err(CliError::usage(format!(
+            "unknown tool `{}`; available tools: {}",
+            args.name,
+            registry.names().join(", ")
+        )));
+    };
+    let call_args = parse_call_args(args.args.as_deref())?;
+    // One call needs no worker threads; a current-thread runtime keeps start-up cheap.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::Failure)?;
+    let env = workspace::open_env()?;
+    let outcome = runtime.block_on(async {
+        let ctx = match workspace::tool_context(
+            env.clone(),
+            args.cwd.as_deref(),
+            args.containment.into(),
+        )
+        .await
+        {
+            Ok(ctx) => ctx,
+            Err(error) => {
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
+        let started = Instant::now();
+        let result = tool.run(&ctx, call_args).await;
+        let elapsed = started.elapsed();
+        env.cleanup().await;
+        Ok((result, elapsed))
+    });
+    let (result, elapsed) = outcome?;
+    let output = if args.json {
+        let mut line = serde_json::to_string(&result)
+            .context("cannot serialise the result")
+            .map_err(CliError::Failure)?;
+        line.push('\n');
+        line
+    } else {
+        render_text(&result)
+    };
+    write_stdout(&output)?;
+    if std::env::var_os("JIG_TIMING").is_some_and(|value| value == "1") {
+        let millis = elapsed.as_secs_f64() * 1000.0;
+        let _ = writeln!(
+            io::stderr().lock(),
+            "{}",
+            json!({"timing": {"exec_ms": millis}})
+        );
+    }
+    Ok(ExitCode::from(if result.is_error {
+        exit::TOOL_ERROR
+    } else {
+        exit::SUCCESS
+    }))
+}
+
+/// `--args`: inline JSON, `@FILE`, `-` (stdin), or `{}` when absent.
+fn parse_call_args(raw: Option<&str>) -> Result<Value, CliError> {
+    let (text, source) = match raw {
+        None => return Ok(json!({})),
+        Some("-") => {
+            let mut text = String::new();
+            io::stdin().read_to_string(&mut text).map_err(|error| {
+                CliError::usage(format!("--args -: cannot read stdin: {error}"))
+            })?;
+            (text, "stdin".to_owned())
+        }
+        Some(arg) if arg.starts_with('@') => {
+            let file = &arg[1..];
+            let text = std::fs::read_to_string(file).map_err(|error| {
+                CliError::usage(format!("--args {arg}: cannot read {file}: {error}"))
+            })?;
+            (text, file.to_owned())
+        }
+        Some(arg) => (arg.to_owned(), "--args".to_owned()),
+    };
+    serde_json::from_str(&text)
+        .map_err(|error| CliError::usage(format!("invalid JSON in {source}: {error}")))
+}
+
+/// Runs `jig tools`.
+pub(crate) fn run_tools(args: &ToolsArgs) -> CliResult {
+    let registry = registry();
+    let output = if args.json {
+        let tools: Vec<Value> = registry
+            .iter()
+            .map(|tool| tool_json(tool.as_ref()))
+            .collect();
+        let mut text = serde_json::to_string_pretty(&tools)
+            .context("cannot serialise the tool list")
+            .map_err(CliError::Failure)?;
+        text.push('\n');
+        text
+    } else {
+        tools_text(&registry)
+    };
+    write_stdout(&output)?;
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+fn effects_name(effects: Effects) -> &'static str {
+    match effects {
+        Effects::ReadOnly => "readOnly",
+        Effects::Mutates => "mutates",
+        Effects::Process => "process",
+    }
+}
+
+fn tool_json(tool: &dyn DynTool) -> Value {
+    json!({
+        "name": tool.name(),
+        "title": tool.title(),
+        "description": tool.description(),
+        "effects": effects_name(tool.effects()),
+        "inputSchema": tool.input_schema(),
+    })
+}
+
+fn tools_text(registry: &ToolRegistry) -> String {
+    let mut out = String::new();
+    for tool in registry.iter() {
+        let _ = writeln!(out, "{} — {}", tool.name(), tool.title());
+        for line in tool.description().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        let _ = writeln!(out, "  Arguments (JSON Schema):");
+        let schema = serde_json::to_string_pretty(tool.input_schema()).unwrap_or_default();
+        for line in schema.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+        out.push('\n');
+    }
+    let uncontained: Vec<&str> = registry
+        .iter()
+        .filter(|tool| tool.effects() == Effects::Process)
+        .map(|tool| tool.name())
+        .collect();
+    let _ = writeln!(
+        out,
+        "Workspace containment (--containment workspace, the default) confines the file tools to --cwd."
+    );
+    if !uncontained.is_empty() {
+        let _ = writeln!(
+            out,
+            "Not contained: {} run{} processes, which can reach any path the user can.",
+            uncontained.join(", "),
+            if uncontained.len() == 1 { "s" } else { "" }
+        );
+    }
+    out
+}
+
+fn write_stdout(text: &str) -> Result<(), CliError> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("cannot write to stdout")
+        .map_err(CliError::Failure)
+}

@@ -1,0 +1,98 @@
+//! Builds the environment and the [`ToolContext`] every tool-running subcommand uses.
+//!
+//! `jig tool`, and later `jig mcp` and `jig run`, call [`open_env`] once and
+//! [`tool_context`] once; hosts that serve many calls clone the context per call so all calls
+//! share the env's single mutation queue.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::ValueEnum;
+use jig_env::{ErrorKind, ExecutionEnv, FileKind};
+use jig_tool::{Containment, ContainmentMode, ToolContext};
+
+use crate::exit::CliError;
+
+/// The `--containment` flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub(crate) enum ContainmentArg {
+    /// File tools refuse paths outside the working directory (also through symlinks).
+    #[default]
+    Workspace,
+    /// File tools may reach any path.
+    None,
+}
+
+impl From<ContainmentArg> for ContainmentMode {
+    fn from(value: ContainmentArg) -> Self {
+        match value {
+            ContainmentArg::Workspace => Self::Workspace,
+            ContainmentArg::None => Self::None,
+        }
+    }
+}
+
+/// The host environment (`LocalEnv`): the machine's filesystem and processes.
+pub(crate) fn open_env() -> Result<Arc<dyn ExecutionEnv>, CliError> {
+    // LocalEnv (crates/jig-env-local) is still being written; say so instead of pretending.
+    Err(CliError::Failure(anyhow::anyhow!(
+        "the local environment (LocalEnv) is not available in this build yet"
+    )))
+}
+
+/// The context for tool calls in `cwd` (default: the process's current directory).
+///
+/// The cwd is canonicalised (so a cwd reached through a symlink works and relative paths
+/// resolve against its real location) and is the single containment root. A cwd that does not
+/// exist or is not a directory is a usage error.
+pub(crate) async fn tool_context(
+    env: Arc<dyn ExecutionEnv>,
+    cwd: Option<&Path>,
+    containment: ContainmentMode,
+) -> Result<ToolContext, CliError> {
+    let requested: PathBuf = match cwd {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir()
+            .context("cannot determine the current directory")
+            .map_err(CliError::Failure)?,
+    };
+    let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let absolute = env.absolute_path(&base, &requested);
+    let canonical = match env.canonical_path(&absolute).await {
+        Ok(path) => path,
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            return Err(CliError::usage(format!(
+                "--cwd {}: no such directory",
+                requested.display()
+            )));
+        }
+        Err(error) => {
+            return Err(CliError::usage(format!(
+                "--cwd {}: {error}",
+                requested.display()
+            )));
+        }
+    };
+    match env.stat(&canonical).await {
+        Ok(info) if info.kind == FileKind::Directory => {}
+        Ok(_) => {
+            return Err(CliError::usage(format!(
+                "--cwd {}: not a directory",
+                requested.display()
+            )));
+        }
+        Err(error) => {
+            return Err(CliError::usage(format!(
+                "--cwd {}: {error}",
+                requested.display()
+            )));
+        }
+    }
+    let mut ctx = ToolContext::new(env, canonical.clone());
+    ctx.containment = Containment {
+        mode: containment,
+        roots: vec![canonical],
+    };
+    Ok(ctx)
+}

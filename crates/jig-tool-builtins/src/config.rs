@@ -1,0 +1,88 @@
+//! Limits and options of the built-in tools, one struct per tool, each with `Default`.
+
+/// The default page bound in lines (`read`).
+pub const DEFAULT_MAX_LINES: usize = 2000;
+/// The default page bound in bytes (`read`, `ls`): 50 KiB.
+pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// The default number of entries `ls` lists.
+pub const DEFAULT_LS_LIMIT: usize = 500;
+
+/// Options of every built-in tool. Hosts build one (usually `BuiltinsConfig::default()`) and
+/// hand it to [`register_builtins`](crate::register_builtins).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BuiltinsConfig {
+    /// Options of `read`.
+    pub read: ReadConfig,
+    /// Options of `write`.
+    pub write: WriteConfig,
+    /// Options of `ls`.
+    pub ls: LsConfig,
+}
+
+/// Options of `read`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadConfig {
+    /// At most this many lines on one page.
+    pub max_lines: usize,
+    /// At most this many bytes of output on one page, line-number prefixes and the notice
+    /// included.
+    pub max_bytes: usize,
+    /// How many bytes from the start of a file are inspected to tell text from binary.
+    pub sniff_bytes: usize,
+}
+
+impl Default for ReadConfig {
+    fn default() -> Self {
+        Self {
+            max_lines: DEFAULT_MAX_LINES,
+            max_bytes: DEFAULT_MAX_BYTES,
+            sniff_bytes: 8192,
+        }
+    }
+}
+
+impl ReadConfig {
+    /// The same options with other page bounds.
+    #[must_use]
+    pub fn with_limits(mut self, max_lines: usize, max_bytes: usize) -> Self {
+        self.max_lines = max_lines.max(1);
+        self.max_bytes = max_bytes.max(1);
+        self
+    }
+}
+
+/// Options of `write` (none yet; kept so hosts configure every tool the same way).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriteConfig {}
+
+/// Options of `ls`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LsConfig {
+    /// Entries listed when the caller gives no `limit`.
+    pub default_limit: usize,
+    /// At most this many bytes of output.
+    pub max_bytes: usize,
+}
+
+impl Default for LsConfig {
+    fn default() -> Self {
+        Self {
+            default_limit: DEFAULT_LS_LIMIT,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+impl LsConfig {
+    /// The same options with other limits.
+    #[must_use]
+    pub fn with_limits(mut self, default_limit: usize, max_bytes: usize) -> Self {
+        self.default_limit = default_limit.max(1);
+        self.max_bytes = max_bytes.max(1);
+        self
+    }
+}
