@@ -1,0 +1,3 @@
+//! Integration tests for `jig-truncate`.
+
+mod properties;
