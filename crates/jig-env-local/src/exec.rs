@@ -1,0 +1,581 @@
+//! `LocalEnv::exec`: running a process on the host so that it always ends, its output is
+//! streamed in arrival order, and nothing it started outlives what the caller allows.
+//!
+//! # What happens
+//! - The program runs in a **new session** (`setsid`, so it has no controlling terminal and is
+//!   its own process-group leader) with **stdin at EOF** (`/dev/null`). stdout and stderr are
+//!   the **same pipe**, so the sink sees them merged in true arrival order.
+//! - Every process it starts inherits `JIG_EXEC_TAG=<unique tag>`, and on Linux jig marks itself
+//!   **child subreaper** (`PR_SET_CHILD_SUBREAPER`), so an orphan re-parents to jig instead of
+//!   init. See [`procfs`] for how a command's processes are found.
+//! - **Timeout or cancellation**: SIGTERM to the process group and to every process of the
+//!   command, `kill_grace`, then SIGKILL to whatever is left (rescanned, so processes forked in
+//!   the meantime are caught); then jig waits until none is left (at most 1 s more) and reaps
+//!   the orphans re-parented to it.
+//! - **Normal end**: when the shell has exited, output is read until the pipe reaches EOF, or
+//!   until no byte arrived for `idle_grace`, or at most [`DRAIN_LIMIT`] after the exit (a
+//!   daemonised grandchild may hold the pipe open forever). Processes still running then were
+//!   left in the background on purpose (`server &`, `nohup`): they keep running, the pipe keeps
+//!   being drained (so they never die of SIGPIPE), and they are tracked until the env's
+//!   [`cleanup`](jig_env::ExecutionEnv::cleanup), which kills them the same way (TERM, grace,
+//!   KILL). Dropping the env without cleanup SIGKILLs them.
+//! - A process killed by signal `n` reports exit code `128 + n` and `signal: Some(n)`.
+//! - Dropping the `exec` future before it returns SIGKILLs the command's processes.
+//!
+//! # What is guaranteed, and what is not
+//! On **Linux**, after a timeout or abort no process of the command is left running if every
+//! process either (a) stayed in the shell's session, (b) had a parent among the command's
+//! processes when a scan ran, or (c) was orphaned to jig still carrying its `JIG_EXEC_TAG`.
+//! That covers background jobs, processes ignoring SIGTERM, and `setsid`/`nohup`/double-fork
+//! daemons. Not covered: a process that calls `setsid`, clears its environment (`env -i`) and
+//! is orphaned between two scans; a process re-parented to another subreaper (e.g. a nested
+//! container runtime or `systemd-run`); processes in uninterruptible sleep (they die once it
+//! ends). Reaping: zombies of the command's orphans are reaped; an orphan of some other jig
+//! child process that re-parents to jig stays a zombie until jig exits.
+//!
+//! On **other Unix systems** only the process group is signalled: a process that left the
+//! group (`setsid`) is not found.
+
+mod procfs;
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use jig_env::{EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink};
+use rustix::process::Signal;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::task::JoinHandle;
+
+use self::procfs::{Membership, TAG_VARIABLE};
+
+/// After the shell exits, output is read for at most this long (a background process that keeps
+/// printing would otherwise hold the call open forever).
+pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// How long to wait for processes to disappear after SIGKILL.
+const KILL_WAIT: Duration = Duration::from_secs(1);
+
+/// How often the process table is rescanned while the command is being terminated.
+const TERMINATE_POLL: Duration = Duration::from_millis(20);
+
+/// Read buffer for the output pipe; large reads keep a 500 MB flood cheap.
+const READ_BUFFER: usize = 256 * 1024;
+
+/// Requested capacity of the output pipe (Linux; the default is 64 KiB).
+#[cfg(target_os = "linux")]
+const PIPE_CAPACITY: usize = 1024 * 1024;
+
+/// Grace between SIGTERM and SIGKILL when the env is cleaned up.
+const CLEANUP_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `request` on the host; see the module docs.
+pub(crate) async fn exec(
+    env: &crate::LocalEnv,
+    request: ExecRequest,
+    sink: &mut dyn ExecSink,
+) -> EnvResult<ExecOutcome> {
+    env.processes.run(request, sink).await
+}
+
+/// The processes commands left running in the background, per env; killed by
+/// [`ProcessTracker::kill_all`] (env cleanup) or, as a last resort, when dropped.
+#[derive(Debug, Default)]
+pub(crate) struct ProcessTracker {
+    background: Mutex<Vec<Background>>,
+}
+
+/// One finished command that left processes running.
+#[derive(Debug)]
+struct Background {
+    membership: Membership,
+    /// Keeps reading (and discarding) the output pipe so background writers never get SIGPIPE.
+    drain: Option<JoinHandle<()>>,
+}
+
+impl ProcessTracker {
+    /// A tracker with nothing tracked.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many finished commands still have processes running (for tests and logs).
+    #[cfg_attr(not(test), expect(dead_code, reason = "used by tests and diagnostics"))]
+    pub(crate) fn background_count(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Background>> {
+        self.background
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Kills every tracked background process: SIGTERM, a grace period, SIGKILL; then reaps.
+    /// Best effort; never fails.
+    pub(crate) async fn kill_all(&self) {
+        let mut records: Vec<Background> = std::mem::take(&mut *self.lock());
+        if records.is_empty() {
+            return;
+        }
+        for record in &mut records {
+            if let Some(drain) = record.drain.take() {
+                drain.abort();
+            }
+        }
+        let mut memberships: Vec<Membership> = records
+            .into_iter()
+            .map(|record| record.membership)
+            .collect();
+        terminate(&mut memberships, CLEANUP_GRACE, None).await;
+    }
+
+    /// Reaps zombies of finished background processes and forgets records with nothing left.
+    fn prune(&self) {
+        let mut records = self.lock();
+        if records.is_empty() {
+            return;
+        }
+        let table = procfs::scan();
+        records.retain_mut(|record| {
+            let members = record.membership.members(&table);
+            procfs::reap(&members, None);
+            let alive = procfs::live(&members).next().is_some();
+            if !alive && let Some(drain) = record.drain.take() {
+                drain.abort();
+            }
+            alive
+        });
+    }
+
+    /// Runs one command (the body of `LocalEnv::exec`).
+    pub(crate) async fn run(
+        &self,
+        request: ExecRequest,
+        sink: &mut dyn ExecSink,
+    ) -> EnvResult<ExecOutcome> {
+        if request.cancel.is_cancelled() {
+            return Err(EnvError::aborted("exec"));
+        }
+        check_cwd(&request).await?;
+        procfs::become_subreaper();
+        self.prune();
+
+        let tag = new_tag();
+        let (reader, writer) = std::io::pipe()
+            .map_err(|error| spawn_error(&request, "create the output pipe", error))?;
+        #[cfg(target_os = "linux")]
+        {
+            // A bigger pipe means fewer wake-ups under a flood; the default still works.
+            let _ = rustix::pipe::fcntl_setpipe_size(&reader, PIPE_CAPACITY);
+        }
+        let writer_for_stderr = writer
+            .try_clone()
+            .map_err(|error| spawn_error(&request, "create the output pipe", error))?;
+
+        let mut command = tokio::process::Command::new(&request.program);
+        command
+            .args(&request.args)
+            .current_dir(&request.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::from(writer_for_stderr))
+            .kill_on_drop(true);
+        for name in &request.env_remove {
+            command.env_remove(name);
+        }
+        command.envs(&request.env).env(TAG_VARIABLE, &tag);
+        start_new_session(&mut command);
+
+        let started = Instant::now();
+        let spawned = command.spawn();
+        // The command holds our copies of the pipe's write end: drop them so EOF can arrive.
+        drop(command);
+        let mut child = spawned.map_err(|error| {
+            let kind = ErrorKind::from_io(&error);
+            let message = match kind {
+                ErrorKind::NotFound => format!("program not found: {}", request.program),
+                ErrorKind::PermissionDenied => {
+                    format!("permission denied running {}", request.program)
+                }
+                _ => format!("could not start {}: {error}", request.program),
+            };
+            EnvError::new(kind, "exec", message).with_path(&request.program)
+        })?;
+        let session = child.id().map_or(0, u32::cast_signed);
+        let mut guard = KillOnDrop {
+            membership: Some(Membership::new(session, tag)),
+        };
+
+        let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
+            .map_err(|error| spawn_error(&request, "watch the output pipe", error))?;
+        let mut state = RunState::new(started, &request);
+        let mut reader = Some(reader);
+        let mut buffer = vec![0_u8; READ_BUFFER];
+
+        loop {
+            if state.finished(reader.is_none()) {
+                break;
+            }
+            let now = Instant::now();
+            let idle_deadline = state.idle_deadline(&request);
+            tokio::select! {
+                biased;
+                read = read_some(reader.as_mut(), &mut buffer) => match read {
+                    Some(n) => {
+                        state.last_output = Instant::now();
+                        sink.output(&buffer[..n]).await;
+                    }
+                    None => reader = None,
+                },
+                status = child.wait(), if state.status.is_none() => {
+                    let status = status.map_err(|error| EnvError::new(
+                        ErrorKind::from_io(&error), "exec", format!("could not wait for the process: {error}")))?;
+                    state.status = Some(status);
+                    state.exited_at = Some(Instant::now());
+                }
+                () = request.cancel.cancelled(), if state.phase == Phase::Running => {
+                    state.aborted = true;
+                    state.begin_terminate(guard.membership_mut(), request.kill_grace);
+                }
+                () = sleep_until(state.deadline), if state.phase == Phase::Running && state.deadline.is_some() => {
+                    state.timed_out = true;
+                    state.begin_terminate(guard.membership_mut(), request.kill_grace);
+                }
+                () = sleep_until(Some(now + TERMINATE_POLL)), if matches!(state.phase, Phase::Terminating { .. }) => {
+                    state.poll_terminate(guard.membership_mut());
+                }
+                () = sleep_until(idle_deadline), if idle_deadline.is_some() => {
+                    // The shell is gone and output went quiet (or the drain limit passed).
+                    break;
+                }
+            }
+        }
+
+        let status = match state.status {
+            Some(status) => status,
+            None => child.wait().await.map_err(|error| {
+                EnvError::new(
+                    ErrorKind::from_io(&error),
+                    "exec",
+                    format!("could not wait for the process: {error}"),
+                )
+            })?,
+        };
+        let duration = started.elapsed();
+        let killed = state.phase != Phase::Running;
+        let mut membership = guard.disarm();
+        if killed {
+            // Make sure nothing survived (forks during the grace period included) and reap.
+            terminate(
+                std::slice::from_mut(&mut membership),
+                Duration::ZERO,
+                Some(session),
+            )
+            .await;
+        } else {
+            let table = procfs::scan();
+            let members = membership.members(&table);
+            procfs::reap(&members, Some(session));
+            let survivors = procfs::live(&members).any(|info| info.pid != session);
+            if survivors {
+                let drain = reader.map(|reader| tokio::spawn(drain_pipe(reader)));
+                self.lock().push(Background { membership, drain });
+            } else if let Some(reader) = reader {
+                // Nothing of ours is alive, yet the pipe is open: a writer we cannot see (for
+                // example one that escaped tracking). Keep draining so it never blocks.
+                tokio::spawn(drain_pipe(reader));
+            }
+        }
+
+        let (exit_code, signal) = exit_code(status);
+        Ok(ExecOutcome {
+            exit_code,
+            signal,
+            timed_out: state.timed_out,
+            aborted: state.aborted,
+            duration,
+        })
+    }
+}
+
+impl Drop for ProcessTracker {
+    fn drop(&mut self) {
+        let records = std::mem::take(&mut *self.lock());
+        if records.is_empty() {
+            return;
+        }
+        let table = procfs::scan();
+        for mut record in records {
+            if let Some(drain) = record.drain.take() {
+                drain.abort();
+            }
+            let members = record.membership.members(&table);
+            procfs::signal_all(record.membership.session, &members, Signal::KILL);
+            procfs::reap_blocking(&members, Duration::from_millis(200));
+        }
+    }
+}
+
+/// Where one `run` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    /// SIGTERM was sent; SIGKILL follows at `kill_at`.
+    Terminating {
+        kill_at: Instant,
+    },
+    /// SIGKILL was sent.
+    Killed,
+}
+
+#[derive(Debug)]
+struct RunState {
+    phase: Phase,
+    status: Option<ExitStatus>,
+    exited_at: Option<Instant>,
+    last_output: Instant,
+    deadline: Option<Instant>,
+    timed_out: bool,
+    aborted: bool,
+    /// After SIGKILL: when to stop waiting for the pipe.
+    killed_at: Option<Instant>,
+}
+
+impl RunState {
+    fn new(started: Instant, request: &ExecRequest) -> Self {
+        Self {
+            phase: Phase::Running,
+            status: None,
+            exited_at: None,
+            last_output: started,
+            deadline: request.timeout.map(|timeout| started + timeout),
+            timed_out: false,
+            aborted: false,
+            killed_at: None,
+        }
+    }
+
+    /// Done when the shell has exited, the pipe is closed and no termination is in progress.
+    fn finished(&self, pipe_closed: bool) -> bool {
+        self.status.is_some() && pipe_closed && !matches!(self.phase, Phase::Terminating { .. })
+    }
+
+    /// When to stop reading after the shell exited; `None` while it runs or while processes are
+    /// being terminated (the kill must complete first).
+    fn idle_deadline(&self, request: &ExecRequest) -> Option<Instant> {
+        let exited_at = self.exited_at?;
+        match self.phase {
+            Phase::Running => {
+                let quiet = self.last_output.max(exited_at) + request.idle_grace;
+                Some(quiet.min(exited_at + DRAIN_LIMIT))
+            }
+            Phase::Terminating { .. } => None,
+            Phase::Killed => {
+                let killed_at = self.killed_at.unwrap_or(exited_at);
+                Some(
+                    (self.last_output.max(killed_at) + request.idle_grace)
+                        .min(killed_at + KILL_WAIT),
+                )
+            }
+        }
+    }
+
+    fn begin_terminate(&mut self, membership: &mut Membership, grace: Duration) {
+        let members = membership.members(&procfs::scan());
+        procfs::signal_all(membership.session, &members, Signal::TERM);
+        self.phase = Phase::Terminating {
+            kill_at: Instant::now() + grace,
+        };
+        if grace.is_zero() {
+            self.poll_terminate(membership);
+        }
+    }
+
+    /// Rescans: signals processes forked since, and escalates to SIGKILL when the grace is over.
+    /// Moves on early once nothing is left.
+    fn poll_terminate(&mut self, membership: &mut Membership) {
+        let Phase::Terminating { kill_at } = self.phase else {
+            return;
+        };
+        let members = membership.members(&procfs::scan());
+        let shell_exited = self.status.is_some();
+        let any_alive = procfs::live(&members).next().is_some();
+        if Instant::now() >= kill_at {
+            procfs::signal_all(membership.session, &members, Signal::KILL);
+            self.phase = Phase::Killed;
+            self.killed_at = Some(Instant::now());
+        } else if !any_alive && shell_exited {
+            self.phase = Phase::Killed;
+            self.killed_at = Some(Instant::now());
+        } else {
+            // New processes forked during the grace period get SIGTERM too.
+            procfs::signal_all(membership.session, &members, Signal::TERM);
+        }
+    }
+}
+
+/// SIGKILLs the command's processes if `run` is dropped before it finishes.
+#[derive(Debug)]
+struct KillOnDrop {
+    membership: Option<Membership>,
+}
+
+impl KillOnDrop {
+    fn membership_mut(&mut self) -> &mut Membership {
+        self.membership
+            .get_or_insert_with(|| Membership::new(0, String::new()))
+    }
+
+    fn disarm(&mut self) -> Membership {
+        self.membership
+            .take()
+            .unwrap_or_else(|| Membership::new(0, String::new()))
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut membership) = self.membership.take() {
+            let members = membership.members(&procfs::scan());
+            procfs::signal_all(membership.session, &members, Signal::KILL);
+        }
+    }
+}
+
+/// SIGTERM to every process of each membership, up to `grace` for them to exit, SIGKILL to the
+/// rest (rescanning until none is left, at most [`KILL_WAIT`]), then reaps. `owned` is a pid
+/// whose status tokio collects (never reaped here).
+async fn terminate(memberships: &mut [Membership], grace: Duration, owned: Option<i32>) {
+    let alive = |memberships: &mut [Membership], signal: Option<Signal>| -> bool {
+        let table = procfs::scan();
+        let mut any = false;
+        for membership in memberships.iter_mut() {
+            let members = membership.members(&table);
+            procfs::reap(&members, owned);
+            if let Some(signal) = signal {
+                procfs::signal_all(membership.session, &members, signal);
+            }
+            any |= procfs::live(&members).next().is_some();
+        }
+        any
+    };
+    if !grace.is_zero() {
+        let kill_at = Instant::now() + grace;
+        let mut any = alive(memberships, Some(Signal::TERM));
+        while any && Instant::now() < kill_at {
+            tokio::time::sleep(TERMINATE_POLL).await;
+            any = alive(memberships, Some(Signal::TERM));
+        }
+        if !any {
+            return;
+        }
+    }
+    let give_up = Instant::now() + KILL_WAIT;
+    while alive(memberships, Some(Signal::KILL)) && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // One more pass to reap what died in the last interval.
+    alive(memberships, None);
+}
+
+/// Reads into `buffer`; `None` at EOF or on a read error, pends forever without a reader.
+async fn read_some(reader: Option<&mut pipe::Receiver>, buffer: &mut [u8]) -> Option<usize> {
+    match reader {
+        Some(reader) => match reader.read(buffer).await {
+            Ok(0) | Err(_) => None,
+            Ok(n) => Some(n),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Reads and discards what background processes still write, until EOF.
+async fn drain_pipe(mut reader: pipe::Receiver) {
+    let mut buffer = vec![0_u8; 64 * 1024];
+    while let Ok(n) = reader.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+/// Exit code and terminating signal: `128 + n` for a process killed by signal `n`.
+fn exit_code(status: ExitStatus) -> (i32, Option<i32>) {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code, None),
+        (None, Some(signal)) => (128 + signal, Some(signal)),
+        (None, None) => (1, None),
+    }
+}
+
+async fn check_cwd(request: &ExecRequest) -> EnvResult<()> {
+    match tokio::fs::metadata(&request.cwd).await {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(EnvError::new(
+            ErrorKind::NotADirectory,
+            "exec",
+            "working directory is not a directory",
+        )
+        .with_path(&request.cwd)),
+        Err(error) => {
+            let kind = ErrorKind::from_io(&error);
+            let message = if kind == ErrorKind::NotFound {
+                "working directory does not exist".to_owned()
+            } else {
+                format!("working directory is not usable: {error}")
+            };
+            Err(EnvError::new(kind, "exec", message).with_path(&request.cwd))
+        }
+    }
+}
+
+fn spawn_error(request: &ExecRequest, what: &str, error: std::io::Error) -> EnvError {
+    EnvError::new(
+        ErrorKind::from_io(&error),
+        "exec",
+        format!("could not {what}: {error}"),
+    )
+    .with_path(&request.program)
+}
+
+/// A tag unique to this process and command.
+fn new_tag() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.subsec_nanos());
+    format!("{}-{nanos:x}-{n}", std::process::id())
+}
+
+/// Makes the child a session leader: no controlling terminal, and its own process group.
+#[expect(
+    unsafe_code,
+    reason = "setsid must run in the child between fork and exec; std has no safe way to ask for it"
+)]
+fn start_new_session(command: &mut tokio::process::Command) {
+    // SAFETY: the closure runs in the forked child before exec. It only calls setsid(2), which
+    // is async-signal-safe, and converts the error code without allocating or taking locks.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::setsid()
+                .map(drop)
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

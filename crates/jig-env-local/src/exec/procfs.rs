@@ -1,0 +1,328 @@
+//! The host's process table, read from `/proc` (Linux), and the signals sent to what a command
+//! started.
+//!
+//! A command's processes are found three ways, because each alone misses some:
+//! - its **session**: the shell is started with `setsid`, so everything that did not call
+//!   `setsid` itself shares the shell's session id (this survives re-parenting);
+//! - **ancestry**: every process whose parent chain leads to one of the command's processes
+//!   (catches a descendant that moved to a new session while its parent still runs);
+//! - a **tag** in the environment (`JIG_EXEC_TAG`), checked on jig's own direct children: jig is
+//!   a child subreaper, so an orphan that left the session re-parents to jig, and the tag it
+//!   inherited says which command it came from.
+//!
+//! Processes seen once are remembered by `(pid, start time)` so a later scan still knows them
+//! (the start time guards against pid reuse).
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, WaitOptions};
+
+/// The environment variable that tags every process a command starts.
+pub(crate) const TAG_VARIABLE: &str = "JIG_EXEC_TAG";
+
+/// One row of the process table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcInfo {
+    pub(crate) pid: i32,
+    pub(crate) ppid: i32,
+    pub(crate) session: i32,
+    pub(crate) zombie: bool,
+    /// Start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
+    pub(crate) start_time: u64,
+}
+
+/// A process identity that survives pid reuse.
+pub(crate) type ProcessKey = (i32, u64);
+
+/// What identifies the processes of one command.
+#[derive(Debug, Clone)]
+pub(crate) struct Membership {
+    /// The shell's pid, which is also its session and process-group id.
+    pub(crate) session: i32,
+    /// The value of [`TAG_VARIABLE`] the command was started with.
+    pub(crate) tag: String,
+    /// Processes seen in earlier scans.
+    pub(crate) known: HashSet<ProcessKey>,
+}
+
+impl Membership {
+    pub(crate) fn new(session: i32, tag: String) -> Self {
+        Self {
+            session,
+            tag,
+            known: HashSet::new(),
+        }
+    }
+
+    /// The command's processes in the current process table (zombies included), remembering
+    /// every live one for later scans. jig's own process is never a member.
+    pub(crate) fn members(&mut self, table: &[ProcInfo]) -> Vec<ProcInfo> {
+        let own_pid = std::process::id().cast_signed();
+        let mut member: HashSet<i32> = HashSet::new();
+        for info in table {
+            if info.pid == own_pid {
+                continue;
+            }
+            let is_member = info.session == self.session
+                || self.known.contains(&(info.pid, info.start_time))
+                || (info.ppid == own_pid && !info.zombie && environ_has_tag(info.pid, &self.tag));
+            if is_member {
+                member.insert(info.pid);
+            }
+        }
+        // Close under descendants: a child of a member is a member.
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        for info in table {
+            children.entry(info.ppid).or_default().push(info.pid);
+        }
+        let mut stack: Vec<i32> = member.iter().copied().collect();
+        while let Some(pid) = stack.pop() {
+            if let Some(kids) = children.get(&pid) {
+                for &kid in kids {
+                    if kid != own_pid && member.insert(kid) {
+                        stack.push(kid);
+                    }
+                }
+            }
+        }
+        let members: Vec<ProcInfo> = table
+            .iter()
+            .filter(|info| member.contains(&info.pid))
+            .copied()
+            .collect();
+        for info in &members {
+            if !info.zombie {
+                self.known.insert((info.pid, info.start_time));
+            }
+        }
+        members
+    }
+}
+
+/// Reads the whole process table. Unreadable entries (a process that just exited) are skipped.
+#[cfg(target_os = "linux")]
+pub(crate) fn scan() -> Vec<ProcInfo> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut table = Vec::new();
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(info) = read_stat(pid) {
+            table.push(info);
+        }
+    }
+    table
+}
+
+/// Without `/proc` only the process group can be signalled; the table is empty.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn scan() -> Vec<ProcInfo> {
+    Vec::new()
+}
+
+#[cfg(target_os = "linux")]
+fn read_stat(pid: i32) -> Option<ProcInfo> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(pid, &text)
+}
+
+/// Parses `/proc/<pid>/stat`. The command name (field 2) may contain spaces and parentheses,
+/// so fields are counted from the last `)`.
+pub(crate) fn parse_stat(pid: i32, text: &str) -> Option<ProcInfo> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    // fields[0] is field 3 (state); field n is fields[n - 3].
+    let state = fields.first()?.as_bytes().first().copied()?;
+    let ppid = fields.get(1)?.parse().ok()?;
+    let session = fields.get(3)?.parse().ok()?;
+    let start_time = fields.get(19)?.parse().ok()?;
+    Some(ProcInfo {
+        pid,
+        ppid,
+        session,
+        zombie: state == b'Z' || state == b'X',
+        start_time,
+    })
+}
+
+/// Whether the process was started with `JIG_EXEC_TAG=<tag>` (its initial environment).
+#[cfg(target_os = "linux")]
+fn environ_has_tag(pid: i32, tag: &str) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let wanted = format!("{TAG_VARIABLE}={tag}");
+    environ
+        .split(|&b| b == 0)
+        .any(|entry| entry == wanted.as_bytes())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn environ_has_tag(_pid: i32, _tag: &str) -> bool {
+    false
+}
+
+/// Sends `signal` to the command's process group and to every live member.
+pub(crate) fn signal_all(session: i32, members: &[ProcInfo], signal: Signal) {
+    if let Some(group) = Pid::from_raw(session) {
+        // The group may already be empty; that is fine.
+        let _ = rustix::process::kill_process_group(group, signal);
+    }
+    for info in members.iter().filter(|info| !info.zombie) {
+        if let Some(pid) = Pid::from_raw(info.pid) {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+/// Reaps members that are zombies and children of jig (orphans re-parented to jig as the child
+/// subreaper), except `owned`: a child whose status another waiter (tokio) collects.
+pub(crate) fn reap(members: &[ProcInfo], owned: Option<i32>) {
+    let own_pid = std::process::id().cast_signed();
+    for info in members {
+        if info.zombie && info.ppid == own_pid && Some(info.pid) != owned {
+            if let Some(pid) = Pid::from_raw(info.pid) {
+                let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
+            }
+        }
+    }
+}
+
+/// After SIGKILL: waits (up to `limit`, polling) for the members that are jig's children and
+/// reaps them. For synchronous paths (`Drop`) where no runtime may be available.
+pub(crate) fn reap_blocking(members: &[ProcInfo], limit: Duration) {
+    let own_pid = std::process::id().cast_signed();
+    let deadline = Instant::now() + limit;
+    let mut pending: Vec<Pid> = members
+        .iter()
+        .filter(|info| info.ppid == own_pid)
+        .filter_map(|info| Pid::from_raw(info.pid))
+        .collect();
+    while !pending.is_empty() {
+        pending.retain(|&pid| {
+            matches!(
+                rustix::process::waitpid(Some(pid), WaitOptions::NOHANG),
+                Ok(None)
+            )
+        });
+        if pending.is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Live (non-zombie) members.
+pub(crate) fn live(members: &[ProcInfo]) -> impl Iterator<Item = &ProcInfo> {
+    members.iter().filter(|info| !info.zombie)
+}
+
+/// Makes jig the child subreaper (Linux), once per process: orphans of the commands it runs then
+/// re-parent to jig instead of init, so they stay visible and killable.
+pub(crate) fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            if let Err(error) = rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
+            {
+                tracing::warn!(%error, "could not become child subreaper; escaped orphans of commands cannot be tracked");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_stat_handles_names_with_spaces_and_parentheses() {
+        let text = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10";
+        let info = parse_stat(4242, text).unwrap();
+        assert_eq!(
+            info,
+            ProcInfo {
+                pid: 4242,
+                ppid: 1,
+                session: 4242,
+                zombie: false,
+                start_time: 987_654
+            }
+        );
+        let zombie = "7 (sh) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0";
+        assert!(parse_stat(7, zombie).unwrap().zombie);
+        assert_eq!(parse_stat(7, "garbage"), None);
+    }
+
+    #[test]
+    fn members_are_closed_under_descendants_and_remembered() {
+        let own = std::process::id().cast_signed();
+        let table = vec![
+            ProcInfo {
+                pid: 100,
+                ppid: own,
+                session: 100,
+                zombie: false,
+                start_time: 1,
+            },
+            ProcInfo {
+                pid: 101,
+                ppid: 100,
+                session: 100,
+                zombie: false,
+                start_time: 2,
+            },
+            // moved to its own session, parent still a member
+            ProcInfo {
+                pid: 102,
+                ppid: 101,
+                session: 102,
+                zombie: false,
+                start_time: 3,
+            },
+            ProcInfo {
+                pid: 103,
+                ppid: 102,
+                session: 102,
+                zombie: false,
+                start_time: 4,
+            },
+            // unrelated
+            ProcInfo {
+                pid: 200,
+                ppid: 1,
+                session: 200,
+                zombie: false,
+                start_time: 5,
+            },
+        ];
+        let mut membership = Membership::new(100, "t".into());
+        let mut pids: Vec<i32> = membership.members(&table).iter().map(|m| m.pid).collect();
+        pids.sort_unstable();
+        assert_eq!(pids, vec![100, 101, 102, 103]);
+        // Later the ancestors are gone and 102 was re-parented elsewhere: still known.
+        let later = vec![ProcInfo {
+            pid: 102,
+            ppid: 1,
+            session: 102,
+            zombie: false,
+            start_time: 3,
+        }];
+        assert_eq!(membership.members(&later).len(), 1);
+        // Same pid, different start time: a new process, not ours.
+        let reused = vec![ProcInfo {
+            pid: 102,
+            ppid: 1,
+            session: 102,
+            zombie: false,
+            start_time: 9,
+        }];
+        assert!(membership.members(&reused).is_empty());
+    }
+}
