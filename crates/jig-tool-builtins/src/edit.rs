@@ -1,0 +1,578 @@
+//! The `edit` tool: exact, multi-edit text replacement that never changes a byte it was not
+//! asked to change.
+//!
+//! How one call runs:
+//! 1. [`EditTool::prepare_arguments`] folds older argument shapes into `{path, edits}`.
+//! 2. The path is resolved and checked against the workspace; the file's mutation-queue lock is
+//!    taken and held across the whole read-modify-write.
+//! 3. The bytes are decoded strictly ([`encoding`]): UTF-8 with or without BOM, UTF-16 with BOM.
+//!    Anything else is refused, never decoded lossily.
+//! 4. [`matching::plan`] locates every `oldText` in the original text (exact first, counted with
+//!    overlaps; then the independent [`tolerant`] tiers), checks the batch as a whole and returns
+//!    byte spans of the original with the bytes to put there, line endings converted.
+//! 5. The new content is built by splicing into the original bytes and written atomically
+//!    through the env; [`diff`] reports the change computed over the changed lines only.
+
+mod closest;
+mod diff;
+mod encoding;
+mod matching;
+mod text;
+mod tolerant;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use jig_env::{Bytes, ErrorKind, FileKind};
+use jig_protocol::ToolResult;
+use jig_tool::{ContainmentMode, Effects, Tool, ToolContext, ToolError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use self::encoding::{DecodeError, TextEncoding, decode, encode_utf16};
+use self::matching::{EditRequest, PlanError, plan, splice_into, spliced_len};
+use self::tolerant::{MAX_COUNTED, Tier};
+
+/// Edit a single file using exact text replacement. Every edits[].oldText must match a unique,
+/// non-overlapping region of the original file. If two changes affect the same block or nearby
+/// lines, merge them into one edit instead of emitting overlapping edits. Do not include large
+/// unchanged regions just to connect distant changes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditInput {
+    /// Path to the file to edit (relative or absolute)
+    pub path: String,
+    /// One or more targeted replacements. Each edit is matched against the original file, not
+    /// incrementally. Do not include overlapping or nested edits. If two changes touch the same
+    /// block or nearby lines, merge them into one edit instead.
+    pub edits: Vec<EditOperation>,
+}
+
+/// One targeted replacement.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditOperation {
+    /// Exact text for one targeted replacement. It must be unique in the original file and must
+    /// not overlap with any other edits[].oldText in the same call.
+    pub old_text: String,
+    /// Replacement text for this targeted edit.
+    pub new_text: String,
+}
+
+/// The `edit` tool.
+#[derive(Debug, Clone, Default)]
+pub struct EditTool {}
+
+impl EditTool {
+    /// The tool.
+    pub fn new() -> Self {
+        Self {}
+    }
+}
+
+const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText \
+must match a unique, non-overlapping region of the original file. If two changes affect the same \
+block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not \
+include large unchanged regions just to connect distant changes.\n\n\
+Each oldText is matched against the original file (not incrementally) and must be unique; keep \
+it as small as possible while unique. newText is inserted literally and takes the file's line \
+endings. All edits are checked before anything is written: if one fails, the file is unchanged. \
+Only when an oldText has no exact match, the tool also accepts a unique match that differs only \
+in trailing whitespace, Unicode quotes/dashes/spaces, uniform indentation, or line-number \
+prefixes copied from read output, and says so in its result.";
+
+impl Tool for EditTool {
+    const NAME: &'static str = "edit";
+    type Input = EditInput;
+
+    fn title(&self) -> &'static str {
+        "Edit file"
+    }
+
+    fn description(&self) -> String {
+        DESCRIPTION.to_owned()
+    }
+
+    fn effects(&self) -> Effects {
+        Effects::Mutates
+    }
+
+    fn prepare_arguments(&self, args: Value) -> Value {
+        prepare_arguments(args)
+    }
+
+    async fn call(&self, ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolError> {
+        run(ctx, input).await
+    }
+}
+
+/// Key spellings of one edit's two fields accepted from models trained on other tools.
+const OLD_KEYS: [&str; 3] = ["oldText", "old_text", "old_string"];
+const NEW_KEYS: [&str; 3] = ["newText", "new_text", "new_string"];
+
+fn take_pair(map: &mut Map<String, Value>) -> Option<(Value, Value)> {
+    let old_key = OLD_KEYS
+        .iter()
+        .find(|k| map.get(**k).is_some_and(Value::is_string))?;
+    let new_key = NEW_KEYS
+        .iter()
+        .find(|k| map.get(**k).is_some_and(Value::is_string))?;
+    let old = map.remove(*old_key)?;
+    let new = map.remove(*new_key)?;
+    Some((old, new))
+}
+
+fn normalize_edit(item: Value) -> Value {
+    match item {
+        Value::Object(mut map) if !map.contains_key("oldText") || !map.contains_key("newText") => {
+            if let Some((old, new)) = take_pair(&mut map) {
+                map.insert("oldText".to_owned(), old);
+                map.insert("newText".to_owned(), new);
+            }
+            Value::Object(map)
+        }
+        other => other,
+    }
+}
+
+/// Rewrites older argument shapes into `{path, edits: [{oldText, newText}, …]}`: `edits` given
+/// as a JSON string or as a single object, and a top-level `oldText`/`newText` pair (also
+/// `old_string`/`new_string`), which is appended to `edits`. Anything else is left for
+/// validation to report.
+pub(crate) fn prepare_arguments(args: Value) -> Value {
+    let Value::Object(mut map) = args else {
+        return args;
+    };
+    if let Some(Value::String(raw)) = map.get("edits")
+        && let Ok(parsed @ (Value::Array(_) | Value::Object(_))) =
+            serde_json::from_str::<Value>(raw)
+    {
+        map.insert("edits".to_owned(), parsed);
+    }
+    if let Some(Value::Object(_)) = map.get("edits")
+        && let Some(single) = map.remove("edits")
+    {
+        map.insert("edits".to_owned(), Value::Array(vec![single]));
+    }
+    if let Some((old, new)) = take_pair(&mut map) {
+        let entry = json!({ "oldText": old, "newText": new });
+        match map.get_mut("edits") {
+            Some(Value::Array(edits)) => edits.push(entry),
+            None | Some(Value::Null) => {
+                map.insert("edits".to_owned(), Value::Array(vec![entry]));
+            }
+            Some(_) => {
+                // An `edits` of another type: keep the pair visible so validation reports both.
+                map.insert("oldText".to_owned(), entry["oldText"].clone());
+                map.insert("newText".to_owned(), entry["newText"].clone());
+            }
+        }
+    }
+    if let Some(Value::Array(edits)) = map.get_mut("edits") {
+        let items = std::mem::take(edits);
+        *edits = items.into_iter().map(normalize_edit).collect();
+    }
+    Value::Object(map)
+}
+
+/// Resolves what the model wrote to an absolute path and enforces workspace containment.
+async fn resolve_path(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
+    let trimmed = raw.strip_prefix('@').unwrap_or(raw);
+    if trimmed.trim().is_empty() {
+        return Err(ToolError::invalid(
+            "path must not be empty; give the file to edit.",
+        ));
+    }
+    let expanded = match (trimmed.strip_prefix('~'), ctx.env.home_dir()) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(trimmed),
+    };
+    let absolute = ctx.env.absolute_path(&ctx.cwd, &expanded);
+    if ctx.containment.mode == ContainmentMode::Workspace {
+        let real = ctx
+            .env
+            .canonical_path_lenient(&absolute)
+            .await
+            .map_err(|error| {
+                ToolError::failed(format!("Could not edit {raw}: {}.", error.message()))
+            })?;
+        if !ctx
+            .containment
+            .roots
+            .iter()
+            .any(|root| real.starts_with(root))
+        {
+            let roots: Vec<String> = ctx
+                .containment
+                .roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect();
+            return Err(ToolError::failed(format!(
+                "Cannot edit {raw}: the path is outside the workspace ({}).",
+                roots.join(", ")
+            )));
+        }
+    }
+    Ok(absolute)
+}
+
+async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolError> {
+    let shown = input.path.as_str();
+    if input.edits.is_empty() {
+        return Err(ToolError::invalid(
+            "Edit tool input is invalid. edits must contain at least one replacement.",
+        ));
+    }
+    let requests: Vec<EditRequest> = input
+        .edits
+        .into_iter()
+        .map(|e| EditRequest {
+            old_text: e.old_text,
+            new_text: e.new_text,
+        })
+        .collect();
+    let path = resolve_path(ctx, shown).await?;
+    let _guard = ctx
+        .mutation_queue
+        .lock(ctx.env.as_ref(), &path)
+        .await
+        .map_err(|error| {
+            ToolError::failed(format!("Could not edit {shown}: {}.", error.message()))
+        })?;
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+
+    let info = ctx
+        .env
+        .stat(&path)
+        .await
+        .map_err(|error| file_error(shown, &path, error.kind(), "read"))?;
+    match info.kind {
+        FileKind::File => {}
+        FileKind::Directory => {
+            return Err(file_error(shown, &path, ErrorKind::IsADirectory, "read"));
+        }
+        FileKind::Symlink | FileKind::Other => {
+            return Err(ToolError::failed(format!(
+                "Cannot edit {shown}: it is not a regular file (a socket, FIFO or device)."
+            )));
+        }
+    }
+    let original = ctx
+        .env
+        .read(&path)
+        .await
+        .map_err(|error| file_error(shown, &path, error.kind(), "read"))?;
+    let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
+    let single = requests.len() == 1;
+    let replacements =
+        plan(&decoded.text, &requests).map_err(|error| plan_error(shown, single, &error))?;
+
+    let old_bytes = original.len();
+    let new_content: Vec<u8> = match decoded.encoding {
+        TextEncoding::Utf8 { .. } => {
+            let bom = encoding::bom(decoded.encoding);
+            let mut out = Vec::with_capacity(bom.len() + spliced_len(&decoded.text, &replacements));
+            out.extend_from_slice(bom);
+            splice_into(&mut out, &decoded.text, &replacements);
+            out
+        }
+        TextEncoding::Utf16Le | TextEncoding::Utf16Be => {
+            let mut out = Vec::with_capacity(spliced_len(&decoded.text, &replacements));
+            splice_into(&mut out, &decoded.text, &replacements);
+            let text = String::from_utf8(out).map_err(|_| {
+                ToolError::Fatal("edit produced invalid UTF-8 while splicing valid text".to_owned())
+            })?;
+            encode_utf16(&text, decoded.encoding)
+        }
+    };
+    let report = diff::build(&decoded.text, &replacements, shown);
+    let tiers: Vec<(usize, Tier)> = replacements
+        .iter()
+        .filter_map(|r| r.tier.map(|tier| (r.index, tier)))
+        .collect();
+    let count = replacements.len();
+    drop(decoded);
+    drop(original);
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    let new_bytes = new_content.len();
+    ctx.env
+        .write(&path, Bytes::from(new_content))
+        .await
+        .map_err(|error| file_error(shown, &path, error.kind(), "write"))?;
+
+    let mut text = format!("Successfully replaced {count} block(s) in {shown}.");
+    for (index, tier) in &tiers {
+        let subject = if single {
+            "oldText".to_owned()
+        } else {
+            format!("edits[{index}].oldText")
+        };
+        let _ = write!(
+            text,
+            "\nNote: {subject} had no exact match; it was matched {}. Check the diff.",
+            tier.describe()
+        );
+    }
+    let mut details = json!({
+        "diff": report.diff,
+        "patch": report.patch,
+        "firstChangedLine": report.first_changed_line,
+        "oldBytes": old_bytes,
+        "newBytes": new_bytes,
+    });
+    if let Some((_, tier)) = tiers.first() {
+        details["fuzzy"] = json!(tier.as_str());
+    }
+    Ok(ToolResult::text(text).with_details(details))
+}
+
+fn file_error(shown: &str, path: &Path, kind: ErrorKind, operation: &str) -> ToolError {
+    let _ = path;
+    ToolError::failed(match kind {
+        ErrorKind::NotFound => {
+            format!("File not found: {shown}. Check the path; to create a new file, use write.")
+        }
+        ErrorKind::IsADirectory => format!("Cannot edit {shown}: it is a directory, not a file."),
+        ErrorKind::PermissionDenied if operation == "write" => format!(
+            "Cannot edit {shown}: permission denied, the file is not writable. It was left unchanged."
+        ),
+        ErrorKind::PermissionDenied => {
+            format!("Cannot edit {shown}: permission denied, the file is not readable.")
+        }
+        ErrorKind::NotADirectory => {
+            format!("File not found: {shown}. A component of the path is not a directory.")
+        }
+        other => format!(
+            "Could not edit {shown}: {operation} failed ({other}). The file was left unchanged."
+        ),
+    })
+}
+
+fn decode_error(shown: &str, error: &DecodeError) -> ToolError {
+    ToolError::failed(match error {
+        DecodeError::Nul { offset } => format!(
+            "Cannot edit {shown}: it contains a NUL byte (at byte {offset}), so it is not a text \
+             file edit can change safely. The file was left unchanged."
+        ),
+        DecodeError::InvalidUtf8 { offset } => format!(
+            "Cannot edit {shown}: it is not valid UTF-8 (first invalid byte at offset {offset}) and \
+             has no UTF-16 byte-order mark. edit refuses to rewrite it rather than corrupt it; the \
+             file was left unchanged."
+        ),
+        DecodeError::InvalidUtf16 { encoding } => format!(
+            "Cannot edit {shown}: it starts with a {} byte-order mark but is not valid {}. The file \
+             was left unchanged.",
+            encoding.name(),
+            encoding.name()
+        ),
+    })
+}
+
+fn format_lines(lines: &[usize], count: usize) -> String {
+    let listed: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    let mut out = format!(
+        "line{} {}",
+        if lines.len() == 1 { "" } else { "s" },
+        listed.join(", ")
+    );
+    if count > lines.len() {
+        let _ = write!(out, " and {} more", count - lines.len());
+    }
+    out
+}
+
+fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
+    let subject = |index: usize| {
+        if single {
+            "the text".to_owned()
+        } else {
+            format!("edits[{index}]")
+        }
+    };
+    let mut message = match error {
+        PlanError::EmptyOldText { index } => {
+            let field = if single {
+                "oldText".to_owned()
+            } else {
+                format!("edits[{index}].oldText")
+            };
+            format!(
+                "{field} must not be empty in {shown}. Give the exact text to replace; to insert, \
+                 include a neighbouring line in oldText and repeat it in newText."
+            )
+        }
+        PlanError::NotFound { index, closest } => {
+            let mut message = if single {
+                format!(
+                    "Could not find the exact text in {shown}. The old text must match exactly \
+                     including all whitespace and newlines."
+                )
+            } else {
+                format!(
+                    "Could not find edits[{index}] in {shown}. The oldText must match exactly \
+                     including all whitespace and newlines."
+                )
+            };
+            match closest {
+                Some(closest) => {
+                    let range = if closest.start_line == closest.end_line {
+                        format!("line {}", closest.start_line)
+                    } else {
+                        format!("lines {}-{}", closest.start_line, closest.end_line)
+                    };
+                    let _ = write!(
+                        message,
+                        "\nThe most similar region is {range} ({}% similar):",
+                        closest.similarity_percent
+                    );
+                    let width = closest
+                        .excerpt
+                        .last()
+                        .map_or(1, |(n, _)| n.to_string().len());
+                    for (number, line) in &closest.excerpt {
+                        let _ = write!(message, "\n{number:>width$}│ {line}");
+                    }
+                    if closest.end_line - closest.start_line + 1 > closest.excerpt.len() {
+                        let _ = write!(message, "\n{:>width$}│ …", "");
+                    }
+                    message.push_str(
+                        "\nRead those lines again and copy oldText from them exactly (without the \
+                         line-number prefixes).",
+                    );
+                }
+                None => message.push_str(
+                    "\nNo similar region was found: the file may have changed; read it again \
+                     before editing.",
+                ),
+            }
+            message
+        }
+        PlanError::Ambiguous {
+            index,
+            count,
+            saturated,
+            lines,
+            tier,
+        } => {
+            let count_text = if *saturated {
+                format!("at least {MAX_COUNTED}")
+            } else {
+                count.to_string()
+            };
+            let place = format_lines(lines, if *saturated { lines.len() } else { *count });
+            let unique = if single {
+                "The text must be unique"
+            } else {
+                "Each oldText must be unique"
+            };
+            match tier {
+                None => format!(
+                    "Found {count_text} occurrences of {} in {shown} ({place}). {unique}. Please \
+                     provide more context to make it unique.",
+                    subject(*index)
+                ),
+                Some(tier) => format!(
+                    "Could not find {} exactly in {shown}; {count_text} regions match it {} \
+                     ({place}). {unique}: copy the exact text, with more context.",
+                    subject(*index),
+                    tier.describe()
+                ),
+            }
+        }
+        PlanError::Unreindentable {
+            index,
+            line,
+            new_line,
+        } => format!(
+            "{} matches the block at line {line} of {shown} only with a different indentation, \
+             but line {new_line} of newText is indented less than the block, so it cannot be \
+             re-indented to match. Copy oldText with the file's exact indentation.",
+            if single {
+                "The old text".to_owned()
+            } else {
+                format!("edits[{index}]")
+            }
+        ),
+        PlanError::Overlap {
+            first,
+            second,
+            first_lines,
+            second_lines,
+        } => format!(
+            "edits[{first}] and edits[{second}] overlap in {shown} ({} and {}). Merge them into \
+             one edit or target disjoint regions.",
+            span_lines(*first_lines),
+            span_lines(*second_lines)
+        ),
+        PlanError::NoChange => {
+            if single {
+                format!("No changes made to {shown}. The replacement produced identical content.")
+            } else {
+                format!("No changes made to {shown}. The replacements produced identical content.")
+            }
+        }
+    };
+    if !single && !matches!(error, PlanError::NoChange) {
+        message.push_str("\nNo edits were applied; the file is unchanged.");
+    }
+    ToolError::failed(message)
+}
+
+fn span_lines((first, last): (usize, usize)) -> String {
+    if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prepare_arguments_folds_legacy_shapes() {
+        let folded = prepare_arguments(json!({"path": "a", "oldText": "x", "newText": "y"}));
+        assert_eq!(
+            folded,
+            json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
+        );
+
+        let folded = prepare_arguments(
+            json!({"path": "a", "edits": "[{\"oldText\":\"x\",\"newText\":\"y\"}]"}),
+        );
+        assert_eq!(
+            folded,
+            json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
+        );
+
+        let folded =
+            prepare_arguments(json!({"path": "a", "edits": {"oldText": "x", "newText": "y"}}));
+        assert_eq!(
+            folded,
+            json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
+        );
+
+        let folded = prepare_arguments(json!({
+            "path": "a",
+            "edits": [{"oldText": "1", "newText": "2"}],
+            "old_string": "x",
+            "new_string": "y"
+        }));
+        assert_eq!(
+            folded,
+            json!({"path": "a", "edits": [{"oldText": "1", "newText": "2"}, {"oldText": "x", "newText": "y"}]})
+        );
+
+        let folded = prepare_arguments(json!({"path": "a", "edits": "not json"}));
+        assert_eq!(folded, json!({"path": "a", "edits": "not json"}));
+    }
+}

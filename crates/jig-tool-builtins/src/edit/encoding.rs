@@ -1,0 +1,179 @@
+//! The encodings `edit` reads and writes back unchanged: UTF-8 with or without a BOM, and
+//! UTF-16 LE/BE with a BOM. Anything else is refused, never decoded lossily.
+
+use std::borrow::Cow;
+
+use memchr::memchr;
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// How a file's bytes encode its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextEncoding {
+    /// UTF-8; `bom` says whether the file starts with `EF BB BF`.
+    Utf8 { bom: bool },
+    /// UTF-16 little-endian, with its `FF FE` BOM.
+    Utf16Le,
+    /// UTF-16 big-endian, with its `FE FF` BOM.
+    Utf16Be,
+}
+
+impl TextEncoding {
+    /// A short name for messages (`UTF-8`, `UTF-8 with BOM`, `UTF-16LE`, `UTF-16BE`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Utf8 { bom: false } => "UTF-8",
+            Self::Utf8 { bom: true } => "UTF-8 with BOM",
+            Self::Utf16Le => "UTF-16LE",
+            Self::Utf16Be => "UTF-16BE",
+        }
+    }
+}
+
+/// Why a file's bytes are not text `edit` can change safely.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    /// A NUL byte (outside UTF-16), at this byte offset: a binary file.
+    Nul { offset: usize },
+    /// Bytes that are not valid UTF-8 start at this offset.
+    InvalidUtf8 { offset: usize },
+    /// UTF-16 with an odd byte count or an unpaired surrogate.
+    InvalidUtf16 { encoding: TextEncoding },
+}
+
+/// A file's text (without BOM) and its encoding. For UTF-8 the text borrows the file's bytes.
+#[derive(Debug)]
+pub(crate) struct Decoded<'a> {
+    pub(crate) encoding: TextEncoding,
+    pub(crate) text: Cow<'a, str>,
+}
+
+/// Decodes `bytes` strictly.
+pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, DecodeError> {
+    if bytes.starts_with(&[0xFF, 0xFE]) {
+        return decode_utf16(&bytes[2..], TextEncoding::Utf16Le);
+    }
+    if bytes.starts_with(&[0xFE, 0xFF]) {
+        return decode_utf16(&bytes[2..], TextEncoding::Utf16Be);
+    }
+    let (bom, body, body_offset) = match bytes.strip_prefix(UTF8_BOM) {
+        Some(rest) => (true, rest, UTF8_BOM.len()),
+        None => (false, bytes, 0),
+    };
+    if let Some(offset) = memchr(0, body) {
+        return Err(DecodeError::Nul {
+            offset: body_offset + offset,
+        });
+    }
+    match std::str::from_utf8(body) {
+        Ok(text) => Ok(Decoded {
+            encoding: TextEncoding::Utf8 { bom },
+            text: Cow::Borrowed(text),
+        }),
+        Err(error) => Err(DecodeError::InvalidUtf8 {
+            offset: body_offset + error.valid_up_to(),
+        }),
+    }
+}
+
+fn decode_utf16(body: &[u8], encoding: TextEncoding) -> Result<Decoded<'_>, DecodeError> {
+    if body.len() % 2 != 0 {
+        return Err(DecodeError::InvalidUtf16 { encoding });
+    }
+    let units = body.chunks_exact(2).map(|pair| match encoding {
+        TextEncoding::Utf16Be => u16::from_be_bytes([pair[0], pair[1]]),
+        _ => u16::from_le_bytes([pair[0], pair[1]]),
+    });
+    let mut text = String::with_capacity(body.len() / 2);
+    for unit in char::decode_utf16(units) {
+        match unit {
+            Ok('\0') => return Err(DecodeError::Nul { offset: 2 }),
+            Ok(c) => text.push(c),
+            Err(_) => return Err(DecodeError::InvalidUtf16 { encoding }),
+        }
+    }
+    Ok(Decoded {
+        encoding,
+        text: Cow::Owned(text),
+    })
+}
+
+/// The bytes that start a file of `encoding` (its BOM, or nothing).
+pub(crate) fn bom(encoding: TextEncoding) -> &'static [u8] {
+    match encoding {
+        TextEncoding::Utf8 { bom: true } => UTF8_BOM,
+        TextEncoding::Utf8 { bom: false } => b"",
+        TextEncoding::Utf16Le => &[0xFF, 0xFE],
+        TextEncoding::Utf16Be => &[0xFE, 0xFF],
+    }
+}
+
+/// Encodes UTF-8 `text` as UTF-16 with the BOM of `encoding` (which must be a UTF-16 one).
+pub(crate) fn encode_utf16(text: &str, encoding: TextEncoding) -> Vec<u8> {
+    let mut out = Vec::with_capacity(2 + text.len() * 2);
+    out.extend_from_slice(bom(encoding));
+    for unit in text.encode_utf16() {
+        let pair = match encoding {
+            TextEncoding::Utf16Be => unit.to_be_bytes(),
+            _ => unit.to_le_bytes(),
+        };
+        out.extend_from_slice(&pair);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_with_and_without_bom_borrows() {
+        let decoded = decode(b"\xEF\xBB\xBFab").unwrap();
+        assert_eq!(decoded.encoding, TextEncoding::Utf8 { bom: true });
+        assert!(matches!(decoded.text, Cow::Borrowed("ab")));
+        assert_eq!(
+            decode(b"ab").unwrap().encoding,
+            TextEncoding::Utf8 { bom: false }
+        );
+    }
+
+    #[test]
+    fn refuses_nul_and_invalid_utf8() {
+        assert_eq!(
+            decode(b"ab\0c").unwrap_err(),
+            DecodeError::Nul { offset: 2 }
+        );
+        assert_eq!(
+            decode(b"ab\xFFc").unwrap_err(),
+            DecodeError::InvalidUtf8 { offset: 2 }
+        );
+        assert_eq!(
+            decode(b"\xEF\xBB\xBFab\xC3").unwrap_err(),
+            DecodeError::InvalidUtf8 { offset: 5 }
+        );
+    }
+
+    #[test]
+    fn utf16_round_trips() {
+        for encoding in [TextEncoding::Utf16Le, TextEncoding::Utf16Be] {
+            let bytes = encode_utf16("héllo\r\nwörld 😀", encoding);
+            let decoded = decode(&bytes).unwrap();
+            assert_eq!(decoded.encoding, encoding);
+            assert_eq!(decoded.text, "héllo\r\nwörld 😀");
+            assert_eq!(encode_utf16(&decoded.text, encoding), bytes);
+        }
+    }
+
+    #[test]
+    fn refuses_broken_utf16() {
+        assert!(matches!(
+            decode(b"\xFF\xFEa"),
+            Err(DecodeError::InvalidUtf16 { .. })
+        ));
+        // an unpaired high surrogate
+        assert!(matches!(
+            decode(b"\xFF\xFE\x00\xD8a\x00"),
+            Err(DecodeError::InvalidUtf16 { .. })
+        ));
+    }
+}
