@@ -21,11 +21,10 @@ mod text;
 mod tolerant;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use jig_env::{Bytes, ErrorKind, FileKind};
 use jig_protocol::ToolResult;
-use jig_tool::{ContainmentMode, Effects, Tool, ToolContext, ToolError};
+use jig_tool::{Effects, Tool, ToolContext, ToolError, paths};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -176,52 +175,7 @@ pub(crate) fn prepare_arguments(args: Value) -> Value {
     Value::Object(map)
 }
 
-/// Resolves what the model wrote to an absolute path and enforces workspace containment.
-async fn resolve_path(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
-    let trimmed = raw.strip_prefix('@').unwrap_or(raw);
-    if trimmed.trim().is_empty() {
-        return Err(ToolError::invalid(
-            "path must not be empty; give the file to edit.",
-        ));
-    }
-    let expanded = match (trimmed.strip_prefix('~'), ctx.env.home_dir()) {
-        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-            home.join(rest.trim_start_matches('/'))
-        }
-        _ => PathBuf::from(trimmed),
-    };
-    let absolute = ctx.env.absolute_path(&ctx.cwd, &expanded);
-    if ctx.containment.mode == ContainmentMode::Workspace {
-        let real = ctx
-            .env
-            .canonical_path_lenient(&absolute)
-            .await
-            .map_err(|error| {
-                ToolError::failed(format!("Could not edit {raw}: {}.", error.message()))
-            })?;
-        if !ctx
-            .containment
-            .roots
-            .iter()
-            .any(|root| real.starts_with(root))
-        {
-            let roots: Vec<String> = ctx
-                .containment
-                .roots
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect();
-            return Err(ToolError::failed(format!(
-                "Cannot edit {raw}: the path is outside the workspace ({}).",
-                roots.join(", ")
-            )));
-        }
-    }
-    Ok(absolute)
-}
-
 async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolError> {
-    let shown = input.path.as_str();
     if input.edits.is_empty() {
         return Err(ToolError::invalid(
             "Edit tool input is invalid. edits must contain at least one replacement.",
@@ -235,14 +189,14 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
             new_text: e.new_text,
         })
         .collect();
-    let path = resolve_path(ctx, shown).await?;
+    let resolved = paths::resolve(ctx, &input.path).await?;
+    let shown = resolved.display.as_str();
+    let path = resolved.absolute.as_path();
+    // Held across read, plan and write: concurrent edits of one file (through any alias) queue.
     let _guard = ctx
         .mutation_queue
-        .lock(ctx.env.as_ref(), &path)
-        .await
-        .map_err(|error| {
-            ToolError::failed(format!("Could not edit {shown}: {}.", error.message()))
-        })?;
+        .lock_key(resolved.canonical.clone())
+        .await;
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
@@ -251,11 +205,11 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
         .env
         .stat(&path)
         .await
-        .map_err(|error| file_error(shown, &path, error.kind(), "read"))?;
+        .map_err(|error| file_error(shown, error.kind(), "read"))?;
     match info.kind {
         FileKind::File => {}
         FileKind::Directory => {
-            return Err(file_error(shown, &path, ErrorKind::IsADirectory, "read"));
+            return Err(file_error(shown, ErrorKind::IsADirectory, "read"));
         }
         FileKind::Symlink | FileKind::Other => {
             return Err(ToolError::failed(format!(
@@ -267,7 +221,7 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
         .env
         .read(&path)
         .await
-        .map_err(|error| file_error(shown, &path, error.kind(), "read"))?;
+        .map_err(|error| file_error(shown, error.kind(), "read"))?;
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
     let replacements =
@@ -304,9 +258,9 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     }
     let new_bytes = new_content.len();
     ctx.env
-        .write(&path, Bytes::from(new_content))
+        .write(path, Bytes::from(new_content))
         .await
-        .map_err(|error| file_error(shown, &path, error.kind(), "write"))?;
+        .map_err(|error| file_error(shown, error.kind(), "write"))?;
 
     let mut text = format!("Successfully replaced {count} block(s) in {shown}.");
     for (index, tier) in &tiers {
@@ -334,8 +288,10 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     Ok(ToolResult::text(text).with_details(details))
 }
 
-fn file_error(shown: &str, path: &Path, kind: ErrorKind, operation: &str) -> ToolError {
-    let _ = path;
+fn file_error(shown: &str, kind: ErrorKind, operation: &str) -> ToolError {
+    if kind == ErrorKind::Aborted {
+        return ToolError::Cancelled;
+    }
     ToolError::failed(match kind {
         ErrorKind::NotFound => {
             format!("File not found: {shown}. Check the path; to create a new file, use write.")
@@ -376,11 +332,28 @@ fn decode_error(shown: &str, error: &DecodeError) -> ToolError {
     })
 }
 
+/// `line 3`, `lines 3, 7`, `line 1 ×2` (two matches on one line), `… and 4 more`.
 fn format_lines(lines: &[usize], count: usize) -> String {
-    let listed: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    let mut entries: Vec<(usize, usize)> = Vec::new();
+    for &line in lines {
+        match entries.last_mut() {
+            Some((last, times)) if *last == line => *times += 1,
+            _ => entries.push((line, 1)),
+        }
+    }
+    let listed: Vec<String> = entries
+        .iter()
+        .map(|&(line, times)| {
+            if times > 1 {
+                format!("{line} ×{times}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
     let mut out = format!(
         "line{} {}",
-        if lines.len() == 1 { "" } else { "s" },
+        if entries.len() == 1 { "" } else { "s" },
         listed.join(", ")
     );
     if count > lines.len() {
