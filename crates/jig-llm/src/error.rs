@@ -1,0 +1,68 @@
+/// Why a model request failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LlmError {
+    /// The provider answered with an error status (after any retries).
+    #[error("{provider} returned HTTP {status}: {message}{}", retries_note(*.retries))]
+    Http {
+        /// The provider's name.
+        provider: String,
+        /// The HTTP status code.
+        status: u16,
+        /// The provider's own error message (or the start of the body).
+        message: String,
+        /// How many retries were made before giving up.
+        retries: u32,
+    },
+    /// The provider reported an error inside the stream (`error` event or chunk).
+    #[error("{provider} reported an error: {message}")]
+    Provider {
+        /// The provider's name.
+        provider: String,
+        /// The provider's message, with its error type when it gave one.
+        message: String,
+    },
+    /// The connection failed or broke.
+    #[error("could not reach {provider} at {url}{}", retries_note(*.retries))]
+    Transport {
+        /// The provider's name.
+        provider: String,
+        /// The URL requested.
+        url: String,
+        /// How many retries were made before giving up.
+        retries: u32,
+        /// The underlying error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The stream broke off or carried something that could not be understood.
+    #[error("{provider} stream failed: {message}")]
+    Stream {
+        /// The provider's name.
+        provider: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// No API key was given and the conventional variable is unset.
+    #[error("no API key for {provider}: set {env_var} or pass --api-key")]
+    MissingApiKey {
+        /// The provider's name.
+        provider: String,
+        /// The environment variable that would hold it.
+        env_var: String,
+    },
+    /// The request was cancelled.
+    #[error("request aborted")]
+    Aborted,
+    /// Anything else (a scripted provider running out of replies, a bad configuration).
+    #[error("{0}")]
+    Other(String),
+}
+
+fn retries_note(retries: u32) -> String {
+    match retries {
+        0 => String::new(),
+        1 => " (gave up after 1 retry)".to_owned(),
+        n => format!(" (gave up after {n} retries)"),
+    }
+}

@@ -1,0 +1,234 @@
+use std::time::Duration;
+
+use eventsource_stream::{Event, Eventsource};
+use futures::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::LlmError;
+use crate::provider::{EventStream, StreamEvent};
+
+/// How failed requests are retried: on HTTP 408, 409, 429, 5xx (including Anthropic's 529
+/// "overloaded") and on connection failures, with exponential backoff. A `Retry-After` header
+/// (seconds) is honoured up to `max_delay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (so `max_retries + 1` attempts in all).
+    pub max_retries: u32,
+    /// The wait before the first retry; doubled for each further one.
+    pub initial_delay: Duration,
+    /// The longest wait between two attempts.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            initial_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        let backoff = self
+            .initial_delay
+            .saturating_mul(2u32.saturating_pow(retry));
+        retry_after.unwrap_or(backoff).min(self.max_delay)
+    }
+}
+
+fn is_retryable(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
+}
+
+/// POSTs `body` as JSON and returns the response once it has a success status, retrying as
+/// `retry` says.
+pub(crate) async fn post_json(
+    client: &reqwest::Client,
+    provider: &str,
+    url: &str,
+    headers: HeaderMap,
+    body: &Value,
+    retry: RetryPolicy,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, LlmError> {
+    let payload = serde_json::to_vec(body).map_err(|error| LlmError::Other(error.to_string()))?;
+    let mut retries = 0;
+    loop {
+        let request = client
+            .post(url)
+            .headers(headers.clone())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .body(payload.clone());
+        let sent = tokio::select! {
+            () = cancel.cancelled() => return Err(LlmError::Aborted),
+            sent = request.send() => sent,
+        };
+        let wait = match sent {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let retry_after = response
+                    .headers()
+                    .get(RETRY_AFTER)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|value| value.trim().parse::<f64>().ok())
+                    .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+                    .map(Duration::from_secs_f64);
+                let text = tokio::select! {
+                    () = cancel.cancelled() => return Err(LlmError::Aborted),
+                    text = response.text() => text.unwrap_or_default(),
+                };
+                if !is_retryable(status) || retries >= retry.max_retries {
+                    return Err(LlmError::Http {
+                        provider: provider.to_owned(),
+                        status,
+                        message: error_message(&text),
+                        retries,
+                    });
+                }
+                tracing::warn!(
+                    provider,
+                    status,
+                    retry = retries + 1,
+                    "retrying model request"
+                );
+                retry.delay(retries, retry_after)
+            }
+            Err(source) => {
+                if retries >= retry.max_retries || !(source.is_connect() || source.is_timeout()) {
+                    return Err(LlmError::Transport {
+                        provider: provider.to_owned(),
+                        url: url.to_owned(),
+                        retries,
+                        source,
+                    });
+                }
+                tracing::warn!(provider, error = %source, retry = retries + 1, "retrying model request");
+                retry.delay(retries, None)
+            }
+        };
+        retries += 1;
+        tokio::select! {
+            () = cancel.cancelled() => return Err(LlmError::Aborted),
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// The human part of an error body: `error.message` (with `error.type`) when the body is the
+/// usual JSON shape, else the body's first 500 characters.
+pub(crate) fn error_message(body: &str) -> String {
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        let error = value.get("error").unwrap_or(&value);
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .or_else(|| error.as_str());
+        if let Some(message) = message {
+            return match error.get("type").and_then(Value::as_str) {
+                Some(kind) if !message.contains(kind) => format!("{message} ({kind})"),
+                _ => message.to_owned(),
+            };
+        }
+    }
+    let body = body.trim();
+    if body.is_empty() {
+        return "(empty response body)".to_owned();
+    }
+    let cut: String = body.chars().take(500).collect();
+    if cut.len() < body.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// Turns server-sent events into stream events.
+pub(crate) trait SseParser: Send + 'static {
+    /// Handles one SSE event; may return `Stop`.
+    fn event(&mut self, event: &Event) -> Result<Vec<StreamEvent>, LlmError>;
+    /// Called when the byte stream ends: either the final events or an error.
+    fn end(&mut self) -> Result<Vec<StreamEvent>, LlmError>;
+    /// True once the reply is complete (further bytes are ignored).
+    fn finished(&self) -> bool;
+    /// The provider's name, for errors.
+    fn provider(&self) -> &str;
+}
+
+/// The response body parsed as SSE and fed through `parser`.
+pub(crate) fn sse_stream<P: SseParser>(response: reqwest::Response, parser: P) -> EventStream {
+    let events = response.bytes_stream().eventsource();
+    let state = (Some(events), parser);
+    let batches = futures::stream::unfold(state, |(events, mut parser)| async move {
+        let mut events = events?;
+        if parser.finished() {
+            return None;
+        }
+        let batch = match events.next().await {
+            Some(Ok(event)) => match parser.event(&event) {
+                Ok(batch) => {
+                    let done = parser.finished();
+                    let batch: Vec<Result<StreamEvent, LlmError>> =
+                        batch.into_iter().map(Ok).collect();
+                    return Some((batch, (if done { None } else { Some(events) }, parser)));
+                }
+                Err(error) => vec![Err(error)],
+            },
+            Some(Err(error)) => vec![Err(LlmError::Stream {
+                provider: parser.provider().to_owned(),
+                message: format!("the connection broke: {error}"),
+            })],
+            None => match parser.end() {
+                Ok(batch) => batch.into_iter().map(Ok).collect(),
+                Err(error) => vec![Err(error)],
+            },
+        };
+        Some((batch, (None, parser)))
+    });
+    Box::pin(batches.flat_map(futures::stream::iter))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_come_from_the_json_body() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Rate limit reached","type":"rate_limit"}}"#),
+            "Rate limit reached (rate_limit)"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded (overloaded_error)"
+        );
+        assert_eq!(
+            error_message("<html>bad gateway</html>"),
+            "<html>bad gateway</html>"
+        );
+        assert_eq!(error_message(""), "(empty response body)");
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let policy = RetryPolicy {
+            max_retries: 5,
+            initial_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(300),
+        };
+        assert_eq!(policy.delay(0, None), Duration::from_millis(100));
+        assert_eq!(policy.delay(1, None), Duration::from_millis(200));
+        assert_eq!(policy.delay(2, None), Duration::from_millis(300));
+        assert_eq!(
+            policy.delay(0, Some(Duration::from_secs(10))),
+            Duration::from_millis(300)
+        );
+    }
+}

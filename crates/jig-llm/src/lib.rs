@@ -1,0 +1,42 @@
+//! jig's model providers: a streaming [`Provider`] trait and its HTTP implementations.
+//!
+//! - [`Provider`] sends a [`ModelRequest`] (system prompt, [`Message`](jig_protocol::Message)s,
+//!   [`ToolDefinition`]s, [`ThinkingLevel`]) and streams [`StreamEvent`]s: text, thinking and
+//!   tool-call argument deltas, usage, and the stop reason. [`MessageBuilder`] assembles them
+//!   into an [`AssistantMessage`](jig_protocol::AssistantMessage).
+//! - [`OpenAiProvider`]: OpenAI Chat Completions (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama,
+//!   LM Studio). [`AnthropicProvider`]: Anthropic Messages. Both stream over SSE, send images in
+//!   user messages and tool results, request reasoning where the API has it, and retry rate
+//!   limits and server errors with backoff ([`RetryPolicy`]).
+//! - [`prepare_messages`] repairs a conversation before sending (every tool call answered).
+//! - [`KNOWN_PROVIDERS`]: names, default endpoints and API-key variables.
+//! - Feature `test-support`: [`ScriptedProvider`](scripted::ScriptedProvider) and a local
+//!   [`ReplayServer`](testing::ReplayServer) replaying recorded SSE.
+//!
+//! This crate does not run tools or loops (that is `jig-agent`) and reads no environment
+//! variables: the caller resolves API keys.
+
+mod anthropic;
+mod builder;
+mod config;
+mod error;
+mod http;
+mod openai;
+mod provider;
+mod transcript;
+
+#[cfg(feature = "test-support")]
+pub mod scripted;
+#[cfg(feature = "test-support")]
+pub mod testing;
+
+pub use anthropic::{ANTHROPIC_VERSION, AnthropicProvider};
+pub use builder::MessageBuilder;
+pub use config::{Api, KNOWN_PROVIDERS, KnownProvider, ProviderConfig};
+pub use error::LlmError;
+pub use http::RetryPolicy;
+pub use openai::OpenAiProvider;
+pub use provider::{
+    EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel, ToolDefinition,
+};
+pub use transcript::{NO_RESULT_TEXT, prepare_messages};
