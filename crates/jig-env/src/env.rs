@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::error::{EnvError, EnvResult, ErrorKind};
+use crate::search::{SearchRequest, SearchResult, WalkRequest, WalkResult};
 use crate::types::{
     DirEntry, ExecOutcome, ExecRequest, FileInfo, LineWindow, LinesRead, Recursive, WriteOutcome,
 };
@@ -105,7 +106,9 @@ pub trait ExecutionEnv: Send + Sync + Debug {
                             .with_path(path));
                         }
                         let target = self.read_link(&current).await?;
-                        let parent = current.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                        let parent = current
+                            .parent()
+                            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
                         current = normalize_path(&parent.join(target));
                         continue;
                     }
@@ -195,6 +198,31 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// A missing program or cwd is an error, not an outcome.
     async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome>;
 
+    /// Lists the entries under `request.root` (a directory, or one file), honouring ignore
+    /// files, sorted by path; see [`search`](crate::search) for the exact rules (ignore files,
+    /// hidden files, `.git`, symlinks, globs, order, limits). An invalid glob is
+    /// [`ErrorKind::Invalid`]; a cancelled request is [`ErrorKind::Aborted`].
+    ///
+    /// The provided implementation lists directories with `read_dir` and reads ignore files
+    /// with `read`; backends override it for speed and must return the same result.
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        crate::search::walk_with_env(self, request).await
+    }
+
+    /// Searches file contents under `request.root` (a directory, or one file) line by line with
+    /// ripgrep's regex engine; results in (path, line) order, the first `limit` matching lines
+    /// kept and "more than the limit" known exactly. The walk follows the same rules as
+    /// [`walk`](Self::walk); binary files are skipped. An invalid pattern or glob is
+    /// [`ErrorKind::Invalid`] with the engine's message; a cancelled request is
+    /// [`ErrorKind::Aborted`].
+    ///
+    /// The provided implementation walks like `walk` and reads each file with `read`, stopping
+    /// once the limit is known to be exceeded; backends override it for speed and must return
+    /// the same result.
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        crate::search::search_with_env(self, request).await
+    }
+
     /// Releases what the env holds: kills tracked background processes and removes the private
     /// temp directory. Best effort and idempotent; never fails.
     async fn cleanup(&self);
@@ -266,6 +294,12 @@ impl<E: ExecutionEnv + ?Sized> ExecutionEnv for Arc<E> {
     async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome> {
         (**self).exec(request, sink).await
     }
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        (**self).walk(request).await
+    }
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        (**self).search(request).await
+    }
     async fn cleanup(&self) {
         (**self).cleanup().await;
     }
@@ -297,8 +331,10 @@ pub fn normalize_path(path: &Path) -> PathBuf {
 /// Fails with [`ErrorKind::Invalid`] when the path contains a NUL byte.
 pub fn check_no_nul(operation: &'static str, path: &Path) -> EnvResult<()> {
     if path.as_os_str().as_encoded_bytes().contains(&0) {
-        return Err(EnvError::new(ErrorKind::Invalid, operation, "path contains a NUL byte")
-            .with_path(path.to_string_lossy().replace('\0', "\\0")));
+        return Err(
+            EnvError::new(ErrorKind::Invalid, operation, "path contains a NUL byte")
+                .with_path(path.to_string_lossy().replace('\0', "\\0")),
+        );
     }
     Ok(())
 }
@@ -309,8 +345,17 @@ mod tests {
 
     #[test]
     fn normalize_removes_dots_and_never_climbs_above_root() {
-        assert_eq!(normalize_path(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
-        assert_eq!(normalize_path(Path::new("/../../etc")), PathBuf::from("/etc"));
-        assert_eq!(normalize_path(Path::new("a/../../x")), PathBuf::from("../x"));
+        assert_eq!(
+            normalize_path(Path::new("/a/./b/../c")),
+            PathBuf::from("/a/c")
+        );
+        assert_eq!(
+            normalize_path(Path::new("/../../etc")),
+            PathBuf::from("/etc")
+        );
+        assert_eq!(
+            normalize_path(Path::new("a/../../x")),
+            PathBuf::from("../x")
+        );
     }
 }

@@ -24,6 +24,7 @@
 mod env;
 mod error;
 mod memory;
+pub mod search;
 mod types;
 
 #[cfg(feature = "test-support")]
@@ -33,6 +34,10 @@ pub use bytes::Bytes;
 pub use env::{DiscardSink, ExecSink, ExecutionEnv, check_no_nul, normalize_path};
 pub use error::{EnvError, EnvResult, ErrorKind};
 pub use memory::MemoryEnv;
+pub use search::{
+    CaseSensitivity, EntryKinds, FileMatches, IgnoreRules, LineKind, PatternSyntax, SearchInputError,
+    SearchLine, SearchRequest, SearchResult, WalkEntry, WalkRequest, WalkResult,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
     DirEntry, ExecOutcome, ExecRequest, FileInfo, FileKind, LineWindow, Line, LinesRead,
