@@ -16,10 +16,10 @@
 //! with [`jig_tool::paths`] (workspace containment included) and serialise file mutations through
 //! the context's mutation queue.
 
+mod cancel;
 mod config;
 mod ls;
 mod read;
-mod size;
 mod write;
 
 use jig_tool::{ErasedTool, ToolRegistry};

@@ -1,28 +1,50 @@
-//! The `read` tool (being written).
+//! The `read` tool: a page of a text file with line numbers, or what a binary file is.
+//!
+//! Text is paged through [`ExecutionEnv::read_lines`](jig_env::ExecutionEnv::read_lines), so a
+//! page near the start of a multi-GB file reads only that page (plus one streaming pass to count
+//! the lines) and memory is bounded by the page. UTF-16 files (with a BOM) are decoded whole.
 
+mod page;
+mod sniff;
+
+use jig_env::{EnvError, ErrorKind, FileKind, LineWindow};
 use jig_protocol::ToolResult;
+use jig_tool::paths::{self, ResolvedPath};
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 
+use self::page::{Page, PageLine, PageRequest};
+use self::sniff::{Content, FileType, Utf16Order};
+use crate::cancel::cancellable;
 use crate::config::ReadConfig;
+use jig_truncate::format_size;
 
-/// Placeholder input of `read`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+/// Arguments of the `read` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadInput {
-    /// Path, relative to the workspace.
-    pub path: Option<String>,
+    /// Path of the file to read, relative to the workspace root (an absolute path inside the
+    /// workspace also works).
+    pub path: String,
+    /// 1-based line number to start reading from (default 1). To continue a cut page, use the
+    /// `offset` its notice gives.
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// Maximum number of lines to return (default: as many as fit on one page).
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
 }
 
-/// The `read` tool.
+/// `read`: shows a text file with line numbers, one bounded page at a time.
 #[derive(Debug, Clone, Default)]
 pub struct ReadTool {
     config: ReadConfig,
 }
 
 impl ReadTool {
-    /// The tool with `config`.
+    /// The tool with `config`'s page limits.
     pub fn new(config: ReadConfig) -> Self {
         Self { config }
     }
@@ -33,19 +55,243 @@ impl Tool for ReadTool {
     type Input = ReadInput;
 
     fn title(&self) -> &'static str {
-        "read"
+        "Read file"
     }
 
     fn description(&self) -> String {
-        "Not implemented yet.".to_owned()
+        format!(
+            "Read a file in the workspace. Text is shown with a line number before each line \
+             (`   1│ first line`); the numbers and the `│ ` separator are not part of the file. \
+             One call returns at most {lines} lines or {size} (whichever comes first); when a \
+             page is cut, a notice at the end gives the `offset` to continue from. Use \
+             offset/limit to page through large files, and keep reading with the suggested offset \
+             when you need the whole file. Binary files are not shown: the result gives their \
+             size and type. Paths are relative to the workspace root; paths outside the \
+             workspace (also through symbolic links) are refused.",
+            lines = self.config.max_lines,
+            size = format_size(self.config.max_bytes),
+        )
     }
 
     fn effects(&self) -> Effects {
         Effects::ReadOnly
     }
 
-    async fn call(&self, _ctx: &ToolContext, _input: ReadInput) -> Result<ToolResult, ToolError> {
-        let _ = &self.config;
-        Err(ToolError::failed("the read tool is not implemented yet"))
+    async fn call(&self, ctx: &ToolContext, input: ReadInput) -> Result<ToolResult, ToolError> {
+        let path = paths::resolve_for_read(ctx, &input.path).await?;
+        let env = ctx.env.as_ref();
+        let info = cancellable(ctx, env.stat(&path.absolute))
+            .await?
+            .map_err(|error| env_failure(&path, &error))?;
+        match info.kind {
+            FileKind::File => {}
+            FileKind::Directory => {
+                return Err(ToolError::failed(format!(
+                    "Cannot read {}: it is a directory. Use ls to list its entries.",
+                    path.display
+                )));
+            }
+            FileKind::Symlink | FileKind::Other => {
+                // A FIFO or device could block forever or never end.
+                return Err(ToolError::failed(format!(
+                    "Cannot read {}: it is not a regular file (a socket, FIFO or device).",
+                    path.display
+                )));
+            }
+        }
+        let start = cancellable(ctx, env.read_start(&path.absolute, self.config.sniff_bytes))
+            .await?
+            .map_err(|error| env_failure(&path, &error))?;
+        let sniff_complete = (start.len() as u64) >= info.size;
+        match sniff::classify(&start, sniff_complete) {
+            Content::Utf8 { bom } => self.read_utf8(ctx, &path, &input, bom).await,
+            Content::Utf16(order) => self.read_utf16(ctx, &path, &input, order).await,
+            Content::Binary(file_type) => Ok(binary_or_image_result(&path, info.size, file_type)),
+        }
+    }
+}
+
+impl ReadTool {
+    async fn read_utf8(
+        &self,
+        ctx: &ToolContext,
+        path: &ResolvedPath,
+        input: &ReadInput,
+        bom: bool,
+    ) -> Result<ToolResult, ToolError> {
+        let offset = input.offset.unwrap_or(1);
+        let window = LineWindow {
+            start_line: offset,
+            max_lines: self.window_lines(input.limit),
+            max_bytes: self.config.max_bytes,
+        };
+        let read = cancellable(ctx, ctx.env.read_lines(&path.absolute, window))
+            .await?
+            .map_err(|error| env_failure(path, &error))?;
+        let lines = read
+            .lines
+            .into_iter()
+            .map(|line| {
+                let mut bytes = line.bytes.as_slice();
+                let mut full_len = line.full_len;
+                if bom && line.number == 1 && bytes.starts_with(sniff::UTF8_BOM) {
+                    bytes = &bytes[sniff::UTF8_BOM.len()..];
+                    full_len = full_len.saturating_sub(sniff::UTF8_BOM.len() as u64);
+                }
+                PageLine::from_bytes(line.number, bytes, full_len)
+            })
+            .collect();
+        self.finish(path, input, read.total_lines, read.total_bytes, lines)
+    }
+
+    async fn read_utf16(
+        &self,
+        ctx: &ToolContext,
+        path: &ResolvedPath,
+        input: &ReadInput,
+        order: Utf16Order,
+    ) -> Result<ToolResult, ToolError> {
+        let bytes = cancellable(ctx, ctx.env.read(&path.absolute))
+            .await?
+            .map_err(|error| env_failure(path, &error))?;
+        let text = sniff::decode_utf16(&bytes, order);
+        let total_lines = page::count_lines(&text);
+        let offset = input.offset.unwrap_or(1);
+        let max_lines = self.window_lines(input.limit);
+        let skip = usize::try_from(offset.saturating_sub(1)).unwrap_or(usize::MAX);
+        let mut lines = Vec::new();
+        let mut collected = 0_usize;
+        for (index, line) in text
+            .split_terminator('\n')
+            .enumerate()
+            .skip(skip)
+            .take(max_lines)
+        {
+            let number = index as u64 + 1;
+            let full_len = line.len() as u64;
+            let cut = floor_char_boundary(line, self.config.max_bytes);
+            lines.push(PageLine::from_bytes(
+                number,
+                &line.as_bytes()[..cut],
+                full_len,
+            ));
+            collected += line.len() + 1;
+            if collected >= self.config.max_bytes {
+                break;
+            }
+        }
+        self.finish(path, input, total_lines, bytes.len() as u64, lines)
+    }
+
+    /// How many lines to ask the env for: the caller's limit, capped by the page bound.
+    fn window_lines(&self, limit: Option<u64>) -> usize {
+        let limit = limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        limit.min(self.config.max_lines).max(1)
+    }
+
+    fn finish(
+        &self,
+        path: &ResolvedPath,
+        input: &ReadInput,
+        total_lines: u64,
+        total_bytes: u64,
+        lines: Vec<PageLine>,
+    ) -> Result<ToolResult, ToolError> {
+        let offset = input.offset.unwrap_or(1);
+        let path_text = path.absolute_display();
+        if total_lines == 0 && offset == 1 {
+            return Ok(ToolResult::text("(empty file)").with_details(json!({
+                "path": path_text,
+                "bytes": total_bytes,
+                "lines": 0,
+                "startLine": 0,
+                "endLine": 0,
+                "truncated": false,
+            })));
+        }
+        if offset > total_lines {
+            return Err(ToolError::failed(format!(
+                "Offset {offset} is beyond end of file ({total_lines} {} total)",
+                if total_lines == 1 { "line" } else { "lines" }
+            )));
+        }
+        let caller_limited = input
+            .limit
+            .is_some_and(|limit| usize::try_from(limit).is_ok_and(|l| l <= self.config.max_lines));
+        let page: Page = page::compose(&PageRequest {
+            lines,
+            total_lines,
+            caller_limited,
+            max_bytes: self.config.max_bytes,
+        });
+        let mut details = json!({
+            "path": path_text,
+            "bytes": total_bytes,
+            "lines": total_lines,
+            "startLine": page.start_line,
+            "endLine": page.end_line,
+            "truncated": page.truncated_by.is_some(),
+        });
+        if let Some(by) = page.truncated_by {
+            details["truncatedBy"] = json!(by.as_str());
+        }
+        if let Some(next) = page.next_offset {
+            details["nextOffset"] = json!(next);
+        }
+        Ok(ToolResult::text(page.text).with_details(details))
+    }
+}
+
+/// What `read` answers for a file that is not text. Images are reported as binary for now;
+/// this is the one place where an image would instead be returned as an image block.
+fn binary_or_image_result(path: &ResolvedPath, size: u64, file_type: FileType) -> ToolResult {
+    let text = format!(
+        "{} is a binary file ({}, {}, {}); its contents cannot be shown as text.",
+        path.display,
+        file_type.description,
+        file_type.mime,
+        format_size(usize::try_from(size).unwrap_or(usize::MAX)),
+    );
+    ToolResult::text(text).with_details(json!({
+        "path": path.absolute_display(),
+        "bytes": size,
+        "binary": true,
+        "mimeType": file_type.mime,
+        "fileType": file_type.description,
+    }))
+}
+
+/// The largest index `<= index` on a character boundary of `text`.
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    if index >= text.len() {
+        return text.len();
+    }
+    let mut at = index;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// An env failure while reading, as text for the model.
+fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
+    match error.kind() {
+        ErrorKind::NotFound => {
+            ToolError::failed(format!("File not found: {}", path.absolute_display()))
+        }
+        ErrorKind::PermissionDenied => ToolError::failed(format!(
+            "Permission denied: cannot read {}",
+            path.absolute_display()
+        )),
+        ErrorKind::IsADirectory => ToolError::failed(format!(
+            "Cannot read {}: it is a directory. Use ls to list its entries.",
+            path.display
+        )),
+        ErrorKind::NotADirectory => ToolError::failed(format!(
+            "File not found: {} (a parent of it is not a directory)",
+            path.absolute_display()
+        )),
+        ErrorKind::Aborted => ToolError::Cancelled,
+        _ => ToolError::failed(format!("Cannot read {}: {error}", path.display)),
     }
 }

@@ -1,21 +1,28 @@
-//! The `write` tool (being written).
+//! The `write` tool: create or replace a whole file, atomically.
 
+use jig_env::{Bytes, EnvError, ErrorKind, FileKind};
 use jig_protocol::ToolResult;
+use jig_tool::paths::{self, ResolvedPath};
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 
+use crate::cancel::cancellable;
 use crate::config::WriteConfig;
 
-/// Placeholder input of `write`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+/// Arguments of the `write` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WriteInput {
-    /// Path, relative to the workspace.
-    pub path: Option<String>,
+    /// Path of the file to write, relative to the workspace root (an absolute path inside the
+    /// workspace also works). Missing parent directories are created.
+    pub path: String,
+    /// The complete new content of the file.
+    pub content: String,
 }
 
-/// The `write` tool.
+/// `write`: replaces a file's whole content (or creates it), atomically and one writer at a time.
 #[derive(Debug, Clone, Default)]
 pub struct WriteTool {
     config: WriteConfig,
@@ -26,6 +33,11 @@ impl WriteTool {
     pub fn new(config: WriteConfig) -> Self {
         Self { config }
     }
+
+    /// The options this tool runs with.
+    pub fn config(&self) -> &WriteConfig {
+        &self.config
+    }
 }
 
 impl Tool for WriteTool {
@@ -33,19 +45,102 @@ impl Tool for WriteTool {
     type Input = WriteInput;
 
     fn title(&self) -> &'static str {
-        "write"
+        "Write file"
     }
 
     fn description(&self) -> String {
-        "Not implemented yet.".to_owned()
+        "Write a whole file in the workspace: creates it if it does not exist, replaces its \
+         entire content if it does, and creates missing parent directories. The write is atomic \
+         (readers see the old or the new content, never a mix). Use it for new files or complete \
+         rewrites; to change part of an existing file, prefer an edit. Paths are relative to the \
+         workspace root; paths outside the workspace (also through symbolic links) are refused."
+            .to_owned()
     }
 
     fn effects(&self) -> Effects {
-        Effects::ReadOnly
+        Effects::Mutates
     }
 
-    async fn call(&self, _ctx: &ToolContext, _input: WriteInput) -> Result<ToolResult, ToolError> {
-        let _ = &self.config;
-        Err(ToolError::failed("the write tool is not implemented yet"))
+    async fn call(&self, ctx: &ToolContext, input: WriteInput) -> Result<ToolResult, ToolError> {
+        let path = paths::resolve(ctx, &input.path).await?;
+        // Held across the whole operation: writes to one file (under any alias) run one at a time.
+        let _turn = cancellable(ctx, ctx.mutation_queue.lock_key(path.canonical.clone())).await?;
+        let env = ctx.env.as_ref();
+        match cancellable(ctx, env.stat(&path.absolute)).await? {
+            Ok(info) if info.kind == FileKind::Directory => return Err(is_a_directory(&path)),
+            Ok(_) => {}
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => return Err(env_failure(&path, &error)),
+        }
+        let bytes = input.content.len();
+        let lines = count_lines(&input.content);
+        // Not raced against cancellation: once started, the atomic write either completes or
+        // leaves the file untouched, and its outcome is reported.
+        let outcome = env
+            .write(&path.absolute, Bytes::from(input.content))
+            .await
+            .map_err(|error| env_failure(&path, &error))?;
+        let text = format!(
+            "Wrote {bytes} {} ({lines} {}) to {}",
+            if bytes == 1 { "byte" } else { "bytes" },
+            if lines == 1 { "line" } else { "lines" },
+            path.display
+        );
+        Ok(ToolResult::text(text).with_details(json!({
+            "path": path.absolute_display(),
+            "bytes": bytes,
+            "lines": lines,
+            "created": outcome.created,
+        })))
+    }
+}
+
+/// Lines as `read` counts them: a final line without `\n` counts, a trailing `\n` adds none.
+fn count_lines(text: &str) -> u64 {
+    if text.is_empty() {
+        return 0;
+    }
+    let newlines = text.bytes().filter(|&b| b == b'\n').count() as u64;
+    if text.ends_with('\n') {
+        newlines
+    } else {
+        newlines + 1
+    }
+}
+
+fn is_a_directory(path: &ResolvedPath) -> ToolError {
+    ToolError::failed(format!(
+        "Cannot write {}: it is a directory. Give the path of a file (e.g. {}/name.txt).",
+        path.display,
+        path.display.trim_end_matches('/')
+    ))
+}
+
+fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
+    match error.kind() {
+        ErrorKind::IsADirectory => is_a_directory(path),
+        ErrorKind::PermissionDenied => ToolError::failed(format!(
+            "Permission denied: cannot write {}",
+            path.absolute_display()
+        )),
+        ErrorKind::NotADirectory => ToolError::failed(format!(
+            "Cannot write {}: a parent of it is a file, not a directory.",
+            path.display
+        )),
+        ErrorKind::Aborted => ToolError::Cancelled,
+        _ => ToolError::failed(format!("Cannot write {}: {error}", path.display)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_count_like_read() {
+        assert_eq!(count_lines(""), 0);
+        assert_eq!(count_lines("a"), 1);
+        assert_eq!(count_lines("a\n"), 1);
+        assert_eq!(count_lines("a\nb"), 2);
     }
 }

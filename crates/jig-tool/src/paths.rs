@@ -1,1 +1,511 @@
-//! Path resolution and workspace containment (being written).
+//! Turning what a model wrote into a path, and refusing paths outside the workspace.
+//!
+//! Every file tool calls [`resolve`] (or [`resolve_for_read`] for `read`) first. Resolution:
+//!
+//! 1. A NUL byte anywhere is refused ([`PathError::Nul`]) before anything is touched.
+//! 2. Unicode space variants (U+00A0, U+2000–U+200A, U+202F, U+205F, U+3000) become ASCII
+//!    spaces; then one leading `@` is stripped (models copy `@file` mentions).
+//! 3. `~` and `~/…` expand to the env's home directory (`~user` is not expanded); `file://`
+//!    URLs become paths (percent-decoded; host empty or `localhost`).
+//! 4. A relative path is joined onto the context's canonical cwd and normalised lexically
+//!    ([`ExecutionEnv::absolute_path`]): that is [`ResolvedPath::absolute`], what the tool hands
+//!    to the env.
+//! 5. The canonical form ([`ExecutionEnv::canonical_path_lenient`]: every symlink resolved; for a
+//!    path that does not exist yet, the realpath of its nearest existing ancestor plus the rest;
+//!    a dangling symlink resolved to its missing target) is [`ResolvedPath::canonical`], also the
+//!    mutation-queue key.
+//!
+//! `read` alone, when the exact path does not exist, also tries macOS screenshot spellings
+//! ([`read_variants`]): a narrow no-break space (U+202F) before `AM.`/`PM.`, the NFD form, a
+//! curly apostrophe (U+2019) for `'`, and their combinations; the first that exists is used.
+//!
+//! # Containment
+//! With [`ContainmentMode::Workspace`] a path is refused unless **both** its lexical absolute
+//! form and its canonical form are inside one of the canonical roots. "Inside" is a
+//! component-wise prefix test, so `<root>_evil`, `<root>-x` and `<root>.bak` are outside. This
+//! refuses `../` escapes, absolute paths elsewhere, a symlink inside the root pointing outside
+//! (also as a parent directory of a file that does not exist yet), and a dangling symlink
+//! pointing outside (a containment refusal, not "not found"). The refusal text names the root
+//! and the reason ([`PathError::Outside`]).
+//!
+//! What remains: the check runs before the tool's operation, through the env's public
+//! operations, so a process that swaps a directory inside the workspace for a symlink between
+//! the check and the operation can still redirect that one operation. Closing that window needs
+//! descriptor-relative, no-follow opens inside the env itself (`openat2` with
+//! `RESOLVE_BENEATH` on Linux); the `ExecutionEnv` contract does not offer root-relative
+//! operations yet. The shell tool is not contained at all: it can reach anything the user can.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use jig_env::{EnvError, ErrorKind, ExecutionEnv};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::context::{Containment, ContainmentMode, ToolContext};
+use crate::error::ToolError;
+
+/// A path a tool will act on, in its three forms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// What the model wrote, after Unicode-space normalisation and `@` stripping: the form to
+    /// echo back in messages (`Wrote 12 bytes to notes/a.txt`).
+    pub display: String,
+    /// The lexical absolute path (joined onto the cwd, `.`/`..` removed, no symlink resolved).
+    /// Tools pass this to the env.
+    pub absolute: PathBuf,
+    /// The canonical path: every symlink resolved; for a path that does not exist yet, the
+    /// realpath of the nearest existing ancestor plus the remaining components. This is the
+    /// mutation-queue key.
+    pub canonical: PathBuf,
+}
+
+impl ResolvedPath {
+    /// The absolute path as a string, for messages and `details`.
+    pub fn absolute_display(&self) -> String {
+        self.absolute.display().to_string()
+    }
+}
+
+/// Why a path cannot be used; each message is written for a model (what was wrong, what to do).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path contains a NUL byte.
+    #[error(
+        "Invalid path {path:?}: it contains a NUL byte (\\0), which no file name can contain. Remove it and try again."
+    )]
+    Nul {
+        /// The path as received, with the NUL shown as `\0`.
+        path: String,
+    },
+    /// The path is empty.
+    #[error(
+        "Invalid path: the path is empty. Give a file path relative to the workspace, e.g. \"src/main.rs\"."
+    )]
+    Empty,
+    /// A `file://` URL that cannot be turned into a local path.
+    #[error("Invalid file URL {url:?}: {reason}. Give a plain path instead.")]
+    InvalidUrl {
+        /// The URL as received.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `~` was used but the env has no home directory.
+    #[error(
+        "Cannot expand \"~\" in {path:?}: this environment has no home directory. Give the full path instead."
+    )]
+    NoHome {
+        /// The path as received.
+        path: String,
+    },
+    /// Containment refused the path.
+    #[error("{0}")]
+    Outside(Box<OutsideRoots>),
+    /// The env failed while resolving the path.
+    #[error("Cannot resolve path {path}: {source}")]
+    Env {
+        /// The path being resolved.
+        path: String,
+        /// What the env reported.
+        #[source]
+        source: EnvError,
+    },
+}
+
+impl From<PathError> for ToolError {
+    fn from(error: PathError) -> Self {
+        match error {
+            PathError::Env { ref source, .. } if source.kind() == ErrorKind::Aborted => {
+                ToolError::Cancelled
+            }
+            other => ToolError::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Why a path was found outside the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutsideReason {
+    /// The path itself (after joining onto the cwd and removing `..`) is outside.
+    Lexical,
+    /// The path is inside, but a symlink on the way (the file itself or a parent directory)
+    /// leads outside.
+    Symlink,
+}
+
+/// A containment refusal: the path, where it leads, the roots and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutsideRoots {
+    /// What the model wrote.
+    pub display: String,
+    /// The lexical absolute path.
+    pub absolute: PathBuf,
+    /// The canonical path (equal to `absolute` for a lexical refusal).
+    pub canonical: PathBuf,
+    /// The canonical roots.
+    pub roots: Vec<PathBuf>,
+    /// Why it is outside.
+    pub reason: OutsideReason,
+}
+
+impl fmt::Display for OutsideRoots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let roots = match self.roots.as_slice() {
+            [] => "no workspace root is configured".to_owned(),
+            [root] => format!("the workspace root {}", root.display()),
+            roots => format!(
+                "the workspace roots {}",
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        match self.reason {
+            OutsideReason::Lexical => write!(
+                f,
+                "Access denied: {:?} resolves to {}, which is outside {roots}. Only paths inside the workspace may be used; give a path relative to the workspace root.",
+                self.display,
+                self.absolute.display()
+            ),
+            OutsideReason::Symlink => write!(
+                f,
+                "Access denied: {:?} goes through a symbolic link that leads to {}, which is outside {roots}. Symbolic links may not lead out of the workspace; use a path whose real location is inside it.",
+                self.display,
+                self.canonical.display()
+            ),
+        }
+    }
+}
+
+/// Whether `path` is `root` or below it, comparing whole components (so `/ws_evil` is not
+/// inside `/ws`). Both must be absolute and normalised.
+pub fn is_within(path: &Path, root: &Path) -> bool {
+    path.starts_with(root)
+}
+
+/// Unicode space variants models and macOS produce, all turned into an ASCII space.
+fn is_unicode_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
+/// Steps 1–2 of resolution: refuses NUL bytes, turns Unicode space variants into ASCII spaces
+/// and strips one leading `@`.
+pub fn clean_input(raw: &str) -> Result<String, PathError> {
+    if raw.contains('\0') {
+        return Err(PathError::Nul {
+            path: raw.replace('\0', "\\0"),
+        });
+    }
+    let spaced: String = raw
+        .chars()
+        .map(|c| if is_unicode_space(c) { ' ' } else { c })
+        .collect();
+    Ok(match spaced.strip_prefix('@') {
+        Some(rest) => rest.to_owned(),
+        None => spaced,
+    })
+}
+
+/// Step 3: `~`, `~/…` and `file://` URLs turned into a path (still possibly relative).
+pub fn expand(env: &dyn ExecutionEnv, cleaned: &str) -> Result<PathBuf, PathError> {
+    if cleaned == "~" || cleaned.starts_with("~/") {
+        let home = env.home_dir().ok_or_else(|| PathError::NoHome {
+            path: cleaned.to_owned(),
+        })?;
+        return Ok(match cleaned.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => home,
+        });
+    }
+    if let Some(rest) = strip_prefix_ignore_case(cleaned, "file://") {
+        return file_url_to_path(cleaned, rest);
+    }
+    Ok(PathBuf::from(cleaned))
+}
+
+fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+fn file_url_to_path(url: &str, rest: &str) -> Result<PathBuf, PathError> {
+    let invalid = |reason: &str| PathError::InvalidUrl {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    // `file:///abs` has an empty host; `file://localhost/abs` names this machine.
+    let (host, path) = match rest.find('/') {
+        Some(slash) => rest.split_at(slash),
+        None => return Err(invalid("it has no path after the host")),
+    };
+    if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+        return Err(invalid(&format!("it names the remote host {host:?}")));
+    }
+    // Query and fragment are not part of a file path.
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let decoded =
+        percent_decode(path).ok_or_else(|| invalid("it has an invalid percent escape"))?;
+    let decoded = String::from_utf8(decoded).map_err(|_| invalid("it does not decode to UTF-8"))?;
+    if decoded.contains('\0') {
+        return Err(PathError::Nul {
+            path: url.replace('\0', "\\0"),
+        });
+    }
+    Ok(PathBuf::from(decoded))
+}
+
+fn percent_decode(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            let hex = text.get(index + 1..index + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    Some(out)
+}
+
+/// The lexical absolute path for `raw` in `cwd` (steps 1–4), touching nothing.
+pub fn absolute_path(env: &dyn ExecutionEnv, cwd: &Path, raw: &str) -> Result<PathBuf, PathError> {
+    let cleaned = clean_input(raw)?;
+    if cleaned.is_empty() {
+        return Err(PathError::Empty);
+    }
+    Ok(env.absolute_path(cwd, &expand(env, &cleaned)?))
+}
+
+/// Resolves `raw` for a tool call in `ctx` and applies the context's containment.
+pub async fn resolve(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathError> {
+    let display = clean_input(raw)?;
+    if display.is_empty() {
+        return Err(PathError::Empty);
+    }
+    let absolute = ctx
+        .env
+        .absolute_path(&ctx.cwd, &expand(ctx.env.as_ref(), &display)?);
+    check(ctx.env.as_ref(), &ctx.containment, display, absolute).await
+}
+
+/// Like [`resolve`], but when the exact path does not exist, also tries the macOS screenshot
+/// spellings ([`read_variants`]) and uses the first that exists. For read-only tools.
+pub async fn resolve_for_read(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathError> {
+    let display = clean_input(raw)?;
+    if display.is_empty() {
+        return Err(PathError::Empty);
+    }
+    let env = ctx.env.as_ref();
+    let absolute = env.absolute_path(&ctx.cwd, &expand(env, &display)?);
+    // Only a definite "does not exist" looks further; any other answer (exists, or an error the
+    // real operation will report properly) keeps the exact path.
+    if matches!(env.exists(&absolute).await, Ok(false)) {
+        for variant in read_variants(&display) {
+            let Ok(expanded) = expand(env, &variant) else {
+                continue;
+            };
+            let candidate = env.absolute_path(&ctx.cwd, &expanded);
+            // Never probe outside the workspace, not even for existence.
+            if ctx.containment.mode == ContainmentMode::Workspace
+                && !ctx
+                    .containment
+                    .roots
+                    .iter()
+                    .any(|root| is_within(&candidate, root))
+            {
+                continue;
+            }
+            if matches!(env.exists(&candidate).await, Ok(true)) {
+                return check(env, &ctx.containment, variant, candidate).await;
+            }
+        }
+    }
+    check(env, &ctx.containment, display, absolute).await
+}
+
+/// Computes the canonical form of `absolute` and applies containment.
+async fn check(
+    env: &dyn ExecutionEnv,
+    containment: &Containment,
+    display: String,
+    absolute: PathBuf,
+) -> Result<ResolvedPath, PathError> {
+    let contained = containment.mode == ContainmentMode::Workspace;
+    let outside = |canonical: PathBuf, reason| {
+        PathError::Outside(Box::new(OutsideRoots {
+            display: display.clone(),
+            absolute: absolute.clone(),
+            canonical,
+            roots: containment.roots.clone(),
+            reason,
+        }))
+    };
+    if contained
+        && !containment
+            .roots
+            .iter()
+            .any(|root| is_within(&absolute, root))
+    {
+        return Err(outside(absolute.clone(), OutsideReason::Lexical));
+    }
+    let canonical = match env.canonical_path_lenient(&absolute).await {
+        Ok(canonical) => canonical,
+        Err(source) => {
+            return Err(PathError::Env {
+                path: absolute.display().to_string(),
+                source,
+            });
+        }
+    };
+    if contained
+        && !containment
+            .roots
+            .iter()
+            .any(|root| is_within(&canonical, root))
+    {
+        return Err(outside(canonical, OutsideReason::Symlink));
+    }
+    Ok(ResolvedPath {
+        display,
+        absolute,
+        canonical,
+    })
+}
+
+/// The macOS screenshot spellings of `path`, in the order they are tried, without duplicates
+/// and without `path` itself: narrow no-break space (U+202F) before `AM.`/`PM.`
+/// (case-insensitive), the NFD form, `'` as U+2019, then the combinations.
+pub fn read_variants(path: &str) -> Vec<String> {
+    let am_pm = with_narrow_space_before_meridiem(path);
+    let nfd = |s: &str| s.nfd().collect::<String>();
+    let curly = |s: &str| s.replace('\'', "\u{2019}");
+    let candidates = [
+        am_pm.clone(),
+        nfd(path),
+        curly(path),
+        nfd(&curly(path)),
+        nfd(&am_pm),
+        curly(&am_pm),
+        nfd(&curly(&am_pm)),
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for candidate in candidates {
+        if candidate != path && !out.contains(&candidate) {
+            out.push(candidate);
+        }
+    }
+    out
+}
+
+/// `"… 10.15.32 AM.png"` → `"… 10.15.32\u{202F}AM.png"` (also `PM`, any case).
+fn with_narrow_space_before_meridiem(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 4);
+    let mut rest = path;
+    while let Some(index) = rest.find(' ') {
+        let after = &rest[index + 1..];
+        let is_meridiem = after.len() >= 3
+            && after.is_char_boundary(3)
+            && (after[..2].eq_ignore_ascii_case("am") || after[..2].eq_ignore_ascii_case("pm"))
+            && after.as_bytes()[2] == b'.';
+        out.push_str(&rest[..index]);
+        out.push(if is_meridiem { '\u{202F}' } else { ' ' });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_within_compares_whole_components() {
+        let root = Path::new("/ws");
+        assert!(is_within(Path::new("/ws"), root));
+        assert!(is_within(Path::new("/ws/a/b"), root));
+        assert!(!is_within(Path::new("/ws_evil"), root));
+        assert!(!is_within(Path::new("/ws-x/a"), root));
+        assert!(!is_within(Path::new("/ws.bak"), root));
+        assert!(!is_within(Path::new("/"), root));
+    }
+
+    #[test]
+    fn unicode_spaces_become_ascii_and_one_at_sign_is_stripped() {
+        let raw = "@my\u{00A0}file\u{2003}x\u{202F}y\u{205F}z\u{3000}.txt";
+        assert_eq!(clean_input(raw).unwrap(), "my file x y z .txt");
+        assert_eq!(clean_input("@@a").unwrap(), "@a");
+        assert_eq!(clean_input("a@b").unwrap(), "a@b");
+    }
+
+    #[test]
+    fn a_nul_byte_is_refused() {
+        let error = clean_input("a\0b").unwrap_err();
+        assert!(matches!(error, PathError::Nul { .. }));
+        assert!(error.to_string().contains("a\\\\0b"), "{error}");
+    }
+
+    #[test]
+    fn file_urls_become_paths() {
+        let env = jig_env::MemoryEnv::new();
+        assert_eq!(
+            expand(&env, "file:///tmp/a%20b.txt").unwrap(),
+            PathBuf::from("/tmp/a b.txt")
+        );
+        assert_eq!(
+            expand(&env, "file://localhost/x").unwrap(),
+            PathBuf::from("/x")
+        );
+        assert!(matches!(
+            expand(&env, "file://evil.com/x"),
+            Err(PathError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            expand(&env, "file:///a%zz"),
+            Err(PathError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            expand(&env, "file:///a%00b"),
+            Err(PathError::Nul { .. })
+        ));
+    }
+
+    #[test]
+    fn screenshot_variants_cover_meridiem_nfd_and_curly_quotes() {
+        let name = "Capture d'écran 2024-01-01 at 10.15.32 AM.png";
+        let variants = read_variants(name);
+        assert_eq!(
+            variants[0],
+            "Capture d'écran 2024-01-01 at 10.15.32\u{202F}AM.png"
+        );
+        assert_eq!(variants[1], name.nfd().collect::<String>());
+        assert_eq!(
+            variants[2],
+            "Capture d\u{2019}écran 2024-01-01 at 10.15.32 AM.png"
+        );
+        assert!(
+            variants.contains(
+                &"Capture d\u{2019}écran 2024-01-01 at 10.15.32\u{202F}AM.png"
+                    .nfd()
+                    .collect::<String>()
+            )
+        );
+        assert_eq!(variants.len(), 7);
+        assert!(read_variants("plain.txt").is_empty());
+        assert_eq!(
+            with_narrow_space_before_meridiem("a pm.x b"),
+            "a\u{202F}pm.x b"
+        );
+    }
+}
