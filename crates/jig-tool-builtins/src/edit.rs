@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use self::encoding::{DecodeError, TextEncoding, decode, encode_utf16};
-use self::matching::{EditRequest, PlanError, plan, splice_into, spliced_len};
+use self::matching::{EditRequest, PlanError, plan, splice_in_place, splice_into, spliced_len};
 use self::tolerant::{MAX_COUNTED, Tier};
 
 /// Edit a single file using exact text replacement. Every edits[].oldText must match a unique,
@@ -228,13 +228,20 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
         plan(&decoded.text, &requests).map_err(|error| plan_error(shown, single, &error))?;
 
     let old_bytes = original.len();
+    let report = diff::build(&decoded.text, &replacements, shown);
+    let tiers: Vec<(usize, Tier)> = replacements
+        .iter()
+        .filter_map(|r| r.tier.map(|tier| (r.index, tier)))
+        .collect();
+    let count = replacements.len();
     let new_content: Vec<u8> = match decoded.encoding {
         TextEncoding::Utf8 { .. } => {
-            let bom = encoding::bom(decoded.encoding);
-            let mut out = Vec::with_capacity(bom.len() + spliced_len(&decoded.text, &replacements));
-            out.extend_from_slice(bom);
-            splice_into(&mut out, &decoded.text, &replacements);
-            out
+            // Splice into the buffer just read: a big file is never held twice.
+            let bom_len = encoding::bom(decoded.encoding).len();
+            drop(decoded);
+            let mut content = original;
+            splice_in_place(&mut content, bom_len, &replacements);
+            content
         }
         TextEncoding::Utf16Le | TextEncoding::Utf16Be => {
             let mut out = Vec::with_capacity(spliced_len(&decoded.text, &replacements));
@@ -245,14 +252,6 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
             encode_utf16(&text, decoded.encoding)
         }
     };
-    let report = diff::build(&decoded.text, &replacements, shown);
-    let tiers: Vec<(usize, Tier)> = replacements
-        .iter()
-        .filter_map(|r| r.tier.map(|tier| (r.index, tier)))
-        .collect();
-    let count = replacements.len();
-    drop(decoded);
-    drop(original);
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }

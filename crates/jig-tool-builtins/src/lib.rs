@@ -18,6 +18,7 @@
 
 mod cancel;
 mod config;
+mod edit;
 mod ls;
 mod read;
 mod write;
@@ -28,6 +29,7 @@ pub use config::{
     BuiltinsConfig, DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, LsConfig, ReadConfig,
     WriteConfig,
 };
+pub use edit::{EditInput, EditOperation, EditTool};
 pub use ls::{LsInput, LsTool};
 pub use read::{ReadInput, ReadTool};
 pub use write::{WriteInput, WriteTool};
@@ -37,6 +39,7 @@ pub use write::{WriteInput, WriteTool};
 pub fn register_builtins(registry: &mut ToolRegistry, config: &BuiltinsConfig) {
     registry.register(ErasedTool::shared(ReadTool::new(config.read.clone())));
     registry.register(ErasedTool::shared(WriteTool::new(config.write.clone())));
+    registry.register(ErasedTool::shared(EditTool::new()));
     registry.register(ErasedTool::shared(LsTool::new(config.ls.clone())));
 }
 

@@ -238,11 +238,55 @@ pub(crate) fn splice_into(out: &mut Vec<u8>, original: &str, plan: &[Replacement
     out.extend_from_slice(&original.as_bytes()[copied..]);
 }
 
-/// The size of the spliced text, to allocate once.
-pub(crate) fn spliced_len(original: &str, plan: &[Replacement]) -> usize {
+/// Applies `plan` (offsets relative to `buf[offset..]`) to `buf` in place: one pass over the
+/// bytes that move, no second copy of the file. Every unchanged run has a destination; runs
+/// moving left are moved in increasing order and runs moving right in decreasing order, so no
+/// run is overwritten before it has moved; inserted texts are written last.
+pub(crate) fn splice_in_place(buf: &mut Vec<u8>, offset: usize, plan: &[Replacement]) {
+    let old_len = buf.len();
+    let new_len = offset + spliced_len_of(old_len - offset, plan);
+    // Unchanged runs (source start, length, destination start) and insertions (destination).
+    let mut runs = Vec::with_capacity(plan.len() + 1);
+    let mut inserts = Vec::with_capacity(plan.len());
+    let mut source = offset;
+    let mut destination = offset;
+    for replacement in plan {
+        let start = offset + replacement.start;
+        runs.push((source, start - source, destination));
+        destination += start - source;
+        inserts.push(destination);
+        destination += replacement.text.len();
+        source = offset + replacement.end;
+    }
+    runs.push((source, old_len - source, destination));
+    if new_len > old_len {
+        buf.resize(new_len, 0);
+    }
+    for &(from, len, to) in &runs {
+        if to < from {
+            buf.copy_within(from..from + len, to);
+        }
+    }
+    for &(from, len, to) in runs.iter().rev() {
+        if to > from {
+            buf.copy_within(from..from + len, to);
+        }
+    }
+    for (replacement, &at) in plan.iter().zip(&inserts) {
+        buf[at..at + replacement.text.len()].copy_from_slice(replacement.text.as_bytes());
+    }
+    buf.truncate(new_len);
+}
+
+fn spliced_len_of(len: usize, plan: &[Replacement]) -> usize {
     let removed: usize = plan.iter().map(|r| r.end - r.start).sum();
     let added: usize = plan.iter().map(|r| r.text.len()).sum();
-    original.len() - removed + added
+    len - removed + added
+}
+
+/// The size of the spliced text, to allocate once.
+pub(crate) fn spliced_len(original: &str, plan: &[Replacement]) -> usize {
+    spliced_len_of(original.len(), plan)
 }
 
 #[cfg(test)]
@@ -262,6 +306,30 @@ mod tests {
         splice_into(&mut out, text, &plan);
         assert_eq!(out.len(), spliced_len(text, &plan));
         Ok(String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn splicing_in_place_equals_splicing_into_a_copy() {
+        let text = "0123456789abcdefghij";
+        let cases: &[&[(&str, &str)]] = &[
+            &[("12", "XXXXXX"), ("5", ""), ("cd", "Y"), ("ij", "ZZZZ")],
+            &[("0", ""), ("9", "long long long")],
+            &[("abc", "")],
+            &[("j", "+++")],
+            &[("0123", "_"), ("efgh", "-------------")],
+        ];
+        for edits in cases {
+            let requests: Vec<EditRequest> = edits.iter().map(|(o, n)| edit(o, n)).collect();
+            let plan = plan(text, &requests).unwrap();
+            let mut copy = b"BOM".to_vec();
+            splice_into(&mut copy, text, &plan);
+            let mut in_place = format!("BOM{text}").into_bytes();
+            splice_in_place(&mut in_place, 3, &plan);
+            assert_eq!(
+                String::from_utf8(in_place).unwrap(),
+                String::from_utf8(copy).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -105,12 +105,25 @@ pub(crate) fn locate(view: &str, old: &str, new: &str) -> Option<(Tier, TierOutc
 /// `aaa`): the first [`MAX_LISTED`] starts, the count, and whether counting stopped at
 /// [`MAX_COUNTED`].
 pub(crate) fn find_all(hay: &[u8], needle: &[u8]) -> (Vec<usize>, usize, bool) {
+    find_all_where(hay, needle, |_| true)
+}
+
+/// [`find_all`], counting only occurrences whose start satisfies `accept`.
+fn find_all_where(
+    hay: &[u8],
+    needle: &[u8],
+    accept: impl Fn(usize) -> bool,
+) -> (Vec<usize>, usize, bool) {
     let finder = memmem::Finder::new(needle);
     let mut starts = Vec::new();
     let mut count = 0;
     let mut from = 0;
     while let Some(i) = finder.find(&hay[from..]) {
         let at = from + i;
+        from = at + 1;
+        if !accept(at) {
+            continue;
+        }
         count += 1;
         if starts.len() < MAX_LISTED {
             starts.push(at);
@@ -118,7 +131,6 @@ pub(crate) fn find_all(hay: &[u8], needle: &[u8]) -> (Vec<usize>, usize, bool) {
         if count >= MAX_COUNTED {
             return (starts, count, true);
         }
-        from = at + 1;
     }
     (starts, count, false)
 }
@@ -205,26 +217,15 @@ fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
     }
     let last_old_line = old.rsplit('\n').next().unwrap_or(old);
     let old_ends_in_space = last_old_line.ends_with(is_horizontal_space);
-    let (starts, count, saturated) = find_all(content.text.as_bytes(), old_norm.as_bytes());
     // When oldText's last line lost trailing whitespace, the match must end a line: otherwise
     // `foo ` would be allowed to match the `foo` of `foobar`.
-    let accepted: Vec<usize> = if old_ends_in_space {
-        let bytes = content.text.as_bytes();
-        starts
-            .into_iter()
-            .filter(|&s| matches!(bytes.get(s + old_norm.len()), None | Some(b'\n')))
-            .collect()
-    } else {
-        starts
-    };
-    let count = if old_ends_in_space {
-        accepted.len()
-    } else {
-        count
-    };
+    let bytes = content.text.as_bytes();
+    let (starts, count, saturated) = find_all_where(bytes, old_norm.as_bytes(), |s| {
+        !old_ends_in_space || matches!(bytes.get(s + old_norm.len()), None | Some(b'\n'))
+    });
     spans_outcome(
         &content,
-        &accepted,
+        &starts,
         count,
         saturated,
         old_norm.len(),
