@@ -338,6 +338,17 @@ pub fn is_skipped_name(name: &OsStr) -> bool {
 }
 
 fn build_matcher(request: &SearchRequest) -> Result<RegexMatcher, SearchInputError> {
+    // grep-regex reports syntax errors against the pattern as it rewrote it (wrapped in a
+    // group); parsing the pattern as given first makes the message quote what the caller wrote.
+    if request.syntax == PatternSyntax::Regex
+        && let Err(error) = regex_syntax::ParserBuilder::new()
+            .case_insensitive(request.case == CaseSensitivity::Insensitive)
+            .multi_line(true)
+            .build()
+            .parse(&request.pattern)
+    {
+        return Err(SearchInputError::Pattern { message: error.to_string() });
+    }
     RegexMatcherBuilder::new()
         .case_insensitive(request.case == CaseSensitivity::Insensitive)
         .fixed_strings(request.syntax == PatternSyntax::Literal)

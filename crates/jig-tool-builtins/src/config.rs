@@ -16,6 +16,10 @@ pub struct BuiltinsConfig {
     pub read: ReadConfig,
     /// Options of `write`.
     pub write: WriteConfig,
+    /// Options of `grep`.
+    pub grep: crate::grep::GrepConfig,
+    /// Options of `find`.
+    pub find: crate::find::FindConfig,
     /// Options of `ls`.
     pub ls: LsConfig,
 }
@@ -31,6 +35,8 @@ pub struct ReadConfig {
     pub max_bytes: usize,
     /// How many bytes from the start of a file are inspected to tell text from binary.
     pub sniff_bytes: usize,
+    /// Which images are returned as image blocks, and their limits.
+    pub image: crate::image::ImageConfig,
 }
 
 impl Default for ReadConfig {
@@ -39,6 +45,7 @@ impl Default for ReadConfig {
             max_lines: DEFAULT_MAX_LINES,
             max_bytes: DEFAULT_MAX_BYTES,
             sniff_bytes: 8192,
+            image: crate::image::ImageConfig::default(),
         }
     }
 }

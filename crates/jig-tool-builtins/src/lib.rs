@@ -19,8 +19,12 @@
 mod cancel;
 mod config;
 mod edit;
+mod find;
+mod grep;
+mod image;
 mod ls;
 mod read;
+mod search_root;
 mod write;
 
 use jig_tool::{ErasedTool, ToolRegistry};
@@ -30,6 +34,12 @@ pub use config::{
     WriteConfig,
 };
 pub use edit::{EditInput, EditOperation, EditTool};
+pub use find::{DEFAULT_FIND_LIMIT, FindConfig, FindInput, FindTool};
+pub use grep::{DEFAULT_GREP_LIMIT, GREP_MAX_LINE_CHARS, GrepConfig, GrepInput, GrepTool};
+pub use image::{
+    DEFAULT_IMAGE_MAX_BASE64_BYTES, DEFAULT_IMAGE_MAX_DIMENSION, ImageConfig, ImageKind, ImageOutcome,
+    process_image, sniff_image,
+};
 pub use ls::{LsInput, LsTool};
 pub use read::{ReadInput, ReadTool};
 pub use write::{WriteInput, WriteTool};
@@ -40,6 +50,8 @@ pub fn register_builtins(registry: &mut ToolRegistry, config: &BuiltinsConfig) {
     registry.register(ErasedTool::shared(ReadTool::new(config.read.clone())));
     registry.register(ErasedTool::shared(WriteTool::new(config.write.clone())));
     registry.register(ErasedTool::shared(EditTool::new()));
+    registry.register(ErasedTool::shared(GrepTool::new(config.grep.clone())));
+    registry.register(ErasedTool::shared(FindTool::new(config.find.clone())));
     registry.register(ErasedTool::shared(LsTool::new(config.ls.clone())));
 }
 

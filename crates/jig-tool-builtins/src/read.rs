@@ -103,6 +103,11 @@ impl Tool for ReadTool {
             .await?
             .map_err(|error| env_failure(&path, &error))?;
         let sniff_complete = (start.len() as u64) >= info.size;
+        if self.config.image.enabled
+            && let Some(kind) = crate::image::sniff_image(&start)
+        {
+            return crate::image::read_image(ctx, &path, info.size, kind, &self.config.image).await;
+        }
         match sniff::classify(&start, sniff_complete) {
             Content::Utf8 { bom } => self.read_utf8(ctx, &path, &input, bom).await,
             Content::Utf16(order) => self.read_utf16(ctx, &path, &input, order).await,

@@ -1,0 +1,632 @@
+//! Images in `read`: detected by content, checked and, when needed, resized or converted before
+//! they reach a model, so an image a provider would refuse never enters a conversation.
+//!
+//! The pipeline: [`sniff_image`] the magic bytes (the extension is ignored); read the dimensions and
+//! the EXIF orientation from the header; an image in a format the provider takes that is within
+//! the limits passes through byte for byte; anything else (too large, too many bytes, BMP, a
+//! format the provider does not take) is decoded, oriented, scaled to fit (aspect kept) and
+//! re-encoded as the smaller of PNG and JPEG that fits. An image that cannot be decoded or
+//! brought under the limits becomes a text explanation, never an image block.
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::{CompressionType, FilterType as PngFilter, PngEncoder};
+use image::imageops::FilterType;
+use image::{
+    AnimationDecoder, DynamicImage, ImageDecoder, ImageEncoder, ImageFormat, ImageReader, Limits,
+};
+use jig_env::ErrorKind;
+use jig_protocol::{ContentBlock, ToolResult};
+use jig_tool::paths::ResolvedPath;
+use jig_tool::{ToolContext, ToolError};
+use serde_json::json;
+
+/// 4.5 MiB: the default cap on an image's base64 payload.
+pub const DEFAULT_IMAGE_MAX_BASE64_BYTES: usize = 4_718_592;
+/// The default cap on each image dimension, in pixels.
+pub const DEFAULT_IMAGE_MAX_DIMENSION: u32 = 2000;
+
+/// An image format `read` recognises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageKind {
+    /// JPEG (not JPEG-LS).
+    Jpeg,
+    /// PNG, including animated PNG.
+    Png,
+    /// GIF.
+    Gif,
+    /// WebP.
+    Webp,
+    /// Windows bitmap.
+    Bmp,
+}
+
+impl ImageKind {
+    /// The MIME type (`image/png`).
+    pub fn mime(self) -> &'static str {
+        match self {
+            Self::Jpeg => "image/jpeg",
+            Self::Png => "image/png",
+            Self::Gif => "image/gif",
+            Self::Webp => "image/webp",
+            Self::Bmp => "image/bmp",
+        }
+    }
+
+    fn format(self) -> ImageFormat {
+        match self {
+            Self::Jpeg => ImageFormat::Jpeg,
+            Self::Png => ImageFormat::Png,
+            Self::Gif => ImageFormat::Gif,
+            Self::Webp => ImageFormat::WebP,
+            Self::Bmp => ImageFormat::Bmp,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Jpeg => "JPEG",
+            Self::Png => "PNG",
+            Self::Gif => "GIF",
+            Self::Webp => "WebP",
+            Self::Bmp => "BMP",
+        }
+    }
+}
+
+/// What images a provider takes, and how large. Hosts set it per provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImageConfig {
+    /// Whether images are returned at all; when false, `read` describes them as binary files.
+    pub enabled: bool,
+    /// The widest image sent, in pixels.
+    pub max_width: u32,
+    /// The tallest image sent, in pixels.
+    pub max_height: u32,
+    /// The largest base64 payload sent, in bytes.
+    pub max_base64_bytes: usize,
+    /// Formats sent as they are; anything else is converted (BMP always is).
+    pub accepted: Vec<ImageKind>,
+    /// JPEG qualities tried, in order, when re-encoding.
+    pub jpeg_qualities: Vec<u8>,
+}
+
+impl Default for ImageConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_width: DEFAULT_IMAGE_MAX_DIMENSION,
+            max_height: DEFAULT_IMAGE_MAX_DIMENSION,
+            max_base64_bytes: DEFAULT_IMAGE_MAX_BASE64_BYTES,
+            accepted: vec![
+                ImageKind::Jpeg,
+                ImageKind::Png,
+                ImageKind::Gif,
+                ImageKind::Webp,
+            ],
+            jpeg_qualities: vec![80, 70, 55, 40],
+        }
+    }
+}
+
+impl ImageConfig {
+    /// The same options with other limits (each at least 1).
+    #[must_use]
+    pub fn with_limits(mut self, max_width: u32, max_height: u32, max_base64_bytes: usize) -> Self {
+        self.max_width = max_width.max(1);
+        self.max_height = max_height.max(1);
+        self.max_base64_bytes = max_base64_bytes.max(1);
+        self
+    }
+}
+
+/// The image format of `bytes`, by magic bytes only.
+pub fn sniff_image(bytes: &[u8]) -> Option<ImageKind> {
+    if bytes.len() >= 4 && bytes[..3] == [0xFF, 0xD8, 0xFF] && bytes[3] != 0xF7 {
+        return Some(ImageKind::Jpeg);
+    }
+    if is_png(bytes) {
+        return Some(ImageKind::Png);
+    }
+    if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        return Some(ImageKind::Gif);
+    }
+    if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        return Some(ImageKind::Webp);
+    }
+    if is_bmp(bytes) {
+        return Some(ImageKind::Bmp);
+    }
+    None
+}
+
+fn is_png(bytes: &[u8]) -> bool {
+    const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+    bytes.len() >= 16
+        && bytes[..8] == SIGNATURE
+        && bytes[8..12] == [0, 0, 0, 13]
+        && &bytes[12..16] == b"IHDR"
+}
+
+/// Whether a PNG has an `acTL` chunk before its first `IDAT` (an animated PNG).
+fn is_apng(bytes: &[u8]) -> bool {
+    let mut offset = 8;
+    while offset + 8 <= bytes.len() {
+        let length = u32::from_be_bytes([
+            bytes[offset],
+            bytes[offset + 1],
+            bytes[offset + 2],
+            bytes[offset + 3],
+        ]) as usize;
+        let kind = &bytes[offset + 4..offset + 8];
+        if kind == b"acTL" {
+            return true;
+        }
+        if kind == b"IDAT" {
+            return false;
+        }
+        offset = match offset
+            .checked_add(12)
+            .and_then(|next| next.checked_add(length))
+        {
+            Some(next) => next,
+            None => return false,
+        };
+    }
+    false
+}
+
+fn is_bmp(bytes: &[u8]) -> bool {
+    if bytes.len() < 26 || &bytes[..2] != b"BM" {
+        return false;
+    }
+    let u32_at =
+        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    let declared = u32_at(2);
+    let pixel_offset = u32_at(10);
+    let dib = u32_at(14);
+    if declared != 0 && declared < 26 {
+        return false;
+    }
+    if pixel_offset < 14 + dib || (declared != 0 && pixel_offset >= declared) {
+        return false;
+    }
+    let (planes, bits) = match dib {
+        12 => (u16_at(22), u16_at(24)),
+        40..=124 if bytes.len() >= 30 => (u16_at(26), u16_at(28)),
+        _ => return false,
+    };
+    planes == 1 && matches!(bits, 1 | 4 | 8 | 16 | 24 | 32)
+}
+
+/// What [`process_image`] made of an image file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageOutcome {
+    /// An image block to send, with the text line that goes before it.
+    Image {
+        /// `Read image file [image/png]` plus hints, one per line.
+        text: String,
+        /// The base64 payload.
+        data: String,
+        /// Its MIME type.
+        mime: &'static str,
+        /// Original width and height (oriented).
+        original: (u32, u32),
+        /// Width and height sent.
+        displayed: (u32, u32),
+        /// True when the bytes sent are not the file's own bytes.
+        converted: bool,
+    },
+    /// No image block: the text says why.
+    Omitted {
+        /// `Read image file [<mime>]` and the reason.
+        text: String,
+    },
+}
+
+impl ImageOutcome {
+    /// The tool result for this outcome.
+    pub fn into_result(self, size: u64) -> ToolResult {
+        match self {
+            Self::Image {
+                text,
+                data,
+                mime,
+                original,
+                displayed,
+                converted,
+            } => ToolResult {
+                content: vec![
+                    ContentBlock::text(text),
+                    ContentBlock::Image {
+                        data,
+                        mime_type: mime.to_owned(),
+                    },
+                ],
+                details: json!({
+                    "image": {
+                        "mimeType": mime,
+                        "originalWidth": original.0,
+                        "originalHeight": original.1,
+                        "width": displayed.0,
+                        "height": displayed.1,
+                        "converted": converted,
+                        "fileBytes": size,
+                    }
+                }),
+                is_error: false,
+            },
+            Self::Omitted { text } => ToolResult::text(text)
+                .with_details(json!({ "image": { "omitted": true, "fileBytes": size } })),
+        }
+    }
+}
+
+struct Header {
+    width: u32,
+    height: u32,
+    orientation: image::metadata::Orientation,
+    animated: bool,
+}
+
+fn reader(bytes: &[u8], kind: ImageKind) -> ImageReader<Cursor<&[u8]>> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.format());
+    let mut limits = Limits::default();
+    // A decompression bomb (a tiny file declaring a gigantic canvas) is refused, not decoded.
+    limits.max_image_width = Some(50_000);
+    limits.max_image_height = Some(50_000);
+    limits.max_alloc = Some(1024 * 1024 * 1024);
+    reader.limits(limits);
+    reader
+}
+
+fn read_header(bytes: &[u8], kind: ImageKind) -> Result<Header, image::ImageError> {
+    let mut decoder = reader(bytes, kind).into_decoder()?;
+    let (width, height) = decoder.dimensions();
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let animated = match kind {
+        ImageKind::Png => is_apng(bytes),
+        ImageKind::Gif => image::codecs::gif::GifDecoder::new(Cursor::new(bytes))
+            .map(|decoder| decoder.into_frames().take(2).count() > 1)
+            .unwrap_or(false),
+        ImageKind::Webp => image::codecs::webp::WebPDecoder::new(Cursor::new(bytes))
+            .map(|decoder| decoder.has_animation())
+            .unwrap_or(false),
+        ImageKind::Jpeg | ImageKind::Bmp => false,
+    };
+    let (width, height) = if swaps_axes(orientation) {
+        (height, width)
+    } else {
+        (width, height)
+    };
+    Ok(Header {
+        width,
+        height,
+        orientation,
+        animated,
+    })
+}
+
+fn swaps_axes(orientation: image::metadata::Orientation) -> bool {
+    use image::metadata::Orientation::{Rotate90, Rotate90FlipH, Rotate270, Rotate270FlipH};
+    matches!(
+        orientation,
+        Rotate90 | Rotate270 | Rotate90FlipH | Rotate270FlipH
+    )
+}
+
+fn base64_len(bytes: usize) -> usize {
+    bytes.div_ceil(3) * 4
+}
+
+/// Checks the image in `bytes` (of format `kind`) against `config` and returns what to send.
+pub fn process_image(bytes: &[u8], kind: ImageKind, config: &ImageConfig) -> ImageOutcome {
+    let first_line = |mime: &str| format!("Read image file [{mime}]");
+    let header = match read_header(bytes, kind) {
+        Ok(header) => header,
+        Err(error) => {
+            return ImageOutcome::Omitted {
+                text: format!(
+                    "{}\n[Image omitted: the file could not be decoded as {} ({}).]",
+                    first_line(kind.mime()),
+                    kind.name(),
+                    one_line(&error.to_string())
+                ),
+            };
+        }
+    };
+    let fits = header.width <= config.max_width
+        && header.height <= config.max_height
+        && base64_len(bytes.len()) <= config.max_base64_bytes;
+    if fits && config.accepted.contains(&kind) {
+        return ImageOutcome::Image {
+            text: first_line(kind.mime()),
+            data: BASE64.encode(bytes),
+            mime: kind.mime(),
+            original: (header.width, header.height),
+            displayed: (header.width, header.height),
+            converted: false,
+        };
+    }
+
+    let mut image = match reader(bytes, kind).decode() {
+        Ok(image) => image,
+        Err(error) => {
+            return ImageOutcome::Omitted {
+                text: format!(
+                    "{}\n[Image omitted: the file could not be decoded as {} ({}).]",
+                    first_line(kind.mime()),
+                    kind.name(),
+                    one_line(&error.to_string())
+                ),
+            };
+        }
+    };
+    image.apply_orientation(header.orientation);
+    let original = (image.width(), image.height());
+    let Some(encoded) = fit_and_encode(&image, config) else {
+        return ImageOutcome::Omitted {
+            text: format!(
+                "{}\n[Image omitted: could not be resized below the inline image size limit ({}x{} \
+                 px, {} of base64).]",
+                first_line(kind.mime()),
+                config.max_width,
+                config.max_height,
+                jig_truncate::format_size(config.max_base64_bytes)
+            ),
+        };
+    };
+    let mut text = first_line(encoded.mime);
+    if encoded.mime != kind.mime() {
+        text.push_str(&format!(
+            "\n[Image converted from {} to {}.]",
+            kind.mime(),
+            encoded.mime
+        ));
+    }
+    if header.animated {
+        text.push_str("\n[Animated image: only the first frame is shown.]");
+    }
+    if encoded.size != original {
+        let scale = f64::from(original.0) / f64::from(encoded.size.0);
+        text.push_str(&format!(
+            "\n[Image: original {}x{}, displayed at {}x{}. Multiply coordinates by {scale:.2} to map \
+             to original image.]",
+            original.0, original.1, encoded.size.0, encoded.size.1
+        ));
+    }
+    ImageOutcome::Image {
+        text,
+        data: BASE64.encode(&encoded.bytes),
+        mime: encoded.mime,
+        original,
+        displayed: encoded.size,
+        converted: true,
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches('.')
+        .to_owned()
+}
+
+struct Encoded {
+    bytes: Vec<u8>,
+    mime: &'static str,
+    size: (u32, u32),
+}
+
+/// Scales `image` into the configured box and encodes it as the smallest acceptable candidate;
+/// when none fits the byte budget, scales down by 3/4 and tries again.
+fn fit_and_encode(image: &DynamicImage, config: &ImageConfig) -> Option<Encoded> {
+    let (mut width, mut height) = fit_within(image.width(), image.height(), config);
+    loop {
+        let scaled = if (width, height) == (image.width(), image.height()) {
+            image.clone()
+        } else {
+            image.resize_exact(width, height, FilterType::Lanczos3)
+        };
+        if let Some(encoded) = smallest_encoding(&scaled, config) {
+            return Some(encoded);
+        }
+        if width == 1 && height == 1 {
+            return None;
+        }
+        let next = (
+            ((f64::from(width) * 0.75).floor() as u32).max(1),
+            ((f64::from(height) * 0.75).floor() as u32).max(1),
+        );
+        if next == (width, height) {
+            return None;
+        }
+        (width, height) = next;
+    }
+}
+
+/// The largest size with the image's aspect ratio inside the configured box.
+fn fit_within(width: u32, height: u32, config: &ImageConfig) -> (u32, u32) {
+    let (width_f, height_f) = (f64::from(width), f64::from(height));
+    let scale = (f64::from(config.max_width) / width_f)
+        .min(f64::from(config.max_height) / height_f)
+        .min(1.0);
+    if scale >= 1.0 {
+        return (width, height);
+    }
+    (
+        ((width_f * scale).round() as u32).clamp(1, config.max_width),
+        ((height_f * scale).round() as u32).clamp(1, config.max_height),
+    )
+}
+
+/// PNG, and JPEG at each configured quality (only for opaque images: JPEG has no alpha); the
+/// smallest whose base64 fits wins.
+fn smallest_encoding(image: &DynamicImage, config: &ImageConfig) -> Option<Encoded> {
+    let size = (image.width(), image.height());
+    let mut best: Option<Encoded> = None;
+    let mut consider = |bytes: Vec<u8>, mime: &'static str| {
+        if base64_len(bytes.len()) <= config.max_base64_bytes
+            && best
+                .as_ref()
+                .is_none_or(|best| bytes.len() < best.bytes.len())
+        {
+            best = Some(Encoded { bytes, mime, size });
+        }
+    };
+    if let Some(png) = encode_png(image) {
+        consider(png, "image/png");
+    }
+    if is_opaque(image) {
+        let rgb = DynamicImage::ImageRgb8(image.to_rgb8());
+        for &quality in &config.jpeg_qualities {
+            if let Some(jpeg) = encode_jpeg(&rgb, quality) {
+                let fits = base64_len(jpeg.len()) <= config.max_base64_bytes;
+                consider(jpeg, "image/jpeg");
+                // Lower qualities only help when this one did not fit.
+                if fits {
+                    break;
+                }
+            }
+        }
+    }
+    best
+}
+
+fn is_opaque(image: &DynamicImage) -> bool {
+    if !image.color().has_alpha() {
+        return true;
+    }
+    image.to_rgba8().pixels().all(|pixel| pixel.0[3] == u8::MAX)
+}
+
+fn encode_png(image: &DynamicImage) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let encoder =
+        PngEncoder::new_with_quality(&mut out, CompressionType::Default, PngFilter::Adaptive);
+    let image = match image {
+        DynamicImage::ImageLuma8(_)
+        | DynamicImage::ImageLumaA8(_)
+        | DynamicImage::ImageRgb8(_)
+        | DynamicImage::ImageRgba8(_) => image.clone(),
+        other if other.color().has_alpha() => DynamicImage::ImageRgba8(other.to_rgba8()),
+        other => DynamicImage::ImageRgb8(other.to_rgb8()),
+    };
+    encoder
+        .write_image(
+            image.as_bytes(),
+            image.width(),
+            image.height(),
+            image.color().into(),
+        )
+        .ok()?;
+    Some(out)
+}
+
+fn encode_jpeg(image: &DynamicImage, quality: u8) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let encoder = JpegEncoder::new_with_quality(&mut out, quality);
+    encoder
+        .write_image(
+            image.as_bytes(),
+            image.width(),
+            image.height(),
+            image.color().into(),
+        )
+        .ok()?;
+    Some(out)
+}
+
+/// Files larger than this are not decoded (the text says so).
+const MAX_IMAGE_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// `read`'s answer for a file whose first bytes are an image of format `kind`: the whole file is
+/// read through the env and processed on a blocking thread.
+pub(crate) async fn read_image(
+    ctx: &ToolContext,
+    path: &ResolvedPath,
+    size: u64,
+    kind: ImageKind,
+    config: &ImageConfig,
+) -> Result<ToolResult, ToolError> {
+    if size > MAX_IMAGE_FILE_BYTES {
+        let text = format!(
+            "Read image file [{}]\n[Image omitted: the file is {}, too large to process.]",
+            kind.mime(),
+            jig_truncate::format_size(usize::try_from(size).unwrap_or(usize::MAX))
+        );
+        return Ok(ImageOutcome::Omitted { text }.into_result(size));
+    }
+    let bytes = tokio::select! {
+        bytes = ctx.env.read(&path.absolute) => bytes,
+        () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+    };
+    let bytes = bytes.map_err(|error| {
+        if error.kind() == ErrorKind::Aborted {
+            ToolError::Cancelled
+        } else {
+            ToolError::failed(format!("Cannot read {}: {}", path.display, error.message()))
+        }
+    })?;
+    let config = config.clone();
+    let work = tokio::task::spawn_blocking(move || process_image(&bytes, kind, &config));
+    let outcome = tokio::select! {
+        outcome = work => outcome,
+        () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+    };
+    let outcome = outcome.unwrap_or_else(|_| ImageOutcome::Omitted {
+        text: format!(
+            "Read image file [{}]\n[Image omitted: processing the image failed.]",
+            kind.mime()
+        ),
+    });
+    Ok(outcome.into_result(size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniff_uses_magic_bytes() {
+        assert_eq!(
+            sniff_image(&[0xFF, 0xD8, 0xFF, 0xE0, 0, 0]),
+            Some(ImageKind::Jpeg)
+        );
+        assert_eq!(sniff_image(&[0xFF, 0xD8, 0xFF, 0xF7, 0, 0]), None);
+        assert_eq!(sniff_image(b"GIF89a...."), Some(ImageKind::Gif));
+        assert_eq!(sniff_image(b"RIFF\0\0\0\0WEBPVP8 "), Some(ImageKind::Webp));
+        assert_eq!(sniff_image(b"hello world, not an image"), None);
+        assert_eq!(sniff_image(b"BM not really a bitmap header"), None);
+    }
+
+    #[test]
+    fn fit_within_keeps_the_aspect_ratio() {
+        let config = ImageConfig::default();
+        assert_eq!(fit_within(4000, 1000, &config), (2000, 500));
+        assert_eq!(fit_within(1000, 3000, &config), (667, 2000));
+        assert_eq!(fit_within(10, 10, &config), (10, 10));
+        assert_eq!(fit_within(100_000, 1, &config), (2000, 1));
+    }
+
+    #[test]
+    fn apng_is_detected_before_idat() {
+        let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+        png.extend([0, 0, 0, 13]);
+        png.extend(b"IHDR");
+        png.extend([0; 13 + 4]);
+        png.extend([0, 0, 0, 8]);
+        png.extend(b"acTL");
+        png.extend([0; 8 + 4]);
+        assert!(is_apng(&png));
+        assert_eq!(sniff_image(&png), Some(ImageKind::Png));
+    }
+}
