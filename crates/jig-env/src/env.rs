@@ -32,16 +32,22 @@ impl ExecSink for DiscardSink {
 ///
 /// Tools never touch the host directly; they hold an `Arc<dyn ExecutionEnv>` and everything they
 /// read, write or run goes through it. That is what lets the same tool run against the local
-/// machine ([`LocalEnv`] in `jig-env-local`), an in-memory tree ([`MemoryEnv`](crate::MemoryEnv)),
+/// machine (`LocalEnv` in `jig-env-local`), an in-memory tree ([`MemoryEnv`](crate::MemoryEnv)),
 /// and later a sandbox or a remote host.
 ///
 /// # Contract shared by every method
-/// - **Paths** given to the env are absolute. Implementations normalise them lexically (`.` and
-///   `..` removed, as [`normalize_path`]) and never resolve symlinks unless a method says so.
-///   A path containing a NUL byte is an [`ErrorKind::Invalid`] error and touches nothing.
-/// - **Symlinks**: `file_info` and `read_dir` do not follow a final symlink; `read`, `read_lines`,
-///   `write` and `append` follow it (a write through a symlink writes its target and the link
-///   survives); `remove` removes the link, never its target.
+/// - **Paths** given to the env are absolute; a relative path is [`ErrorKind::Invalid`] (the env
+///   never guesses a working directory). Implementations normalise them lexically (`.` and `..`
+///   removed, as [`normalize_path`], so `/link/..` is `/`) and never resolve symlinks unless a
+///   method says so. A path containing a NUL byte is an [`ErrorKind::Invalid`] error and
+///   touches nothing.
+/// - **Symlinks**: a symlink in the middle of a path is always followed. A final symlink:
+///   `file_info`, `read_link`, `rename` and `remove` act on the link itself (`remove` never
+///   touches its target); `stat`, `canonical_path`, `read`, `read_start`, `read_lines`,
+///   `write`, `append` and `read_dir` follow it (a write through a symlink writes its target
+///   and the link survives; through a dangling one it creates the target when the target's
+///   directory exists). `read_dir` reports entries without following them. A symlink loop
+///   (more than 40 hops) is [`ErrorKind::Invalid`].
 /// - **Errors** carry an [`ErrorKind`], the operation and the path.
 /// - **Cancellation**: every method is cancelled by dropping its future; `exec` is also
 ///   cancelled through [`ExecRequest::cancel`]. What a dropped operation leaves behind: reads
@@ -152,8 +158,11 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>>;
 
     /// A window of lines, streaming: memory is bounded by the window, not the file, so a page
-    /// of a multi-GB file is cheap. Lines are split on `\n`. The whole file is scanned once to
-    /// count `total_lines`. A `start_line` past the end returns no lines (not an error).
+    /// of a multi-GB file is cheap. Lines are split on `\n` only (a `\r` before it stays on the
+    /// line). The whole file is scanned once to count `total_lines` (a final line without `\n`
+    /// counts, a trailing `\n` adds none). A `start_line` past the end returns no lines (not
+    /// an error); `start_line` 0 is [`ErrorKind::Invalid`]. See [`LineWindow`] for how
+    /// `max_lines` and `max_bytes` end the window.
     async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead>;
 
     /// Replaces the file's content atomically: a temp file in the same directory is written,
@@ -174,10 +183,14 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()>;
 
     /// Creates a directory (and its parents with [`Recursive::Yes`]; then an existing
-    /// directory is fine).
+    /// directory is fine). Without `Recursive::Yes` a missing parent is
+    /// [`ErrorKind::NotFound`] and an existing path is an error ([`ErrorKind::Other`],
+    /// "file exists").
     async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()>;
 
-    /// The entries of a directory, excluding `.` and `..`, in no particular order.
+    /// The entries of a directory (the path itself is followed when it is a symlink),
+    /// excluding `.` and `..`, in no particular order; each entry's kind is lstat's (a symlink
+    /// is reported as a symlink, dangling or not). A file is [`ErrorKind::NotADirectory`].
     async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>>;
 
     /// A new empty file inside the env's private temp directory (one `0700` directory per env,

@@ -66,8 +66,11 @@ pub struct LineWindow {
     pub start_line: u64,
     /// At most this many lines are returned.
     pub max_lines: usize,
-    /// Stop collecting once the collected line bytes reach this; the line that reaches it is
-    /// still returned, cut to at most `max_bytes` bytes (see [`Line::full_len`]).
+    /// Byte budget: every returned line is cut to at most `max_bytes` bytes (see
+    /// [`Line::full_len`]), and collecting stops once the returned bytes (without the `\n`s)
+    /// reach `max_bytes` — the line that reaches it is still returned. So a first line longer
+    /// than the budget comes back alone and cut, and the lines returned hold at most
+    /// `2 * max_bytes` bytes in total.
     pub max_bytes: usize,
 }
 

@@ -1,0 +1,5 @@
+//! Integration tests of jig-env: the conformance suite on `MemoryEnv`, and the object-safety
+//! and `Send` guarantees of the trait.
+
+mod memory_conformance;
+mod send_and_object_safety;
