@@ -22,6 +22,8 @@ pub struct BuiltinsConfig {
     pub find: crate::find::FindConfig,
     /// Options of `ls`.
     pub ls: LsConfig,
+    /// Options of `bash`.
+    pub bash: crate::bash::BashConfig,
 }
 
 /// Options of `read`.

@@ -16,6 +16,7 @@
 //! with [`jig_tool::paths`] (workspace containment included) and serialise file mutations through
 //! the context's mutation queue.
 
+mod bash;
 mod cancel;
 mod config;
 mod edit;
@@ -29,6 +30,10 @@ mod write;
 
 use jig_tool::{ErasedTool, ToolRegistry};
 
+pub use bash::{
+    BashConfig, BashInput, BashTool, CommandGuard, DEFAULT_BASH_MAX_TIMEOUT, DEFAULT_BASH_TIMEOUT,
+    SESSION_VARIABLES, SpawnHook, SpawnRequest,
+};
 pub use config::{
     BuiltinsConfig, DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, LsConfig, ReadConfig,
     WriteConfig,
@@ -53,6 +58,7 @@ pub fn register_builtins(registry: &mut ToolRegistry, config: &BuiltinsConfig) {
     registry.register(ErasedTool::shared(GrepTool::new(config.grep.clone())));
     registry.register(ErasedTool::shared(FindTool::new(config.find.clone())));
     registry.register(ErasedTool::shared(LsTool::new(config.ls.clone())));
+    registry.register(ErasedTool::shared(BashTool::new(config.bash.clone())));
 }
 
 /// A registry holding every built-in tool.
