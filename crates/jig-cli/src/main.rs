@@ -16,6 +16,7 @@
 )]
 
 mod exit;
+mod mcp_cmd;
 mod render;
 mod tool_cmd;
 mod workspace;
@@ -46,6 +47,8 @@ enum Command {
     Tool(tool_cmd::ToolArgs),
     /// List the registered tools with their descriptions and JSON Schemas.
     Tools(tool_cmd::ToolsArgs),
+    /// Serve the tools to an MCP client over stdio (Claude Code, Codex, Cursor, Zed, …).
+    Mcp(mcp_cmd::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +63,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Tool(args) => tool_cmd::run_tool(args),
         Command::Tools(args) => tool_cmd::run_tools(&args),
+        Command::Mcp(args) => mcp_cmd::run_mcp(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -1,0 +1,176 @@
+//! `jig mcp`: serve the tools to an MCP client over stdio.
+//!
+//! stdout carries the protocol only; logs go to stderr (`JIG_LOG` sets the filter, default
+//! `warn`). End of input, SIGINT or SIGTERM abort running calls, kill their processes, remove
+//! temp files and exit 0.
+
+use std::io::{self, IsTerminal as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use jig_mcp_server::{JigMcpServer, RootsSource, ServerOptions, serve_stdio};
+use jig_tool::{Containment, ContainmentMode, ToolRegistry};
+use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+
+use crate::CliResult;
+use crate::exit::{self, CliError};
+use crate::workspace::{self, ContainmentArg};
+
+/// Arguments of `jig mcp`.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// A workspace root; repeat for several. The first is the working directory. File tools are
+    /// confined to the roots [default: the current directory, replaced by the client's roots when
+    /// the client offers them].
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
+    /// Whether file tools are confined to the roots.
+    #[arg(long, value_enum, default_value_t = ContainmentArg::Workspace)]
+    containment: ContainmentArg,
+    /// Serve only these tools (comma-separated names, e.g. `read,grep,find`).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    tools: Option<Vec<String>>,
+    /// Serve only the tools that change nothing (read, grep, find, ls).
+    #[arg(long)]
+    read_only: bool,
+}
+
+/// Runs `jig mcp`.
+pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
+    init_logging();
+    let registry = select_tools(
+        builtin_registry(&BuiltinsConfig::default()),
+        args.tools.as_deref(),
+        args.read_only,
+    )?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::Failure)?;
+    let env = workspace::open_env()?;
+    let outcome = runtime.block_on(async {
+        let base = match base_context(env.clone(), args).await {
+            Ok(base) => base,
+            Err(error) => {
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
+        let options = ServerOptions {
+            roots_source: if args.roots.is_empty() {
+                RootsSource::ClientOrDefault
+            } else {
+                RootsSource::Fixed
+            },
+            ..ServerOptions::default()
+        };
+        tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
+        let server = JigMcpServer::new(registry, base, options);
+        serve_stdio(server, shutdown_signal())
+            .await
+            .map_err(|error| CliError::Failure(error.into()))
+    });
+    // A blocking stdin read (stdin not a pipe) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    let reason = outcome?;
+    tracing::info!(?reason, "stopped");
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// The registry narrowed by `--tools` and `--read-only`.
+fn select_tools(
+    mut registry: ToolRegistry,
+    names: Option<&[String]>,
+    read_only: bool,
+) -> Result<ToolRegistry, CliError> {
+    if let Some(names) = names {
+        let unknown: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|name| registry.get(name).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            return Err(CliError::usage(format!(
+                "--tools: unknown tool{} {}; available tools: {}",
+                if unknown.len() == 1 { "" } else { "s" },
+                unknown.join(", "),
+                registry.names().join(", ")
+            )));
+        }
+        registry.retain(|tool| names.iter().any(|name| name == tool.name()));
+    }
+    if read_only {
+        registry.retain(|tool| tool.effects().is_read_only());
+    }
+    if registry.is_empty() {
+        return Err(CliError::usage(
+            "no tools left to serve: --tools and --read-only together select none",
+        ));
+    }
+    Ok(registry)
+}
+
+/// The context every call starts from: the first root as cwd, all roots canonical.
+async fn base_context(
+    env: std::sync::Arc<dyn jig_env::ExecutionEnv>,
+    args: &McpArgs,
+) -> Result<jig_tool::ToolContext, CliError> {
+    let mode: ContainmentMode = args.containment.into();
+    let first = args.roots.first().map(PathBuf::as_path);
+    let mut base = workspace::tool_context(env.clone(), first, mode).await?;
+    let mut roots = vec![base.cwd.clone()];
+    for root in args.roots.iter().skip(1) {
+        let ctx = workspace::tool_context(env.clone(), Some(root), mode)
+            .await
+            .map_err(|error| match error {
+                CliError::Usage(error) => {
+                    CliError::usage(format!("{error:#}").replacen("--cwd", "--root", 1))
+                }
+                other @ CliError::Failure(_) => other,
+            })?;
+        if !roots.contains(&ctx.cwd) {
+            roots.push(ctx.cwd);
+        }
+    }
+    base.containment = Containment { mode, roots };
+    Ok(base)
+}
+
+/// Logs to stderr only: stdout belongs to the protocol.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("JIG_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(io::stderr().is_terminal())
+        .try_init();
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; only SIGINT stops the server");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

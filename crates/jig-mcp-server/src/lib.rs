@@ -1,0 +1,138 @@
+//! Serves a jig [`ToolRegistry`](jig_tool::ToolRegistry) over the Model Context Protocol, with
+//! the official Rust SDK (`rmcp`). This is what `jig mcp` runs.
+//!
+//! - `tools/list`: every tool with its JSON Schema, a `title`, and annotations derived from
+//!   [`Effects`](jig_tool::Effects): `readOnlyHint` for read-only tools, `destructiveHint` for tools
+//!   that change files or run processes, `openWorldHint` for process tools.
+//! - `tools/call`: text and image blocks, `isError` for tool errors (invalid arguments and
+//!   refused paths included), the tool's `details` as `structuredContent`. An unknown tool is a
+//!   JSON-RPC error (`-32602`).
+//! - Cancellation (`notifications/cancelled`) cancels the call's
+//!   [`ToolContext`](jig_tool::ToolContext) token; progress notifications carry the tail of a
+//!   tool's streamed output when the client sent a progress token; calls run concurrently.
+//! - Roots: fixed by the host, or the client's (`roots/list`, followed on
+//!   `notifications/roots/list_changed`); they are the containment roots.
+//! - [`serve`] runs the server over a byte stream (stdio in `jig mcp`): malformed lines get a
+//!   JSON-RPC error and the server keeps serving; end of input or the host's shutdown signal
+//!   aborts running calls, waits for them, and cleans the env up (killing processes, removing
+//!   temp files).
+//!
+//! ```ignore
+//! let server = JigMcpServer::new(registry, base_context, ServerOptions::default());
+//! let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+//! serve(server, stdin, stdout, shutdown_signal()).await?;
+//! ```
+
+mod roots;
+mod server;
+mod transport;
+
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub use roots::file_uri_path;
+pub use server::{JigMcpServer, RootsSource, ServerOptions, mcp_result, mcp_tool};
+pub use transport::{JsonLinesTransport, MAX_LINE_LENGTH};
+
+/// How long running calls get to finish after they were aborted at shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Why serving stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The client closed the input.
+    InputClosed,
+    /// The host's shutdown signal fired.
+    Signal,
+}
+
+/// Serving failed in a way the host should report.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The session ended abnormally (the service task failed).
+    #[error("the MCP service failed: {0}")]
+    Service(String),
+}
+
+/// Serves `server` over `reader`/`writer` (newline-delimited JSON-RPC) until the input ends or
+/// `shutdown` completes. Either way running calls are aborted and awaited, then the env is
+/// cleaned up. A client that disconnects before initializing is a normal stop.
+pub async fn serve<R, W>(
+    server: JigMcpServer,
+    reader: R,
+    writer: W,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<StopReason, ServeError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let stop = server.shutdown_token().clone();
+    let transport = JsonLinesTransport::new(reader, writer, stop.clone());
+    let service_ct = jig_env::CancellationToken::new();
+    let outcome = run(&server, transport, service_ct.clone(), shutdown).await;
+    // Abort whatever still runs, give it time to stop, then release the env.
+    stop.cancel();
+    service_ct.cancel();
+    if !server.wait_for_calls(SHUTDOWN_GRACE).await {
+        tracing::warn!("calls still running after the shutdown grace period");
+    }
+    server.env().cleanup().await;
+    outcome
+}
+
+async fn run<R, W>(
+    server: &JigMcpServer,
+    transport: JsonLinesTransport<R, W>,
+    service_ct: jig_env::CancellationToken,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<StopReason, ServeError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let stop = server.shutdown_token().clone();
+    tokio::pin!(shutdown);
+    let running = tokio::select! {
+        running = server.clone().serve_with_ct(transport, service_ct.clone()) => running,
+        () = &mut shutdown => return Ok(StopReason::Signal),
+    };
+    let running = match running {
+        Ok(running) => running,
+        Err(error) => {
+            if stop.is_cancelled() {
+                tracing::info!(%error, "input closed before initialization");
+                return Ok(StopReason::InputClosed);
+            }
+            return Err(ServeError::Service(error.to_string()));
+        }
+    };
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        quit = &mut waiting => {
+            quit.map_err(|error| ServeError::Service(error.to_string()))?;
+            Ok(StopReason::InputClosed)
+        }
+        () = &mut shutdown => {
+            tracing::info!("shutdown signal: aborting running calls");
+            stop.cancel();
+            let _ = server.wait_for_calls(SHUTDOWN_GRACE).await;
+            service_ct.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(3), waiting).await;
+            Ok(StopReason::Signal)
+        }
+    }
+}
+
+/// [`serve`] over the process's stdin and stdout (non-blocking when they are pipes, as MCP
+/// clients launch servers). Nothing else may write to stdout while this runs.
+pub async fn serve_stdio(
+    server: JigMcpServer,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<StopReason, ServeError> {
+    let (reader, writer) = rmcp::transport::io::stdio_pipes();
+    serve(server, reader, writer, shutdown).await
+}
