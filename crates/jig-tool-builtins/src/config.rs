@@ -9,8 +9,10 @@ pub const DEFAULT_LS_LIMIT: usize = 500;
 
 /// Options of every built-in tool. Hosts build one (usually `BuiltinsConfig::default()`) and
 /// hand it to [`register_builtins`](crate::register_builtins).
+///
+/// Build one with struct-update syntax:
+/// `BuiltinsConfig { read: ReadConfig::default().with_limits(100, 8192), ..Default::default() }`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct BuiltinsConfig {
     /// Options of `read`.
     pub read: ReadConfig,

@@ -103,7 +103,7 @@ pub enum PathError {
     #[error("{0}")]
     Outside(Box<OutsideRoots>),
     /// The env failed while resolving the path.
-    #[error("Cannot resolve path {path}: {source}")]
+    #[error("{}", env_message(path, source))]
     Env {
         /// The path being resolved.
         path: String,
@@ -111,6 +111,21 @@ pub enum PathError {
         #[source]
         source: EnvError,
     },
+}
+
+fn env_message(path: &str, source: &EnvError) -> String {
+    match source.kind() {
+        ErrorKind::NotADirectory => {
+            format!("Invalid path {path}: a parent of it is a file, not a directory.")
+        }
+        ErrorKind::PermissionDenied => {
+            format!(
+                "Permission denied while resolving {path}: {}",
+                source.message()
+            )
+        }
+        _ => format!("Cannot resolve path {path}: {source}"),
+    }
 }
 
 impl From<PathError> for ToolError {

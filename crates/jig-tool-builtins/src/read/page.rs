@@ -219,14 +219,10 @@ pub(crate) fn compose(request: &PageRequest) -> Page {
     }
 
     // A notice is needed: reserve room for the longest one this page could carry.
-    let reserve = 2 + [
-        showing_notice(start, total, total, Some(&limit_text)).len(),
-        more_notice(start.saturating_sub(1), total).len(),
-        cut_line_notice(total, u64::MAX / 2, total, &limit_text).len(),
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(0);
+    // (The notice for a first line that alone is too long is sized where it is built.)
+    let reserve = 2 + showing_notice(start, total, total, Some(&limit_text))
+        .len()
+        .max(more_notice(start.saturating_sub(1), total).len());
     let budget = max_bytes.saturating_sub(reserve);
     let mut used = 0_usize;
     let mut shown = 0_usize;
@@ -243,7 +239,7 @@ pub(crate) fn compose(request: &PageRequest) -> Page {
     }
 
     if shown == 0 {
-        return first_line_beginning(first, total, budget, &limit_text);
+        return first_line_beginning(first, total, max_bytes, &limit_text);
     }
 
     let page_lines = &lines[..shown];
@@ -282,16 +278,17 @@ pub(crate) fn compose(request: &PageRequest) -> Page {
 
 /// The page when the first line alone is too long: its beginning, cut on a character
 /// boundary, and a notice naming the next offset.
-fn first_line_beginning(first: &PageLine, total: u64, budget: usize, limit_text: &str) -> Page {
+fn first_line_beginning(first: &PageLine, total: u64, max_bytes: usize, limit_text: &str) -> Page {
     let start = first.number;
     let width = width_for(start);
+    let notice = cut_line_notice(start, first.full_len, total, limit_text);
+    let budget = max_bytes.saturating_sub(2 + notice.len());
     let room = budget.saturating_sub(prefix_len(width)).max(1);
     let cut = floor_boundary(&first.text, room);
     let partial = PageLine {
         text: first.text[..cut].to_owned(),
         ..first.clone()
     };
-    let notice = cut_line_notice(start, first.full_len, total, limit_text);
     let text = format!("{}\n\n{notice}", render(std::slice::from_ref(&partial)));
     Page {
         text,

@@ -1,0 +1,12 @@
+//! Integration tests of the built-in tools, one module per tool.
+
+mod containment;
+mod edit;
+mod edit_concurrency;
+mod edit_props;
+mod find;
+mod grep;
+mod ls;
+mod read;
+mod support;
+mod write;

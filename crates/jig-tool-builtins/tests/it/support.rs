@@ -1,0 +1,81 @@
+//! A workspace on `MemoryEnv` for the file-tool tests: `/ws` is the root (and the cwd),
+//! `/outside` holds what containment must keep out.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use jig_env::MemoryEnv;
+use jig_tool::{ToolContext, ToolRegistry, ToolResult};
+use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use serde_json::Value;
+
+pub(crate) const WS: &str = "/ws";
+
+pub(crate) struct Workspace {
+    pub(crate) env: Arc<MemoryEnv>,
+    pub(crate) ctx: ToolContext,
+    registry: ToolRegistry,
+}
+
+impl Workspace {
+    pub(crate) fn new() -> Self {
+        Self::with_config(&BuiltinsConfig::default())
+    }
+
+    pub(crate) fn with_config(config: &BuiltinsConfig) -> Self {
+        let env = Arc::new(MemoryEnv::with_home("/ws/home"));
+        env.add_dir(WS).unwrap();
+        let ctx = ToolContext::new(env.clone(), PathBuf::from(WS));
+        Self {
+            env,
+            ctx,
+            registry: builtin_registry(config),
+        }
+    }
+
+    /// Creates `path` (relative to `/ws`, or absolute) with `content`.
+    pub(crate) fn file(&self, path: &str, content: impl Into<Vec<u8>>) -> &Self {
+        self.env
+            .add_file(Path::new(WS).join(path), content)
+            .unwrap();
+        self
+    }
+
+    pub(crate) fn dir(&self, path: &str) -> &Self {
+        self.env.add_dir(Path::new(WS).join(path)).unwrap();
+        self
+    }
+
+    pub(crate) fn symlink(&self, target: &str, link: &str) -> &Self {
+        self.env.symlink(target, Path::new(WS).join(link)).unwrap();
+        self
+    }
+
+    pub(crate) fn content(&self, path: &str) -> Option<Vec<u8>> {
+        self.env.files().get(&Path::new(WS).join(path)).cloned()
+    }
+
+    pub(crate) async fn call(&self, tool: &str, args: Value) -> ToolResult {
+        let tool = self
+            .registry
+            .get(tool)
+            .unwrap_or_else(|| panic!("{tool} is registered"));
+        tool.run(&self.ctx, args).await
+    }
+
+    /// Runs a call that must succeed and returns its text.
+    pub(crate) async fn ok(&self, tool: &str, args: Value) -> String {
+        let result = self.call(tool, args).await;
+        assert!(!result.is_error, "expected success, got {result:#?}");
+        result.text_content()
+    }
+
+    /// Runs a call that must fail without changing any file, and returns its text.
+    pub(crate) async fn err(&self, tool: &str, args: Value) -> String {
+        let before = self.env.files();
+        let result = self.call(tool, args).await;
+        assert!(result.is_error, "expected an error, got {result:#?}");
+        assert_eq!(self.env.files(), before, "a failed call changed files");
+        result.text_content()
+    }
+}
