@@ -342,20 +342,8 @@ pub fn process_image(bytes: &[u8], kind: ImageKind, config: &ImageConfig) -> Ima
             };
         }
     };
-    let fits = header.width <= config.max_width
-        && header.height <= config.max_height
-        && base64_len(bytes.len()) <= config.max_base64_bytes;
-    if fits && config.accepted.contains(&kind) {
-        return ImageOutcome::Image {
-            text: first_line(kind.mime()),
-            data: BASE64.encode(bytes),
-            mime: kind.mime(),
-            original: (header.width, header.height),
-            displayed: (header.width, header.height),
-            converted: false,
-        };
-    }
-
+    // Decoded even when it will pass through: a file whose header is fine but whose data is
+    // broken must never reach a provider, which would refuse it on every later request.
     let mut image = match reader(bytes, kind).decode() {
         Ok(image) => image,
         Err(error) => {
@@ -369,6 +357,19 @@ pub fn process_image(bytes: &[u8], kind: ImageKind, config: &ImageConfig) -> Ima
             };
         }
     };
+    let fits = header.width <= config.max_width
+        && header.height <= config.max_height
+        && base64_len(bytes.len()) <= config.max_base64_bytes;
+    if fits && config.accepted.contains(&kind) {
+        return ImageOutcome::Image {
+            text: first_line(kind.mime()),
+            data: BASE64.encode(bytes),
+            mime: kind.mime(),
+            original: (header.width, header.height),
+            displayed: (header.width, header.height),
+            converted: false,
+        };
+    }
     image.apply_orientation(header.orientation);
     let original = (image.width(), image.height());
     let Some(encoded) = fit_and_encode(&image, config) else {
