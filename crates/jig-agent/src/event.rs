@@ -1,0 +1,111 @@
+use jig_llm::StreamEvent;
+use jig_protocol::{AssistantMessage, Message, ToolResult, ToolResultMessage};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::agent::RunEnd;
+
+/// What happens during a run, in order, for observers (the JSON output mode, extensions, the
+/// MCP layer). Serialised as one JSON object with a snake_case `type` and camelCase fields.
+///
+/// Order of one run: `agent_start`; `message_start`/`message_end` for the prompt; then per turn
+/// `turn_start`, the assistant `message_start`, `message_update`* (one per streamed delta),
+/// `message_end`, for each tool call `tool_execution_start`, `tool_execution_update`*,
+/// `tool_execution_end` (completion order when calls run concurrently), the tool results'
+/// `message_start`/`message_end` (call order), `turn_end`; finally `agent_end`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// The run begins.
+    AgentStart,
+    /// A model request is about to be made.
+    #[serde(rename_all = "camelCase")]
+    TurnStart {
+        /// 0-based turn number within the run.
+        turn_index: u32,
+    },
+    /// A message begins: the prompt, a reply about to stream (empty), or a tool result.
+    MessageStart {
+        /// The message (for a reply: what exists so far).
+        message: Message,
+    },
+    /// One streamed piece of the reply.
+    MessageUpdate {
+        /// The delta.
+        delta: StreamEvent,
+    },
+    /// A message is complete and part of the conversation.
+    MessageEnd {
+        /// The final message.
+        message: Message,
+    },
+    /// A tool call begins (also for calls that fail at once: unknown tool, blocked, …).
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionStart {
+        /// The call id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The arguments as the model sent them.
+        args: Value,
+    },
+    /// A partial result of a running call (bash's output so far).
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionUpdate {
+        /// The call id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The partial result.
+        partial_result: ToolResult,
+    },
+    /// A tool call finished.
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionEnd {
+        /// The call id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The final result (after the `after_tool_call` hook).
+        result: ToolResult,
+        /// Whether it failed.
+        is_error: bool,
+    },
+    /// A turn is over: the reply and the results of its calls.
+    #[serde(rename_all = "camelCase")]
+    TurnEnd {
+        /// The turn number.
+        turn_index: u32,
+        /// The reply.
+        message: AssistantMessage,
+        /// Its tool results, in call order.
+        tool_results: Vec<ToolResultMessage>,
+    },
+    /// The run is over.
+    AgentEnd {
+        /// How it ended.
+        end: RunEnd,
+    },
+}
+
+/// Receives a run's events. Called from the loop and from running tools (for updates), so it
+/// must be cheap and thread-safe; it must not block for long.
+pub trait AgentObserver: Send + Sync {
+    /// One event.
+    fn on_event(&self, event: &AgentEvent);
+}
+
+impl<F: Fn(&AgentEvent) + Send + Sync> AgentObserver for F {
+    fn on_event(&self, event: &AgentEvent) {
+        self(event);
+    }
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoObserver;
+
+impl AgentObserver for NoObserver {
+    fn on_event(&self, _event: &AgentEvent) {}
+}

@@ -1,0 +1,31 @@
+//! jig's agent loop: a conversation with a model that calls tools.
+//!
+//! - [`Agent`] holds the conversation; [`Agent::run`] sends a prompt and loops — stream the
+//!   reply through the [`Provider`](jig_llm::Provider), run its tool calls from the
+//!   [`ToolRegistry`](jig_tool::ToolRegistry), append the results in call order — until the model
+//!   stops calling tools, [`AgentConfig::max_turns`] is reached, a request fails, or the run is
+//!   cancelled. [`RunOutcome`] says how it ended.
+//! - Tool calls: an unknown tool answers `Tool <name> not found`; arguments are validated by the
+//!   tool contract; [`ToolHooks`] (`before_tool_call` may block or change arguments,
+//!   `after_tool_call` may replace the result) are how hosts and extensions plug in. Calls of one
+//!   reply run concurrently unless one of their tools is sequential. A reply cut by the
+//!   output-token limit runs none of its calls. Cancelling the run cancels running tools, and
+//!   every call still gets its result.
+//! - [`AgentEvent`]s go to an [`AgentObserver`] (the JSON output mode, sessions, extensions).
+//! - [`session`]: conversations as append-only JSONL files with id/parent links;
+//!   [`system_prompt`]: the default system prompt.
+//!
+//! This crate picks no provider, environment or tool set: the `jig` binary composes them.
+
+mod agent;
+mod event;
+mod execute;
+mod hooks;
+pub mod session;
+pub mod system_prompt;
+
+pub use agent::{ABORTED_TEXT, Agent, AgentConfig, RunEnd, RunOutcome};
+pub use event::{AgentEvent, AgentObserver, NoObserver};
+pub use execute::{truncated_call_text, unknown_tool_text};
+pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks};
+pub use session::{Session, SessionError, SessionStore};

@@ -1,0 +1,727 @@
+//! Sessions: a conversation kept as an append-only JSONL file.
+//!
+//! Line 1 is the header `{"type":"session","version":1,"id":…,"timestamp":…,"cwd":…}`; every
+//! other line is an entry with `type`, `id`, `parentId` and `timestamp`: `message` (a
+//! [`Message`]), `model_change` (`provider`, `modelId`) or `thinking_level_change`
+//! (`thinkingLevel`). Appending makes the new entry a child of the current leaf (the last entry),
+//! so a file can later hold branches; the conversation is the path from the leaf to the root.
+//!
+//! The file is created when the first assistant reply is appended (a run that never got a reply
+//! leaves no file); until then entries are kept in memory. Each entry is written with one
+//! `write` call. Reading skips blank and malformed lines, so a last line cut by a crash loses only
+//! that entry; the next append first ends the cut line.
+//!
+//! Sessions live in `$XDG_DATA_HOME/jig/sessions` (default `~/.local/share/jig/sessions`), one
+//! directory per working directory: `/home/u/proj` → `--home-u-proj--`, file
+//! `<created time>_<session id>.jsonl`.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "sessions are host state: files in the user's data directory, not the tool environment"
+)]
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+use jig_llm::ThinkingLevel;
+use jig_protocol::Message;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The session file format version this build writes and reads.
+pub const SESSION_VERSION: u32 = 1;
+
+/// Why a session could not be opened or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// Reading or writing the file failed.
+    #[error("session file {}: {operation} failed", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was attempted.
+        operation: &'static str,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not a jig session.
+    #[error("{} is not a jig session file: {reason}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The first line of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHeader {
+    /// Always `session`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The format version.
+    pub version: u32,
+    /// The session id (a UUIDv7 unless chosen by the user).
+    pub id: String,
+    /// When the session was created (RFC 3339).
+    pub timestamp: String,
+    /// The working directory it was created in.
+    pub cwd: PathBuf,
+}
+
+/// What an entry records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A conversation message.
+    Message {
+        /// The message.
+        message: Message,
+    },
+    /// The model used from here on.
+    #[serde(rename_all = "camelCase")]
+    ModelChange {
+        /// The provider's name.
+        provider: String,
+        /// The model id.
+        model_id: String,
+    },
+    /// The reasoning level used from here on.
+    #[serde(rename_all = "camelCase")]
+    ThinkingLevelChange {
+        /// The level.
+        thinking_level: ThinkingLevel,
+    },
+}
+
+/// One entry line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    /// The entry's id (8 hex digits, unique in the file).
+    pub id: String,
+    /// The entry it follows; `None` for the first.
+    pub parent_id: Option<String>,
+    /// When it was written (RFC 3339).
+    pub timestamp: String,
+    /// What it records.
+    #[serde(flatten)]
+    pub kind: EntryKind,
+}
+
+/// An entry as read: known kinds parsed, unknown ones (from a newer version) kept as ids only so
+/// the parent chain stays intact.
+#[derive(Debug, Clone)]
+struct StoredEntry {
+    id: String,
+    parent_id: Option<String>,
+    kind: Option<EntryKind>,
+}
+
+/// An open session: its header, its entries, and where new entries go.
+#[derive(Debug)]
+pub struct Session {
+    header: SessionHeader,
+    path: Option<PathBuf>,
+    entries: Vec<StoredEntry>,
+    ids: HashSet<String>,
+    leaf: Option<String>,
+    /// Lines waiting for the file to be created (before the first assistant reply).
+    pending: Vec<String>,
+    file: Option<File>,
+    /// The file's last line has no newline (cut by a crash): end it before appending.
+    needs_newline: bool,
+    skipped_lines: usize,
+}
+
+fn now_rfc3339() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+/// True for ids made of ASCII letters, digits, `-`, `_` and `.`, starting and ending with a
+/// letter or digit.
+pub fn is_valid_session_id(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    !bytes.is_empty()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+}
+
+impl Session {
+    /// A new session whose file will be `dir/<time>_<id>.jsonl`.
+    pub fn create_in(dir: &Path, cwd: &Path) -> Self {
+        let header = Self::new_header(None, cwd);
+        let name = format!(
+            "{}_{}.jsonl",
+            header.timestamp.replace([':', '.'], "-"),
+            header.id
+        );
+        Self::with_header(header, Some(dir.join(name)))
+    }
+
+    /// A new session written to `path` (created with its parent directories on first reply),
+    /// with id `id` or a fresh one.
+    pub fn create_at(path: PathBuf, cwd: &Path, id: Option<String>) -> Self {
+        Self::with_header(Self::new_header(id, cwd), Some(path))
+    }
+
+    /// A session that is never written (`--no-session`).
+    pub fn in_memory(cwd: &Path) -> Self {
+        Self::with_header(Self::new_header(None, cwd), None)
+    }
+
+    fn new_header(id: Option<String>, cwd: &Path) -> SessionHeader {
+        SessionHeader {
+            kind: "session".to_owned(),
+            version: SESSION_VERSION,
+            id: id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+            timestamp: now_rfc3339(),
+            cwd: cwd.to_path_buf(),
+        }
+    }
+
+    fn with_header(header: SessionHeader, path: Option<PathBuf>) -> Self {
+        Self {
+            header,
+            path,
+            entries: Vec::new(),
+            ids: HashSet::new(),
+            leaf: None,
+            pending: Vec::new(),
+            file: None,
+            needs_newline: false,
+            skipped_lines: 0,
+        }
+    }
+
+    /// Opens an existing session file. Blank and malformed entry lines are skipped (see
+    /// [`Session::skipped_lines`]); a file whose first line is not a session header is
+    /// [`SessionError::Invalid`].
+    pub fn open(path: &Path) -> Result<Self, SessionError> {
+        let bytes = fs::read(path).map_err(|source| SessionError::Io {
+            path: path.to_path_buf(),
+            operation: "reading",
+            source,
+        })?;
+        let text = String::from_utf8_lossy(&bytes);
+        let mut lines = text.split('\n');
+        let first = lines.next().unwrap_or_default();
+        let header: SessionHeader = serde_json::from_str(first)
+            .ok()
+            .filter(|h: &SessionHeader| h.kind == "session")
+            .ok_or_else(|| SessionError::Invalid {
+                path: path.to_path_buf(),
+                reason: "the first line is not a session header".to_owned(),
+            })?;
+        if header.version > SESSION_VERSION {
+            return Err(SessionError::Invalid {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "format version {} is newer than this jig understands ({SESSION_VERSION})",
+                    header.version
+                ),
+            });
+        }
+        let mut session = Self::with_header(header, Some(path.to_path_buf()));
+        for line in lines {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_entry(line) {
+                Some(entry) => {
+                    session.ids.insert(entry.id.clone());
+                    session.leaf = Some(entry.id.clone());
+                    session.entries.push(entry);
+                }
+                None => session.skipped_lines += 1,
+            }
+        }
+        session.needs_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|source| SessionError::Io {
+                path: path.to_path_buf(),
+                operation: "opening for append",
+                source,
+            })?;
+        session.file = Some(file);
+        Ok(session)
+    }
+
+    /// The header.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.header.id
+    }
+
+    /// The file, unless the session is in memory only. It may not exist yet (see the module
+    /// docs).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Lines skipped as malformed when the file was opened.
+    pub fn skipped_lines(&self) -> usize {
+        self.skipped_lines
+    }
+
+    /// The entries on the path from the root to the leaf, in order.
+    pub fn branch(&self) -> Vec<&EntryKind> {
+        let by_id: HashMap<&str, &StoredEntry> = self
+            .entries
+            .iter()
+            .map(|entry| (entry.id.as_str(), entry))
+            .collect();
+        let mut path = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor = self.leaf.as_deref();
+        while let Some(id) = cursor {
+            if !seen.insert(id) {
+                break; // a cycle in a damaged file
+            }
+            let Some(entry) = by_id.get(id) else { break };
+            if let Some(kind) = &entry.kind {
+                path.push(kind);
+            }
+            cursor = entry.parent_id.as_deref();
+        }
+        path.reverse();
+        path
+    }
+
+    /// The conversation: the messages on the current branch.
+    pub fn messages(&self) -> Vec<Message> {
+        self.branch()
+            .into_iter()
+            .filter_map(|kind| match kind {
+                EntryKind::Message { message } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The last model on the branch (from a model change or an assistant reply).
+    pub fn model(&self) -> Option<(String, String)> {
+        self.branch().into_iter().rev().find_map(|kind| match kind {
+            EntryKind::ModelChange { provider, model_id } => {
+                Some((provider.clone(), model_id.clone()))
+            }
+            EntryKind::Message {
+                message: Message::Assistant(reply),
+            } => Some((reply.provider.clone(), reply.model.clone())),
+            _ => None,
+        })
+    }
+
+    /// The last thinking level on the branch.
+    pub fn thinking_level(&self) -> Option<ThinkingLevel> {
+        self.branch().into_iter().rev().find_map(|kind| match kind {
+            EntryKind::ThinkingLevelChange { thinking_level } => Some(*thinking_level),
+            _ => None,
+        })
+    }
+
+    /// Appends a message.
+    pub fn append_message(&mut self, message: &Message) -> Result<(), SessionError> {
+        let is_reply = matches!(message, Message::Assistant(_));
+        self.append(
+            EntryKind::Message {
+                message: message.clone(),
+            },
+            is_reply,
+        )
+    }
+
+    /// Records the model in use.
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<(), SessionError> {
+        self.append(
+            EntryKind::ModelChange {
+                provider: provider.to_owned(),
+                model_id: model_id.to_owned(),
+            },
+            false,
+        )
+    }
+
+    /// Records the thinking level in use.
+    pub fn append_thinking_level(
+        &mut self,
+        thinking_level: ThinkingLevel,
+    ) -> Result<(), SessionError> {
+        self.append(EntryKind::ThinkingLevelChange { thinking_level }, false)
+    }
+
+    /// The variables bash sees for this session: `JIG_SESSION_ID`, `JIG_SESSION_FILE` (only
+    /// when the session has a file), `JIG_PROVIDER`, `JIG_MODEL`, `JIG_REASONING_LEVEL` (always;
+    /// `off` when thinking is off).
+    pub fn tool_variables(
+        &self,
+        provider: &str,
+        model: &str,
+        thinking: ThinkingLevel,
+    ) -> BTreeMap<String, String> {
+        let mut vars = BTreeMap::new();
+        vars.insert("JIG_SESSION_ID".to_owned(), self.header.id.clone());
+        if let Some(path) = &self.path {
+            vars.insert("JIG_SESSION_FILE".to_owned(), path.display().to_string());
+        }
+        vars.insert("JIG_PROVIDER".to_owned(), provider.to_owned());
+        vars.insert("JIG_MODEL".to_owned(), model.to_owned());
+        vars.insert(
+            "JIG_REASONING_LEVEL".to_owned(),
+            thinking.as_str().to_owned(),
+        );
+        vars
+    }
+
+    fn new_entry_id(&self) -> String {
+        loop {
+            let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
+            if !self.ids.contains(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn append(&mut self, kind: EntryKind, is_reply: bool) -> Result<(), SessionError> {
+        let entry = SessionEntry {
+            id: self.new_entry_id(),
+            parent_id: self.leaf.clone(),
+            timestamp: now_rfc3339(),
+            kind,
+        };
+        let line = serde_json::to_string(&entry).map_err(|error| SessionError::Invalid {
+            path: self.path.clone().unwrap_or_default(),
+            reason: format!("an entry could not be serialised: {error}"),
+        })?;
+        self.ids.insert(entry.id.clone());
+        self.leaf = Some(entry.id.clone());
+        self.entries.push(StoredEntry {
+            id: entry.id,
+            parent_id: entry.parent_id,
+            kind: Some(entry.kind),
+        });
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        self.pending.push(line);
+        if self.file.is_none() {
+            if !is_reply {
+                return Ok(());
+            }
+            self.file = Some(create_file(&path, &self.header)?);
+        }
+        let mut text = String::new();
+        if self.needs_newline {
+            text.push('\n');
+        }
+        for line in self.pending.drain(..) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        if let Some(file) = &mut self.file {
+            file.write_all(text.as_bytes())
+                .map_err(|source| SessionError::Io {
+                    path: path.clone(),
+                    operation: "appending",
+                    source,
+                })?;
+        }
+        self.needs_newline = false;
+        Ok(())
+    }
+}
+
+fn parse_entry(line: &str) -> Option<StoredEntry> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let id = value.get("id")?.as_str()?.to_owned();
+    let parent_id = match value.get("parentId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(parent)) => Some(parent.clone()),
+        Some(_) => return None,
+    };
+    let kind = serde_json::from_value::<SessionEntry>(value)
+        .ok()
+        .map(|entry| entry.kind);
+    Some(StoredEntry {
+        id,
+        parent_id,
+        kind,
+    })
+}
+
+fn create_file(path: &Path, header: &SessionHeader) -> Result<File, SessionError> {
+    let io_error = |operation| {
+        move |source| SessionError::Io {
+            path: path.to_path_buf(),
+            operation,
+            source,
+        }
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(io_error("creating its directory"))?;
+    }
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io_error("creating"))?;
+    let mut line = serde_json::to_string(header).unwrap_or_default();
+    line.push('\n');
+    file.write_all(line.as_bytes())
+        .map_err(io_error("writing the header"))?;
+    Ok(file)
+}
+
+/// Where sessions are stored: one directory per working directory below a root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStore {
+    root: PathBuf,
+}
+
+impl SessionStore {
+    /// A store rooted at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The user's store: `$XDG_DATA_HOME/jig/sessions`, or `$HOME/.local/share/jig/sessions`.
+    /// `None` when neither variable is set (to an absolute path).
+    pub fn from_env() -> Option<Self> {
+        let absolute = |name: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        let data = absolute("XDG_DATA_HOME")
+            .or_else(|| absolute("HOME").map(|home| home.join(".local/share")))?;
+        Some(Self::new(data.join("jig").join("sessions")))
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The directory holding the sessions of `cwd`.
+    pub fn dir_for(&self, cwd: &Path) -> PathBuf {
+        let text = cwd.to_string_lossy();
+        let trimmed = text.strip_prefix(['/', '\\']).unwrap_or(&text);
+        let name: String = trimmed
+            .chars()
+            .map(|c| {
+                if matches!(c, '/' | '\\' | ':') {
+                    '-'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        self.root.join(format!("--{name}--"))
+    }
+
+    /// The most recently modified session of `cwd`.
+    pub fn latest(&self, cwd: &Path) -> Option<PathBuf> {
+        session_files(&self.dir_for(cwd))
+            .into_iter()
+            .filter_map(|path| Some((fs::metadata(&path).ok()?.modified().ok()?, path)))
+            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
+            .map(|(_, path)| path)
+    }
+
+    /// The session whose id is `id`, or else the only one whose id starts with `id`: first among
+    /// `cwd`'s sessions, then among all. Several prefix matches in one scope are ambiguous and
+    /// give the newest by file name.
+    pub fn find(&self, cwd: &Path, id: &str) -> Option<PathBuf> {
+        let own = session_files(&self.dir_for(cwd));
+        let all: Vec<PathBuf> = fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .flat_map(|entry| session_files(&entry.path()))
+            .collect();
+        for scope in [&own, &all] {
+            let ids: Vec<(String, &PathBuf)> = scope
+                .iter()
+                .filter_map(|path| Some((session_id_of(path)?, path)))
+                .collect();
+            if let Some((_, path)) = ids.iter().find(|(found, _)| found == id) {
+                return Some((*path).clone());
+            }
+            let mut prefixed: Vec<&PathBuf> = ids
+                .iter()
+                .filter(|(found, _)| found.starts_with(id))
+                .map(|(_, path)| *path)
+                .collect();
+            prefixed.sort();
+            if let Some(path) = prefixed.last() {
+                return Some((*path).clone());
+            }
+        }
+        None
+    }
+}
+
+fn session_files(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect()
+}
+
+/// The id in a session file's header.
+fn session_id_of(path: &Path) -> Option<String> {
+    let file = File::open(path).ok()?;
+    let mut first = String::new();
+    io::BufRead::read_line(&mut io::BufReader::new(file), &mut first).ok()?;
+    let header: SessionHeader = serde_json::from_str(first.trim_end()).ok()?;
+    Some(header.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jig_protocol::{AssistantBlock, AssistantMessage};
+
+    fn reply(text: &str) -> Message {
+        let mut message = AssistantMessage::empty("openai", "gpt");
+        message
+            .content
+            .push(AssistantBlock::Text { text: text.into() });
+        Message::Assistant(message)
+    }
+
+    #[test]
+    fn the_file_appears_at_the_first_reply_and_reopens_with_the_same_branch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create_in(dir.path(), Path::new("/work/p"));
+        session.append_model_change("openai", "gpt").unwrap();
+        session.append_thinking_level(ThinkingLevel::Off).unwrap();
+        session.append_message(&Message::user_text("hi")).unwrap();
+        let path = session.path().unwrap().to_path_buf();
+        assert!(!path.exists(), "no file before the first reply");
+        session.append_message(&reply("hello")).unwrap();
+        assert!(path.exists());
+        let reopened = Session::open(&path).unwrap();
+        assert_eq!(reopened.id(), session.id());
+        assert_eq!(reopened.messages(), session.messages());
+        assert_eq!(reopened.messages().len(), 2);
+        assert_eq!(reopened.model(), Some(("openai".into(), "gpt".into())));
+        assert_eq!(reopened.thinking_level(), Some(ThinkingLevel::Off));
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["type"], "session");
+        assert_eq!(lines[0]["version"], 1);
+        assert_eq!(lines[1]["type"], "model_change");
+        assert_eq!(lines[1]["parentId"], Value::Null);
+        assert_eq!(lines[2]["parentId"], lines[1]["id"]);
+        assert_eq!(lines[4]["message"]["role"], "assistant");
+    }
+
+    #[test]
+    fn a_cut_last_line_is_skipped_and_the_next_append_starts_a_fresh_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create_in(dir.path(), Path::new("/w"));
+        session.append_message(&Message::user_text("one")).unwrap();
+        session.append_message(&reply("two")).unwrap();
+        session
+            .append_message(&Message::user_text("three"))
+            .unwrap();
+        let path = session.path().unwrap().to_path_buf();
+        drop(session);
+        let text = fs::read_to_string(&path).unwrap();
+        let cut = &text[..text.len() - 12];
+        fs::write(&path, cut).unwrap();
+
+        let mut reopened = Session::open(&path).unwrap();
+        assert_eq!(reopened.skipped_lines(), 1);
+        assert_eq!(reopened.messages().len(), 2);
+        reopened
+            .append_message(&Message::user_text("four"))
+            .unwrap();
+        drop(reopened);
+        let again = Session::open(&path).unwrap();
+        assert_eq!(again.skipped_lines(), 1);
+        let texts: Vec<String> = again
+            .messages()
+            .iter()
+            .map(|m| match m {
+                Message::User(u) => u.content[0].as_text().unwrap().to_owned(),
+                Message::Assistant(a) => a.text(),
+                Message::ToolResult(r) => r.text(),
+            })
+            .collect();
+        assert_eq!(texts, vec!["one", "two", "four"]);
+    }
+
+    #[test]
+    fn a_file_without_a_header_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        fs::write(&path, "{\"hello\":1}\n").unwrap();
+        let error = Session::open(&path).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .ends_with("is not a jig session file: the first line is not a session header"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn store_groups_by_cwd_and_finds_by_id_prefix_and_latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let cwd = Path::new("/home/u/proj");
+        assert_eq!(store.dir_for(cwd), dir.path().join("--home-u-proj--"));
+        let mut first = Session::create_in(&store.dir_for(cwd), cwd);
+        first.append_message(&reply("a")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut second = Session::create_in(&store.dir_for(cwd), cwd);
+        second.append_message(&reply("b")).unwrap();
+        assert_eq!(store.latest(cwd).as_deref(), second.path());
+        assert_eq!(store.find(cwd, first.id()).as_deref(), first.path());
+        assert_eq!(
+            store
+                .find(Path::new("/elsewhere"), &second.id()[..30])
+                .as_deref(),
+            second.path()
+        );
+        assert_eq!(store.find(cwd, "zzzz"), None);
+        assert_eq!(store.latest(Path::new("/none")), None);
+    }
+
+    #[test]
+    fn session_variables_always_include_the_reasoning_level() {
+        let session = Session::in_memory(Path::new("/w"));
+        let vars = session.tool_variables("anthropic", "claude", ThinkingLevel::Off);
+        assert_eq!(vars["JIG_REASONING_LEVEL"], "off");
+        assert_eq!(vars["JIG_PROVIDER"], "anthropic");
+        assert!(!vars.contains_key("JIG_SESSION_FILE"));
+        assert!(is_valid_session_id("abc-1.2_x"));
+        assert!(!is_valid_session_id("-abc"));
+    }
+}
