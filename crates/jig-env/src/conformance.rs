@@ -36,6 +36,8 @@ use std::sync::Arc;
 
 use crate::{EnvResult, ExecutionEnv};
 
+mod search_cases;
+
 /// Creates a symlink at `link` pointing to `target` (the target stored as given).
 pub type SymlinkHook = Arc<dyn Fn(&Path, &Path) -> EnvResult<()> + Send + Sync>;
 /// Sets the permission bits of `path` (following symlinks, like `chmod`).
@@ -208,6 +210,14 @@ macro_rules! __jig_env_conformance_cases {
             temp_files_are_private_and_cleaned_up,
             errors_name_the_path,
             exec_runs_or_is_unsupported,
+            // walk and search (conformance/search_cases.rs)
+            search_follows_ignore_rules_inside_and_outside_git,
+            walk_lists_sorted_entries_with_globs,
+            search_limits_are_exact_and_ordered,
+            search_context_and_long_lines,
+            search_pattern_options,
+            walk_and_search_do_not_follow_symlinks,
+            search_errors_and_cancellation,
         }
     };
     (@with tests [$fixture:path] ; $($case:ident),* $(,)?) => {
@@ -262,6 +272,7 @@ where
 
 /// The cases; each takes a fresh [`Fixture`] and panics on a contract violation.
 pub mod cases {
+    pub use super::search_cases::*;
     use std::path::{Path, PathBuf};
     use std::sync::Arc;
     use std::time::{Duration, SystemTime};
