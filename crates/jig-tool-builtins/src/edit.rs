@@ -31,6 +31,7 @@ use serde_json::{Map, Value, json};
 
 use self::encoding::{DecodeError, TextEncoding, decode, encode_utf16};
 use self::matching::{EditRequest, PlanError, plan, splice_in_place, splice_into, spliced_len};
+use self::text::Source;
 use self::tolerant::{MAX_COUNTED, Tier};
 
 /// Edit a single file using exact text replacement. Every edits[].oldText must match a unique,
@@ -224,11 +225,12 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
         .map_err(|error| file_error(shown, error.kind(), "read"))?;
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
+    let source = Source::new(&decoded.text);
     let replacements =
-        plan(&decoded.text, &requests).map_err(|error| plan_error(shown, single, &error))?;
+        plan(source, &requests).map_err(|error| plan_error(shown, single, &error))?;
 
     let old_bytes = original.len();
-    let report = diff::build(&decoded.text, &replacements, shown);
+    let report = diff::build(source, &replacements, shown);
     let tiers: Vec<(usize, Tier)> = replacements
         .iter()
         .filter_map(|r| r.tier.map(|tier| (r.index, tier)))

@@ -143,8 +143,8 @@ fn unchanged_rows(
 }
 
 /// Builds the diff of applying `plan` (sorted, non-overlapping) to `text`.
-pub(crate) fn build(text: &str, plan: &[Replacement], path: &str) -> EditDiff {
-    let source = Source::new(text);
+pub(crate) fn build(source: Source<'_>, plan: &[Replacement], path: &str) -> EditDiff {
+    let text = source.text;
     // Line-aligned blocks around each replacement, merged when they share or touch lines.
     let mut groups: Vec<(usize, usize, Vec<&Replacement>)> = Vec::new();
     for replacement in plan {
@@ -245,7 +245,8 @@ pub(crate) fn build(text: &str, plan: &[Replacement], path: &str) -> EditDiff {
         previous_end = Some(*end);
     }
     if let Some(end) = previous_end {
-        let breaks = source.count_breaks(end, text.len());
+        // Only whether more than CONTEXT lines follow matters: never count to the end.
+        let breaks = source.count_breaks_up_to(end, text.len(), CONTEXT + 1);
         unchanged_rows(
             source,
             (end, text.len()),
@@ -459,7 +460,11 @@ mod tests {
                 new_text: (*n).to_owned(),
             })
             .collect();
-        build(text, &plan(text, &requests).unwrap(), "f.txt")
+        build(
+            Source::new(text),
+            &plan(Source::new(text), &requests).unwrap(),
+            "f.txt",
+        )
     }
 
     fn numbered(n: usize) -> String {

@@ -61,8 +61,11 @@ pub(crate) enum PlanError {
 
 /// Locates every edit in `text` (the file's text without BOM) and returns the replacements
 /// sorted by position, or the first problem found (edits are checked in request order).
-pub(crate) fn plan(text: &str, edits: &[EditRequest]) -> Result<Vec<Replacement>, PlanError> {
-    let source = Source::new(text);
+pub(crate) fn plan(
+    source: Source<'_>,
+    edits: &[EditRequest],
+) -> Result<Vec<Replacement>, PlanError> {
+    let text = source.text;
     let mut view: Option<LfView<'_>> = None;
     let mut located: Vec<Replacement> = Vec::with_capacity(edits.len());
     let mut dominant: Option<LineEnding> = None;
@@ -301,7 +304,7 @@ mod tests {
     }
 
     fn apply(text: &str, edits: &[EditRequest]) -> Result<String, PlanError> {
-        let plan = plan(text, edits)?;
+        let plan = plan(Source::new(text), edits)?;
         let mut out = Vec::new();
         splice_into(&mut out, text, &plan);
         assert_eq!(out.len(), spliced_len(text, &plan));
@@ -320,7 +323,7 @@ mod tests {
         ];
         for edits in cases {
             let requests: Vec<EditRequest> = edits.iter().map(|(o, n)| edit(o, n)).collect();
-            let plan = plan(text, &requests).unwrap();
+            let plan = plan(Source::new(text), &requests).unwrap();
             let mut copy = b"BOM".to_vec();
             splice_into(&mut copy, text, &plan);
             let mut in_place = format!("BOM{text}").into_bytes();
@@ -421,7 +424,7 @@ mod tests {
         let text = "keep\u{A0}  \r\nfoo  \r\nbar\r\nkeep\u{2019}\r\n";
         let out = apply(text, &[edit("foo\nbar", "X")]).unwrap();
         assert_eq!(out, "keep\u{A0}  \r\nX\r\nkeep\u{2019}\r\n");
-        let plan = plan(text, &[edit("foo\nbar", "X")]).unwrap();
+        let plan = plan(Source::new(text), &[edit("foo\nbar", "X")]).unwrap();
         assert_eq!(plan[0].tier, Some(Tier::TrailingWhitespace));
     }
 }

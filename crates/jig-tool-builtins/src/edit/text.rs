@@ -62,6 +62,15 @@ impl<'a> Source<'a> {
             .count()
     }
 
+    /// Like `count_breaks`, but stops counting at `limit`.
+    pub(crate) fn count_breaks_up_to(&self, from: usize, to: usize, limit: usize) -> usize {
+        let bytes = self.bytes();
+        memchr2_iter(b'\n', b'\r', &bytes[from..to])
+            .filter(|&i| bytes[from + i] == b'\n' || bytes.get(from + i + 1) != Some(&b'\n'))
+            .take(limit)
+            .count()
+    }
+
     /// Start of the line containing `pos`.
     pub(crate) fn line_start(&self, pos: usize) -> usize {
         memrchr2(b'\n', b'\r', &self.bytes()[..pos]).map_or(0, |i| i + 1)
