@@ -25,11 +25,9 @@ use jig_truncate::format_size;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadInput {
-    /// Path of the file to read, relative to the workspace root (an absolute path inside the
-    /// workspace also works).
+    /// Path of the file to read, relative to the workspace root (an absolute path inside the workspace also works).
     pub path: String,
-    /// 1-based line number to start reading from (default 1). To continue a cut page, use the
-    /// `offset` its notice gives.
+    /// 1-based line number to start reading from (default 1). To continue a cut page, use the `offset` its notice gives.
     #[schemars(range(min = 1))]
     pub offset: Option<u64>,
     /// Maximum number of lines to return (default: as many as fit on one page).

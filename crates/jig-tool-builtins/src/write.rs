@@ -15,8 +15,7 @@ use crate::config::WriteConfig;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WriteInput {
-    /// Path of the file to write, relative to the workspace root (an absolute path inside the
-    /// workspace also works). Missing parent directories are created.
+    /// Path of the file to write, relative to the workspace root (an absolute path inside the workspace also works). Missing parent directories are created.
     pub path: String,
     /// The complete new content of the file.
     pub content: String,
