@@ -212,14 +212,14 @@ pub async fn search_limits_are_exact_and_ordered(fixture: &Fixture) {
 
 /// Context windows merge; lines are cut to `max_line_bytes`; CRLF endings are dropped.
 pub async fn search_context_and_long_lines(fixture: &Fixture) {
-    let body: String = (1..=12)
-        .map(|n| {
-            format!(
-                "line {n}{}\r\n",
-                if [3, 5, 11].contains(&n) { " hit" } else { "" }
-            )
-        })
-        .collect();
+    let mut body = String::new();
+    for n in 1..=12 {
+        let hit = if [3, 5, 11].contains(&n) { " hit" } else { "" };
+        body.push_str("line ");
+        body.push_str(&n.to_string());
+        body.push_str(hit);
+        body.push_str("\r\n");
+    }
     put(fixture, "a.txt", body.as_bytes()).await;
     let mut request = SearchRequest::new(&fixture.root, "hit");
     request.context_lines = 1;
@@ -302,6 +302,14 @@ pub async fn walk_and_search_do_not_follow_symlinks(fixture: &Fixture) {
     );
 }
 
+/// The error of a call that must fail.
+fn failure<T: std::fmt::Debug>(result: crate::EnvResult<T>, what: &str) -> crate::EnvError {
+    match result {
+        Ok(value) => panic!("{what}: expected an error, got {value:?}"),
+        Err(error) => error,
+    }
+}
+
 /// Bad input and missing roots are typed errors; a cancelled request is aborted.
 pub async fn search_errors_and_cancellation(fixture: &Fixture) {
     put(fixture, "a.txt", b"x\n").await;
@@ -309,31 +317,27 @@ pub async fn search_errors_and_cancellation(fixture: &Fixture) {
         .env
         .search(SearchRequest::new(&fixture.root, "foo("))
         .await;
-    let error = bad.expect_err("an invalid regex must fail");
+    let error = failure(bad, "an invalid regex");
     assert_eq!(error.kind(), ErrorKind::Invalid);
     assert!(error.to_string().contains("unclosed group"), "{error}");
     let mut bad_glob = SearchRequest::new(&fixture.root, "x");
     bad_glob.glob = Some("{a".to_owned());
-    let error = fixture
-        .env
-        .search(bad_glob)
-        .await
-        .expect_err("an invalid glob must fail");
+    let error = failure(fixture.env.search(bad_glob).await, "an invalid glob");
     assert_eq!(error.kind(), ErrorKind::Invalid);
     let missing = fixture
         .env
         .search(SearchRequest::new(fixture.path("missing"), "x"))
         .await;
     assert_eq!(
-        missing.expect_err("missing root").kind(),
+        failure(missing, "a missing root").kind(),
         ErrorKind::NotFound
     );
     let cancelled = SearchRequest::new(&fixture.root, "x");
     cancelled.cancel.cancel();
-    let error = fixture.env.search(cancelled).await.expect_err("cancelled");
+    let error = failure(fixture.env.search(cancelled).await, "a cancelled search");
     assert_eq!(error.kind(), ErrorKind::Aborted);
     let walk = WalkRequest::new(&fixture.root);
     walk.cancel.cancel();
-    let error = fixture.env.walk(walk).await.expect_err("cancelled walk");
+    let error = failure(fixture.env.walk(walk).await, "a cancelled walk");
     assert_eq!(error.kind(), ErrorKind::Aborted);
 }

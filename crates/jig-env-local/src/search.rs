@@ -1,0 +1,680 @@
+//! `walk` and `search` for the host filesystem on ripgrep's libraries: a parallel walk
+//! (`ignore::WalkParallel`), then the sorted file list searched by a pool of threads that emit
+//! results in path order.
+//!
+//! Why two phases: results must be in (path, line) order and a limited search must keep exactly
+//! the first `limit` matches in that order. Listing the tree in parallel is fast (tens of
+//! milliseconds for 60k files); the search then runs in parallel over the sorted list with a
+//! bounded lookahead, and stops as soon as the first `limit + 1` matches in order are known.
+//! The per-file searching, binary detection, globs and result assembly are `jig_env::search`'s,
+//! which is what makes the results identical to the generic implementation's.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Condvar, Mutex, PoisonError};
+
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use jig_env::search::{
+    CompiledSearch, FileOutcome, FileSearcher, PathGlob, SearchAssembler, finish_walk,
+    is_skipped_name,
+};
+use jig_env::{
+    CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, SearchRequest,
+    SearchResult, WalkEntry, WalkRequest, WalkResult,
+};
+
+/// How many files past the next one to emit the search threads may run ahead; bounds the
+/// memory held by out-of-order results and the work wasted past an early stop.
+const LOOKAHEAD_PER_THREAD: usize = 64;
+
+fn thread_count() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, std::num::NonZero::get)
+        .min(16)
+}
+
+/// `walk` on the host: blocking, run it on a blocking thread.
+pub(crate) fn walk_blocking(request: &WalkRequest) -> EnvResult<WalkResult> {
+    let glob = request.glob.as_deref().map(PathGlob::new).transpose()?;
+    let root = resolve_root(&request.root, "walk")?;
+    let mut entries = if root.kind == FileKind::Directory {
+        let keep = |relative: &Path, kind: FileKind| {
+            let listed = match kind {
+                FileKind::File | FileKind::Symlink => true,
+                FileKind::Directory => request.kinds == EntryKinds::FilesAndDirectories,
+                FileKind::Other => false,
+            };
+            listed
+                && glob
+                    .as_ref()
+                    .is_none_or(|glob| glob.is_match(relative, kind))
+        };
+        walk_parallel(&root.path, request.ignore, &request.cancel, keep, None)?
+            .into_iter()
+            .map(|found| WalkEntry {
+                path: found.path,
+                kind: found.kind,
+            })
+            .collect()
+    } else {
+        let name = file_name_of(&root.path);
+        if glob
+            .as_ref()
+            .is_none_or(|glob| glob.is_match(&name, FileKind::File))
+        {
+            vec![WalkEntry {
+                path: name,
+                kind: FileKind::File,
+            }]
+        } else {
+            Vec::new()
+        }
+    };
+    Ok(finish_walk(&mut entries, request.limit))
+}
+
+/// `search` on the host: blocking, run it on a blocking thread.
+pub(crate) fn search_blocking(request: &SearchRequest) -> EnvResult<SearchResult> {
+    let compiled = CompiledSearch::new(request)?;
+    let root = resolve_root(&request.root, "search")?;
+    let mut assembler = compiled.assembler();
+    if root.kind != FileKind::Directory {
+        let name = file_name_of(&root.path);
+        if compiled
+            .glob()
+            .is_none_or(|glob| glob.is_match(&name, FileKind::File))
+        {
+            let outcome = search_file(&mut compiled.file_searcher(), &root.path);
+            assembler.push(name, outcome);
+        }
+        return Ok(assembler.finish());
+    }
+    let eager = EagerSearch {
+        compiled: &compiled,
+        matches: AtomicUsize::new(0),
+        enough: request
+            .limit
+            .map_or(usize::MAX, |limit| limit.saturating_add(1)),
+    };
+    let mut files = walk_parallel(
+        &root.path,
+        request.ignore,
+        &request.cancel,
+        |relative, kind| {
+            kind == FileKind::File
+                && compiled
+                    .glob()
+                    .is_none_or(|glob| glob.is_match(relative, kind))
+        },
+        Some(&eager),
+    )?;
+    files.sort_unstable_by(|a, b| jig_env::search::compare_paths(&a.path, &b.path));
+    search_in_order(
+        &compiled,
+        &root.path,
+        files,
+        &mut assembler,
+        &request.cancel,
+    )?;
+    Ok(assembler.finish())
+}
+
+struct Root {
+    path: PathBuf,
+    kind: FileKind,
+}
+
+/// The canonical root and what it is; a missing or unlistable root is an error (below the root,
+/// unreadable entries are skipped).
+fn resolve_root(root: &Path, operation: &'static str) -> EnvResult<Root> {
+    jig_env::check_no_nul(operation, root)?;
+    let path = std::fs::canonicalize(root).map_err(|error| EnvError::io(operation, root, error))?;
+    let metadata =
+        std::fs::metadata(&path).map_err(|error| EnvError::io(operation, root, error))?;
+    let kind = if metadata.is_dir() {
+        std::fs::read_dir(&path).map_err(|error| EnvError::io(operation, root, error))?;
+        FileKind::Directory
+    } else {
+        FileKind::File
+    };
+    Ok(Root { path, kind })
+}
+
+fn file_name_of(path: &Path) -> PathBuf {
+    path.file_name()
+        .map_or_else(|| path.to_path_buf(), PathBuf::from)
+}
+
+fn kind_of(entry: &DirEntry) -> FileKind {
+    match entry.file_type() {
+        Some(kind) if kind.is_symlink() => FileKind::Symlink,
+        Some(kind) if kind.is_dir() => FileKind::Directory,
+        Some(kind) if kind.is_file() => FileKind::File,
+        _ => FileKind::Other,
+    }
+}
+
+/// Searching files while the walk finds them, the way ripgrep does, until enough matches are
+/// known somewhere in the tree. A search that finds fewer matches than its limit (a full-tree
+/// scan) is then complete when the walk ends; one with many matches stops searching early and
+/// leaves the rest to the ordered phase, which needs only the first files in path order.
+struct EagerSearch<'a> {
+    compiled: &'a CompiledSearch,
+    matches: AtomicUsize,
+    enough: usize,
+}
+
+/// One entry the walk kept, with its search outcome when it was searched during the walk.
+struct Found {
+    path: PathBuf,
+    kind: FileKind,
+    outcome: Option<FileOutcome>,
+}
+
+/// Lists the tree under the directory `root` in parallel; returns the entries `keep` accepts,
+/// unsorted, files searched on the way when `eager` is given.
+fn walk_parallel<F>(
+    root: &Path,
+    rules: IgnoreRules,
+    cancel: &CancellationToken,
+    keep: F,
+    eager: Option<&EagerSearch<'_>>,
+) -> EnvResult<Vec<Found>>
+where
+    F: Fn(&Path, FileKind) -> bool + Sync,
+{
+    let mut builder = WalkBuilder::new(root);
+    builder.threads(thread_count()).follow_links(false);
+    match rules {
+        IgnoreRules::Respect => {
+            builder
+                .standard_filters(true)
+                .hidden(false)
+                .git_global(false)
+                .require_git(false)
+                .parents(true);
+        }
+        IgnoreRules::IncludeIgnored => {
+            builder.standard_filters(false).hidden(false);
+        }
+    }
+    builder.filter_entry(|entry| !is_skipped_name(entry.file_name()));
+    let results = Mutex::new(Vec::new());
+    let mut visitors = Collect {
+        root,
+        keep: &keep,
+        cancel,
+        eager,
+        results: &results,
+    };
+    builder.build_parallel().visit(&mut visitors);
+    if cancel.is_cancelled() {
+        return Err(EnvError::aborted("walk"));
+    }
+    let batches = results.into_inner().unwrap_or_else(PoisonError::into_inner);
+    Ok(batches.into_iter().flatten().collect())
+}
+
+struct Collect<'a, F> {
+    root: &'a Path,
+    keep: &'a F,
+    cancel: &'a CancellationToken,
+    eager: Option<&'a EagerSearch<'a>>,
+    results: &'a Mutex<Vec<Vec<Found>>>,
+}
+
+impl<'s, F> ParallelVisitorBuilder<'s> for Collect<'s, F>
+where
+    F: Fn(&Path, FileKind) -> bool + Sync,
+{
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Visitor {
+            root: self.root,
+            keep: self.keep,
+            cancel: self.cancel,
+            eager: self
+                .eager
+                .map(|eager| (eager, eager.compiled.file_searcher())),
+            results: self.results,
+            found: Vec::new(),
+        })
+    }
+}
+
+struct Visitor<'a, F> {
+    root: &'a Path,
+    keep: &'a F,
+    cancel: &'a CancellationToken,
+    eager: Option<(&'a EagerSearch<'a>, FileSearcher)>,
+    results: &'a Mutex<Vec<Vec<Found>>>,
+    found: Vec<Found>,
+}
+
+impl<F> ParallelVisitor for Visitor<'_, F>
+where
+    F: Fn(&Path, FileKind) -> bool + Sync,
+{
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if self.cancel.is_cancelled() {
+            return WalkState::Quit;
+        }
+        // Unreadable entries below the root are skipped, as ripgrep does.
+        let Ok(entry) = entry else {
+            return WalkState::Continue;
+        };
+        if entry.depth() == 0 {
+            return WalkState::Continue;
+        }
+        let kind = kind_of(&entry);
+        let Ok(relative) = entry.path().strip_prefix(self.root) else {
+            return WalkState::Continue;
+        };
+        if !(self.keep)(relative, kind) {
+            return WalkState::Continue;
+        }
+        let mut outcome = None;
+        if kind == FileKind::File
+            && let Some((eager, searcher)) = &mut self.eager
+            && eager.matches.load(AtomicOrdering::Relaxed) < eager.enough
+        {
+            let searched = search_file(searcher, entry.path());
+            let count = searched.match_count();
+            if count > 0 {
+                eager.matches.fetch_add(count, AtomicOrdering::Relaxed);
+            }
+            outcome = Some(searched);
+        }
+        self.found.push(Found {
+            path: relative.to_path_buf(),
+            kind,
+            outcome,
+        });
+        WalkState::Continue
+    }
+}
+
+impl<F> Drop for Visitor<'_, F> {
+    fn drop(&mut self) {
+        let found = std::mem::take(&mut self.found);
+        self.results
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(found);
+    }
+}
+
+fn search_file(searcher: &mut FileSearcher, path: &Path) -> FileOutcome {
+    // A file that vanished or cannot be read is skipped, as ripgrep does.
+    match File::open(path) {
+        Ok(file) => searcher
+            .search_reader(file)
+            .unwrap_or(FileOutcome::Text(Vec::new())),
+        Err(_) => FileOutcome::Text(Vec::new()),
+    }
+}
+
+struct Schedule {
+    next: usize,
+    emitted: usize,
+    ready: HashMap<usize, FileOutcome>,
+    stop: bool,
+}
+
+/// Feeds the outcomes of `files` (sorted, relative to `root`) to `assembler` in order, searching
+/// the files not searched during the walk on a pool of threads that run at most a window ahead
+/// of the emitter, and stopping everyone once the assembler has what it needs.
+fn search_in_order(
+    compiled: &CompiledSearch,
+    root: &Path,
+    files: Vec<Found>,
+    assembler: &mut SearchAssembler,
+    cancel: &CancellationToken,
+) -> EnvResult<()> {
+    let total = files.len();
+    let mut paths = Vec::with_capacity(total);
+    let mut outcomes = Vec::with_capacity(total);
+    for found in files {
+        paths.push(found.path);
+        outcomes.push(found.outcome);
+    }
+    let pending: Vec<usize> = (0..total)
+        .filter(|&index| outcomes[index].is_none())
+        .collect();
+    if pending.is_empty() {
+        for (path, outcome) in paths.into_iter().zip(outcomes) {
+            if cancel.is_cancelled() {
+                return Err(EnvError::aborted("search"));
+            }
+            if let Some(outcome) = outcome
+                && !assembler.push(path, outcome)
+            {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    let threads = thread_count().min(pending.len());
+    let window = threads * LOOKAHEAD_PER_THREAD;
+    let schedule = Mutex::new(Schedule {
+        next: 0,
+        emitted: 0,
+        ready: HashMap::new(),
+        stop: false,
+    });
+    let changed = Condvar::new();
+    let lock = || schedule.lock().unwrap_or_else(PoisonError::into_inner);
+    let wait = |guard| changed.wait(guard).unwrap_or_else(PoisonError::into_inner);
+    let (paths, pending) = (&paths, &pending);
+
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut searcher = compiled.file_searcher();
+                loop {
+                    // `next` counts positions in `pending`; the window is on file indices.
+                    let index = {
+                        let mut state = lock();
+                        loop {
+                            if state.stop || state.next >= pending.len() {
+                                return;
+                            }
+                            if pending[state.next] < state.emitted + window {
+                                break;
+                            }
+                            state = wait(state);
+                        }
+                        state.next += 1;
+                        pending[state.next - 1]
+                    };
+                    if cancel.is_cancelled() {
+                        lock().stop = true;
+                        changed.notify_all();
+                        return;
+                    }
+                    let outcome = search_file(&mut searcher, &root.join(&paths[index]));
+                    lock().ready.insert(index, outcome);
+                    changed.notify_all();
+                }
+            });
+        }
+        // This thread emits in order.
+        for (index, path) in paths.iter().enumerate() {
+            let outcome = outcomes[index].take().or_else(|| {
+                let mut state = lock();
+                loop {
+                    if let Some(outcome) = state.ready.remove(&index) {
+                        break Some(outcome);
+                    }
+                    if state.stop {
+                        break None;
+                    }
+                    state = wait(state);
+                }
+            });
+            let Some(outcome) = outcome else { break };
+            lock().emitted = index + 1;
+            changed.notify_all();
+            if !assembler.push(path.clone(), outcome) {
+                break;
+            }
+        }
+        lock().stop = true;
+        changed.notify_all();
+    });
+    if cancel.is_cancelled() {
+        return Err(EnvError::aborted("search"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use jig_env::search::{search_with_env, walk_with_env};
+    use jig_env::{CaseSensitivity, MemoryEnv, PatternSyntax};
+
+    use super::*;
+
+    fn write(root: &Path, relative: &str, contents: &[u8]) {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+
+    /// A small deterministic generator (xorshift), so failures reproduce.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            usize::try_from(self.next() % n as u64).unwrap()
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    const DIRS: &[&str] = &[
+        "src",
+        "src/a",
+        "src/a/deep",
+        "lib",
+        ".hidden",
+        "build",
+        "docs",
+        "x-y",
+    ];
+    const NAMES: &[&str] = &[
+        "main.rs",
+        "lib.rs",
+        "a.txt",
+        "b.log",
+        ".env",
+        "notes.md",
+        "gen.gen.rs",
+        "keep.rs",
+        "data.bin",
+        "Z.TXT",
+        "a-b.txt",
+        "a.b.txt",
+    ];
+    const RULES: &[&str] = &[
+        "*.log",
+        "build/",
+        "/docs",
+        "!keep.rs",
+        "*.rs",
+        "deep",
+        "!*.md",
+        "a*",
+        "*.gen.rs",
+        "/src/a/deep/",
+        "**/notes.md",
+        "# comment",
+        "",
+        "x-y/",
+        "!important.log",
+        "Z.TXT",
+    ];
+    const WORDS: &[&str] = &["needle", "hay", "Needle", "stack", "needles", "-flag", "fn"];
+
+    /// Writes the same random tree to a host directory and a `MemoryEnv`.
+    fn random_tree(seed: u64, host: &Path, memory: &MemoryEnv, memory_root: &Path) {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let put = |relative: String, contents: Vec<u8>| {
+            write(host, &relative, &contents);
+            memory
+                .add_file(memory_root.join(&relative), contents)
+                .unwrap();
+        };
+        for _ in 0..(20 + rng.below(40)) {
+            let dir = rng.pick(DIRS);
+            let name = rng.pick(NAMES);
+            let mut body = Vec::new();
+            for line in 0..rng.below(30) {
+                let words: Vec<&str> = (0..rng.below(6)).map(|_| rng.pick(WORDS)).collect();
+                body.extend(format!("{line} {}", words.join(" ")).bytes());
+                body.extend(if rng.below(5) == 0 {
+                    &b"\r\n"[..]
+                } else {
+                    &b"\n"[..]
+                });
+            }
+            if name == "data.bin" {
+                body.extend(b"\0binary needle\n");
+            }
+            put(format!("{dir}/{name}"), body);
+        }
+        for dir in ["", "src/", "src/a/", ".hidden/", "lib/"] {
+            if rng.below(2) == 0 {
+                let rules: Vec<&str> = (0..=rng.below(4)).map(|_| rng.pick(RULES)).collect();
+                let file = if rng.below(3) == 0 {
+                    ".ignore"
+                } else {
+                    ".gitignore"
+                };
+                put(format!("{dir}{file}"), rules.join("\n").into_bytes());
+            }
+        }
+        if rng.below(2) == 0 {
+            put(
+                ".git/info/exclude".to_owned(),
+                rng.pick(RULES).as_bytes().to_vec(),
+            );
+            put(".git/HEAD".to_owned(), b"needle in git\n".to_vec());
+        }
+        // Symlinks to a directory and a file, never followed.
+        symlink(host.join("src"), host.join("linkdir")).unwrap();
+        memory
+            .symlink(memory_root.join("src"), memory_root.join("linkdir"))
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn local_and_generic_implementations_agree_on_random_trees() {
+        // Guards against a vacuous pass: the trees must produce matches, hit limits and have
+        // ignore rules that change what is listed.
+        let (mut matches, mut limited, mut ignore_mattered) = (0, 0, 0);
+        for seed in 1..=40_u64 {
+            let dir = tempfile::tempdir().unwrap();
+            let host = dir.path().join("tree");
+            std::fs::create_dir(&host).unwrap();
+            let memory = MemoryEnv::new();
+            let memory_root = PathBuf::from("/ws/tree");
+            memory.add_dir(&memory_root).unwrap();
+            random_tree(seed, &host, &memory, &memory_root);
+
+            for (glob, kinds, ignore) in [
+                (None, EntryKinds::FilesAndDirectories, IgnoreRules::Respect),
+                (Some("*.rs"), EntryKinds::Files, IgnoreRules::Respect),
+                (
+                    Some("src/**"),
+                    EntryKinds::FilesAndDirectories,
+                    IgnoreRules::IncludeIgnored,
+                ),
+            ] {
+                let mut local = WalkRequest::new(&host);
+                local.glob = glob.map(str::to_owned);
+                local.kinds = kinds;
+                local.ignore = ignore;
+                let mut generic = local.clone();
+                generic.root.clone_from(&memory_root);
+                let local_result = walk_blocking(&local).unwrap();
+                let generic_result = walk_with_env(&memory, generic).await.unwrap();
+                assert_eq!(
+                    local_result, generic_result,
+                    "walk seed {seed} glob {glob:?}"
+                );
+            }
+            let mut everything = WalkRequest::new(&host);
+            everything.ignore = IgnoreRules::IncludeIgnored;
+            let respected = walk_blocking(&WalkRequest::new(&host)).unwrap();
+            if walk_blocking(&everything).unwrap().entries.len() > respected.entries.len() {
+                ignore_mattered += 1;
+            }
+
+            for (pattern, context, limit, glob, ignore_case) in [
+                ("needle", 0, None, None, false),
+                ("needle", 2, Some(7), None, false),
+                ("^[0-9]+ needle$", 0, Some(3), Some("*.rs"), false),
+                ("NEEDLE", 1, Some(50), None, true),
+                ("-flag", 0, Some(1), Some("src/*.txt"), false),
+            ] {
+                let mut local = SearchRequest::new(&host, pattern);
+                local.context_lines = context;
+                local.limit = limit;
+                local.glob = glob.map(str::to_owned);
+                if ignore_case {
+                    local.case = CaseSensitivity::Insensitive;
+                    local.syntax = PatternSyntax::Literal;
+                }
+                let mut generic = local.clone();
+                generic.root.clone_from(&memory_root);
+                let local_result = search_blocking(&local).unwrap();
+                let generic_result = search_with_env(&memory, generic).await.unwrap();
+                assert_eq!(
+                    local_result, generic_result,
+                    "search seed {seed} pattern {pattern:?} limit {limit:?}"
+                );
+                matches += local_result.matches;
+                limited += usize::from(local_result.limit_reached);
+            }
+        }
+        assert!(matches > 1000, "only {matches} matches");
+        assert!(limited > 40, "only {limited} limited searches");
+        assert!(
+            ignore_mattered > 20,
+            "ignore rules mattered in only {ignore_mattered} trees"
+        );
+    }
+
+    #[test]
+    fn search_keeps_first_matches_in_path_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for index in 0..300 {
+            write(
+                dir.path(),
+                &format!("d{}/f{index:03}.txt", index % 7),
+                b"x\nneedle\nneedle\n",
+            );
+        }
+        let mut request = SearchRequest::new(dir.path(), "needle");
+        request.limit = Some(101);
+        let result = search_blocking(&request).unwrap();
+        assert_eq!(result.matches, 101);
+        assert!(result.limit_reached);
+        let mut sorted = result.files.clone();
+        sorted.sort_by(|a, b| jig_env::search::compare_paths(&a.path, &b.path));
+        assert_eq!(sorted, result.files);
+        assert_eq!(result.files[0].path, PathBuf::from("d0/f000.txt"));
+        assert_eq!(result.files.last().unwrap().lines.len(), 1);
+        // Whatever the thread scheduling, the same request gives the same answer.
+        for _ in 0..5 {
+            assert_eq!(search_blocking(&request).unwrap(), result);
+        }
+    }
+
+    #[test]
+    fn cancelled_search_and_walk_are_aborted() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.txt", b"needle\n");
+        let request = SearchRequest::new(dir.path(), "needle");
+        request.cancel.cancel();
+        let error = search_blocking(&request).unwrap_err();
+        assert_eq!(error.kind(), jig_env::ErrorKind::Aborted);
+        let walk = WalkRequest::new(dir.path());
+        walk.cancel.cancel();
+        assert_eq!(
+            walk_blocking(&walk).unwrap_err().kind(),
+            jig_env::ErrorKind::Aborted
+        );
+    }
+}
