@@ -1,2 +1,299 @@
-//! `LocalEnv`: the host machine's filesystem and processes behind `jig_env::ExecutionEnv` (being written).
-#![expect(clippy::disallowed_methods, reason = "this crate is the host I/O backend")]
+//! `LocalEnv`: the host machine's filesystem and processes behind [`jig_env::ExecutionEnv`].
+//!
+//! ```
+//! use std::path::Path;
+//! use jig_env::ExecutionEnv;
+//! use jig_env_local::LocalEnv;
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let dir = tempfile::tempdir().unwrap();
+//! let env = LocalEnv::new();
+//! let file = dir.path().join("task.txt");
+//! env.write(&file, "status: draft\n".into()).await.unwrap();
+//! assert_eq!(env.read(&file).await.unwrap(), b"status: draft\n");
+//! env.cleanup().await;
+//! # });
+//! ```
+//!
+//! # How it works
+//! - Every filesystem call runs on tokio's blocking pool (`spawn_blocking`), so the async
+//!   runtime never stalls on a slow disk.
+//! - **Cancellation**: dropping a future cannot stop a blocking syscall already running, so the
+//!   long operations (`read`, `read_lines`, `write`) check a flag that is set when their future
+//!   is dropped, between buffer fills (every 512 KiB scanned, 8 MiB read or written) and stop
+//!   there. A cancelled `write` removes its temp file and leaves the target untouched; the
+//!   short operations (stat, rename, mkdir, …) simply run to completion.
+//! - **`read_lines`** streams the file once through a 512 KiB buffer, finding line ends with
+//!   `memchr`; only the window's lines are kept, so memory is bounded by the window however
+//!   big the file is. Counting the total lines still reads the whole file (at memory-bandwidth
+//!   speed when it is in the page cache).
+//! - **`write`** is atomic: missing parents are created; a final symlink (or a chain of them)
+//!   is resolved first so its target is replaced and the link survives; a file the user may
+//!   not write is refused with `PermissionDenied` (checked with `access(W_OK)`, because the
+//!   rename would otherwise replace it); the data goes to a fresh `O_EXCL` temp file
+//!   (`.<name>.XXXXXX.jig-tmp`) in the target's directory, which gets the existing file's
+//!   permission bits (new files: `0666 & !umask`) and, where permitted, its owner, is
+//!   `fsync`ed and renamed over the target; then the directory is synced. On any error the
+//!   temp file is removed. Only a crash of the whole process between creating and renaming
+//!   the temp file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is
+//!   then untouched.
+//! - **Private temp directory**: one `jig-XXXXXX` directory (`0700`) per env under the system
+//!   temp dir (`$TMPDIR` respected), created on first use, removed by `cleanup` and, as a
+//!   fallback, when the env is dropped.
+//! - **Processes** (`exec`): see the `exec` module; background processes a command leaves
+//!   running are tracked per env and killed by `cleanup`.
+//!
+//! # Containment and what races remain
+//! Workspace containment is decided by the tool layer before it calls the env: it checks the
+//! path lexically and by its canonical form. `LocalEnv` then operates on the path it was
+//! given. Between that check and the use, another process that can write inside the
+//! workspace could swap a directory on the path for a symlink pointing outside it, and the
+//! operation would follow it: the check-then-use race is **not** closed for directories on
+//! the path. What is closed: the temp file of `write` is created with `O_CREAT|O_EXCL`, so a
+//! symlink planted at its name is never followed, and `write` resolves the final symlink
+//! once and renames onto the resolved path (a link swapped in afterwards is replaced, not
+//! followed). Closing the directory race completely needs descriptor-relative opens with
+//! `RESOLVE_BENEATH` (openat2) on every operation; that is future work.
+//!
+//! # Permissions when running as root
+//! Root may write any file, so the `PermissionDenied` refusal of read-only files only applies
+//! to other users (the same as for `echo > file` in a shell).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "this crate is the host I/O backend"
+)]
+
+mod exec;
+mod fs;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use jig_env::{
+    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink,
+    ExecutionEnv, FileInfo, LineWindow, LinesRead, Recursive, WriteOutcome, check_path,
+};
+
+/// The host machine as an [`ExecutionEnv`]: its filesystem and its processes.
+///
+/// Cheap to create; hold one per session as `Arc<dyn ExecutionEnv>` and call
+/// [`cleanup`](ExecutionEnv::cleanup) at the end (dropping it also removes the private temp
+/// directory and kills tracked background processes, as a fallback).
+#[derive(Debug)]
+pub struct LocalEnv {
+    home: Option<PathBuf>,
+    /// Processes commands left running in the background; killed by `cleanup`.
+    pub(crate) processes: exec::ProcessTracker,
+    /// The private temp directory, created on first use.
+    temp_dir: Mutex<Option<tempfile::TempDir>>,
+}
+
+impl Default for LocalEnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LocalEnv {
+    /// The host env; the home directory comes from `$HOME` (none when it is unset or empty).
+    pub fn new() -> Self {
+        let home = std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from);
+        Self::with_home(home)
+    }
+
+    /// The host env with an explicit home directory (`None`: `~` cannot be expanded).
+    pub fn with_home(home: Option<PathBuf>) -> Self {
+        Self {
+            home,
+            processes: exec::ProcessTracker::new(),
+            temp_dir: Mutex::new(None),
+        }
+    }
+
+    fn temp_guard(&self) -> MutexGuard<'_, Option<tempfile::TempDir>> {
+        self.temp_dir.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The env's private temp directory (`0700`, under the system temp dir), created on first
+    /// use and again after `cleanup` or when something removed it.
+    pub(crate) fn private_temp_dir(&self) -> EnvResult<PathBuf> {
+        let mut guard = self.temp_guard();
+        if let Some(dir) = guard.as_ref()
+            && std::fs::symlink_metadata(dir.path()).is_ok_and(|metadata| metadata.is_dir())
+        {
+            return Ok(dir.path().to_path_buf());
+        }
+        let dir = fs::new_private_dir()
+            .map_err(|error| EnvError::io("tempdir", &std::env::temp_dir(), error))?;
+        let path = dir.path().to_path_buf();
+        *guard = Some(dir);
+        Ok(path)
+    }
+}
+
+/// Sets the flag when dropped: the blocking work polls it and stops when the caller is gone.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs blocking filesystem work on the blocking pool. The closure gets a flag that turns
+/// true when this future is dropped.
+async fn blocking<T, F>(operation: &'static str, work: F) -> EnvResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&AtomicBool) -> EnvResult<T> + Send + 'static,
+{
+    let flag = Arc::new(AtomicBool::new(false));
+    let guard = CancelOnDrop(Arc::clone(&flag));
+    let result = tokio::task::spawn_blocking(move || work(&flag)).await;
+    drop(guard);
+    match result {
+        Ok(result) => result,
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        Err(error) => Err(EnvError::new(
+            ErrorKind::Aborted,
+            operation,
+            format!("blocking task did not finish: {error}"),
+        )),
+    }
+}
+
+#[async_trait]
+impl ExecutionEnv for LocalEnv {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.home.clone()
+    }
+
+    async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
+        let path = check_path("canonicalize", path)?;
+        blocking("canonicalize", move |_| fs::canonical_path(&path)).await
+    }
+
+    async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
+        let path = check_path("stat", path)?;
+        blocking("stat", move |_| fs::file_info(&path)).await
+    }
+
+    async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
+        let path = check_path("stat", path)?;
+        blocking("stat", move |_| fs::stat(&path)).await
+    }
+
+    async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
+        let path = check_path("readlink", path)?;
+        blocking("readlink", move |_| fs::read_link(&path)).await
+    }
+
+    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        blocking("read", move |cancel| fs::read(&path, cancel)).await
+    }
+
+    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        blocking("read", move |_| fs::read_start(&path, max_bytes)).await
+    }
+
+    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+        let path = check_path("read", path)?;
+        if window.start_line == 0 {
+            return Err(EnvError::new(
+                ErrorKind::Invalid,
+                "read",
+                "start_line is 1-based; 0 is not a line",
+            )
+            .with_path(path));
+        }
+        blocking("read", move |cancel| fs::read_lines(&path, &window, cancel)).await
+    }
+
+    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        blocking("write", move |cancel| fs::write(&path, &data, cancel)).await
+    }
+
+    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
+        let path = check_path("append", path)?;
+        blocking("append", move |_| fs::append(&path, &data)).await
+    }
+
+    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
+        let from = check_path("rename", from)?;
+        let to = check_path("rename", to)?;
+        blocking("rename", move |_| fs::rename(&from, &to)).await
+    }
+
+    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("remove", path)?;
+        if path.parent().is_none() {
+            return Err(EnvError::new(
+                ErrorKind::Invalid,
+                "remove",
+                "refusing to remove the root directory",
+            )
+            .with_path(path));
+        }
+        blocking("remove", move |_| fs::remove(&path, recursive)).await
+    }
+
+    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("mkdir", path)?;
+        blocking("mkdir", move |_| fs::create_dir(&path, recursive)).await
+    }
+
+    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
+        let path = check_path("readdir", path)?;
+        blocking("readdir", move |_| fs::read_dir(&path)).await
+    }
+
+    async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
+        fs::validate_affix("tempfile", prefix)?;
+        fs::validate_affix("tempfile", suffix)?;
+        let dir = self.private_temp_dir()?;
+        let (prefix, suffix) = (prefix.to_owned(), suffix.to_owned());
+        blocking("tempfile", move |_| {
+            fs::create_temp_file(&dir, &prefix, &suffix)
+        })
+        .await
+    }
+
+    async fn create_temp_dir(&self, prefix: &str) -> EnvResult<PathBuf> {
+        fs::validate_affix("tempdir", prefix)?;
+        let dir = self.private_temp_dir()?;
+        let prefix = prefix.to_owned();
+        blocking("tempdir", move |_| fs::create_temp_dir(&dir, &prefix)).await
+    }
+
+    async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome> {
+        exec::exec(self, request, sink).await
+    }
+
+    async fn cleanup(&self) {
+        self.processes.kill_all().await;
+        let dir = self.temp_guard().take();
+        if let Some(dir) = dir {
+            let path = dir.path().to_path_buf();
+            let removed = tokio::task::spawn_blocking(move || dir.close()).await;
+            match removed {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    tracing::warn!(path = %path.display(), %error, "could not remove the private temp directory");
+                }
+                Err(error) => {
+                    tracing::warn!(path = %path.display(), %error, "removing the private temp directory did not finish");
+                }
+            }
+        }
+    }
+}

@@ -341,6 +341,22 @@ pub fn normalize_path(path: &Path) -> PathBuf {
     out
 }
 
+/// The path check every env runs first: no NUL byte, absolute (a relative path is
+/// [`ErrorKind::Invalid`]: the env never guesses a working directory); returns the path
+/// normalised lexically (as [`normalize_path`]).
+pub fn check_path(operation: &'static str, path: &Path) -> EnvResult<PathBuf> {
+    check_no_nul(operation, path)?;
+    if !path.has_root() {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            operation,
+            "path must be absolute (resolve it against a working directory first)",
+        )
+        .with_path(path));
+    }
+    Ok(normalize_path(path))
+}
+
 /// Fails with [`ErrorKind::Invalid`] when the path contains a NUL byte.
 pub fn check_no_nul(operation: &'static str, path: &Path) -> EnvResult<()> {
     if path.as_os_str().as_encoded_bytes().contains(&0) {

@@ -93,7 +93,13 @@ pub struct EnvError {
 impl EnvError {
     /// A new error of `kind` for `operation` with a human-readable message.
     pub fn new(kind: ErrorKind, operation: &'static str, message: impl Into<String>) -> Self {
-        Self { kind, operation, path: None, message: message.into(), source: None }
+        Self {
+            kind,
+            operation,
+            path: None,
+            message: message.into(),
+            source: None,
+        }
     }
 
     /// Wraps an OS error, keeping it as the source and naming the path.
@@ -106,7 +112,13 @@ impl EnvError {
             ErrorKind::IsADirectory => "is a directory".to_owned(),
             _ => error.to_string(),
         };
-        Self { kind, operation, path: Some(path.to_path_buf()), message, source: Some(error) }
+        Self {
+            kind,
+            operation,
+            path: Some(path.to_path_buf()),
+            message,
+            source: Some(error),
+        }
     }
 
     /// The operation was cancelled.

@@ -31,15 +31,15 @@ mod types;
 pub mod conformance;
 
 pub use bytes::Bytes;
-pub use env::{DiscardSink, ExecSink, ExecutionEnv, check_no_nul, normalize_path};
+pub use env::{DiscardSink, ExecSink, ExecutionEnv, check_no_nul, check_path, normalize_path};
 pub use error::{EnvError, EnvResult, ErrorKind};
 pub use memory::MemoryEnv;
 pub use search::{
-    CaseSensitivity, EntryKinds, FileMatches, IgnoreRules, LineKind, PatternSyntax, SearchInputError,
-    SearchLine, SearchRequest, SearchResult, WalkEntry, WalkRequest, WalkResult,
+    CaseSensitivity, EntryKinds, FileMatches, IgnoreRules, LineKind, PatternSyntax,
+    SearchInputError, SearchLine, SearchRequest, SearchResult, WalkEntry, WalkRequest, WalkResult,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    DirEntry, ExecOutcome, ExecRequest, FileInfo, FileKind, LineWindow, Line, LinesRead,
-    Recursive, WriteOutcome,
+    DirEntry, ExecOutcome, ExecRequest, FileInfo, FileKind, Line, LineWindow, LinesRead, Recursive,
+    WriteOutcome,
 };

@@ -22,7 +22,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::env::{check_no_nul, normalize_path};
+use crate::env::{check_no_nul, check_path, normalize_path};
 use crate::{
     DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv,
     FileInfo, FileKind, Line, LineWindow, LinesRead, Recursive, WriteOutcome,
@@ -182,18 +182,8 @@ fn exists_error(operation: &'static str, path: &Path) -> EnvError {
     EnvError::new(ErrorKind::Other, operation, "file exists").with_path(path)
 }
 
-/// Validates and normalises a path handed to the env: no NUL byte, absolute, lexically clean.
 fn checked(operation: &'static str, path: &Path) -> EnvResult<PathBuf> {
-    check_no_nul(operation, path)?;
-    if !path.has_root() {
-        return Err(EnvError::new(
-            ErrorKind::Invalid,
-            operation,
-            "path must be absolute (resolve it against a working directory first)",
-        )
-        .with_path(path));
-    }
-    Ok(normalize_path(path))
+    check_path(operation, path)
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {

@@ -1,0 +1,599 @@
+//! The blocking filesystem operations behind `LocalEnv`; each runs on tokio's blocking pool.
+//!
+//! Long operations (`read`, `read_lines`, `write`) check a cancellation flag between buffer
+//! fills, so dropping the `LocalEnv` future stops the work soon instead of scanning on.
+
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use jig_env::{
+    DirEntry, EnvError, EnvResult, ErrorKind, FileInfo, FileKind, Line, LineWindow, LinesRead,
+    Recursive, WriteOutcome,
+};
+
+/// Read size for streaming scans: large enough that syscalls are a rounding error, small
+/// enough to stay in cache.
+const SCAN_BUFFER: usize = 512 * 1024;
+/// Whole-file reads and writes move this much between two cancellation checks.
+const IO_CHUNK: usize = 8 * 1024 * 1024;
+/// Linux's limit of symlinks followed in one resolution.
+const MAX_SYMLINK_HOPS: u32 = 40;
+
+/// Set when the future that started a blocking operation is dropped.
+pub(crate) type CancelFlag = AtomicBool;
+
+fn check_cancel(operation: &'static str, path: &Path, cancel: &CancelFlag) -> EnvResult<()> {
+    if cancel.load(Ordering::Relaxed) {
+        return Err(EnvError::aborted(operation).with_path(path));
+    }
+    Ok(())
+}
+
+fn io_error(operation: &'static str, path: &Path, error: io::Error) -> EnvError {
+    EnvError::io(operation, path, error)
+}
+
+pub(crate) fn kind_of(file_type: fs::FileType) -> FileKind {
+    if file_type.is_symlink() {
+        FileKind::Symlink
+    } else if file_type.is_dir() {
+        FileKind::Directory
+    } else if file_type.is_file() {
+        FileKind::File
+    } else {
+        FileKind::Other
+    }
+}
+
+fn info(path: &Path, metadata: &fs::Metadata) -> FileInfo {
+    FileInfo {
+        path: path.to_path_buf(),
+        kind: kind_of(metadata.file_type()),
+        size: metadata.len(),
+        modified: metadata.modified().ok(),
+        mode: metadata.mode() & 0o7777,
+    }
+}
+
+pub(crate) fn file_info(path: &Path) -> EnvResult<FileInfo> {
+    let metadata = fs::symlink_metadata(path).map_err(|error| io_error("stat", path, error))?;
+    Ok(info(path, &metadata))
+}
+
+pub(crate) fn stat(path: &Path) -> EnvResult<FileInfo> {
+    let metadata = fs::metadata(path).map_err(|error| io_error("stat", path, error))?;
+    Ok(info(path, &metadata))
+}
+
+pub(crate) fn canonical_path(path: &Path) -> EnvResult<PathBuf> {
+    fs::canonicalize(path).map_err(|error| io_error("canonicalize", path, error))
+}
+
+pub(crate) fn read_link(path: &Path) -> EnvResult<PathBuf> {
+    fs::read_link(path).map_err(|error| {
+        if error.kind() == io::ErrorKind::InvalidInput {
+            EnvError::new(ErrorKind::Invalid, "readlink", "not a symbolic link").with_path(path)
+        } else {
+            io_error("readlink", path, error)
+        }
+    })
+}
+
+/// Opens a regular file for reading (following symlinks); a directory is `IsADirectory`.
+fn open_for_read(operation: &'static str, path: &Path) -> EnvResult<File> {
+    let file = File::open(path).map_err(|error| io_error(operation, path, error))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| io_error(operation, path, error))?;
+    if metadata.is_dir() {
+        return Err(
+            EnvError::new(ErrorKind::IsADirectory, operation, "is a directory").with_path(path),
+        );
+    }
+    Ok(file)
+}
+
+pub(crate) fn read(path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
+    let file = open_for_read("read", path)?;
+    let hint = file.metadata().map_or(0, |metadata| metadata.len());
+    let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0).saturating_add(1));
+    let mut reader = file;
+    loop {
+        check_cancel("read", path, cancel)?;
+        let read = (&mut reader)
+            .take(IO_CHUNK as u64)
+            .read_to_end(&mut out)
+            .map_err(|error| io_error("read", path, error))?;
+        if read == 0 {
+            return Ok(out);
+        }
+    }
+}
+
+pub(crate) fn read_start(path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+    let file = open_for_read("read", path)?;
+    let mut out = Vec::with_capacity(max_bytes.min(1024 * 1024));
+    file.take(max_bytes as u64)
+        .read_to_end(&mut out)
+        .map_err(|error| io_error("read", path, error))?;
+    Ok(out)
+}
+
+/// The streaming line window (see `ExecutionEnv::read_lines`): one pass over the file with a
+/// fixed buffer; only the window's lines are kept, every other line is merely counted.
+pub(crate) fn read_lines(
+    path: &Path,
+    window: &LineWindow,
+    cancel: &CancelFlag,
+) -> EnvResult<LinesRead> {
+    let file = open_for_read("read", path)?;
+    let mut scanner = LineScanner::new(window);
+    let mut buffer = vec![0_u8; SCAN_BUFFER];
+    let mut reader = file;
+    loop {
+        check_cancel("read", path, cancel)?;
+        let read = match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(io_error("read", path, error)),
+        };
+        scanner.feed(&buffer[..read]);
+    }
+    Ok(scanner.finish())
+}
+
+/// The state of a `read_lines` scan; fed chunk by chunk.
+pub(crate) struct LineScanner<'w> {
+    window: &'w LineWindow,
+    lines: Vec<Line>,
+    /// Lines completed so far (terminated by `\n`).
+    completed: u64,
+    /// Bytes of the current, unterminated line seen so far.
+    current_len: u64,
+    /// The kept prefix of the current line, when it is in the window.
+    current: Vec<u8>,
+    /// Bytes kept in `lines` (the byte budget counts these).
+    collected: usize,
+    /// The window is full: only count from here on.
+    done: bool,
+    total_bytes: u64,
+}
+
+impl<'w> LineScanner<'w> {
+    pub(crate) fn new(window: &'w LineWindow) -> Self {
+        Self {
+            window,
+            lines: Vec::new(),
+            completed: 0,
+            current_len: 0,
+            current: Vec::new(),
+            collected: 0,
+            done: window.max_lines == 0,
+            total_bytes: 0,
+        }
+    }
+
+    fn in_window(&self) -> bool {
+        !self.done && self.completed + 1 >= self.window.start_line
+    }
+
+    fn keep(&mut self, piece: &[u8]) {
+        let room = self.window.max_bytes.saturating_sub(self.current.len());
+        self.current
+            .extend_from_slice(&piece[..piece.len().min(room)]);
+    }
+
+    fn end_line(&mut self) {
+        if self.in_window() {
+            let bytes = std::mem::take(&mut self.current);
+            self.collected = self.collected.saturating_add(bytes.len());
+            self.lines.push(Line {
+                number: self.completed + 1,
+                bytes,
+                full_len: self.current_len,
+            });
+            if self.lines.len() >= self.window.max_lines || self.collected >= self.window.max_bytes
+            {
+                self.done = true;
+            }
+        }
+        self.completed += 1;
+        self.current_len = 0;
+    }
+
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
+        self.total_bytes += chunk.len() as u64;
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            if self.done {
+                // Only counting is left: let memchr run over the whole remainder.
+                let newlines = memchr::memchr_iter(b'\n', rest).count();
+                self.completed += newlines as u64;
+                self.current_len = match memchr::memrchr(b'\n', rest) {
+                    Some(last) => (rest.len() - last - 1) as u64,
+                    None => self.current_len + rest.len() as u64,
+                };
+                return;
+            }
+            if let Some(end) = memchr::memchr(b'\n', rest) {
+                if self.in_window() {
+                    self.keep(&rest[..end]);
+                }
+                self.current_len += end as u64;
+                self.end_line();
+                rest = &rest[end + 1..];
+            } else {
+                if self.in_window() {
+                    self.keep(rest);
+                }
+                self.current_len += rest.len() as u64;
+                rest = &[];
+            }
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> LinesRead {
+        if self.current_len > 0 {
+            self.end_line();
+        }
+        LinesRead {
+            lines: self.lines,
+            total_lines: self.completed,
+            total_bytes: self.total_bytes,
+        }
+    }
+}
+
+/// `mkdir -p` with the error kinds of the contract: a file in the way is `NotADirectory`.
+fn create_dir_all(operation: &'static str, dir: &Path, reported: &Path) -> EnvResult<()> {
+    match fs::create_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+            // Something that is not a directory sits on the path (std reports EEXIST for it).
+            match fs::symlink_metadata(dir) {
+                Ok(metadata) if metadata.file_type().is_symlink() => Err(EnvError::new(
+                    ErrorKind::Other,
+                    operation,
+                    "file exists (a dangling symlink is in the way)",
+                )
+                .with_path(reported)),
+                _ => Err(
+                    EnvError::new(ErrorKind::NotADirectory, operation, "not a directory")
+                        .with_path(reported),
+                ),
+            }
+        }
+        Err(error) => Err(io_error(operation, reported, error)),
+    }
+}
+
+pub(crate) fn create_dir(path: &Path, recursive: Recursive) -> EnvResult<()> {
+    match recursive {
+        Recursive::Yes => create_dir_all("mkdir", path, path),
+        Recursive::No => fs::create_dir(path).map_err(|error| {
+            if error.kind() == io::ErrorKind::AlreadyExists {
+                EnvError::new(ErrorKind::Other, "mkdir", "file exists").with_path(path)
+            } else {
+                io_error("mkdir", path, error)
+            }
+        }),
+    }
+}
+
+pub(crate) fn read_dir(path: &Path) -> EnvResult<Vec<DirEntry>> {
+    let entries = fs::read_dir(path).map_err(|error| io_error("readdir", path, error))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|error| io_error("readdir", path, error))?;
+        let kind = match entry.file_type() {
+            Ok(file_type) => kind_of(file_type),
+            // The entry vanished between readdir and its lstat: skip it like `ls` would.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(io_error("readdir", &entry.path(), error)),
+        };
+        out.push(DirEntry {
+            name: entry.file_name(),
+            kind,
+        });
+    }
+    Ok(out)
+}
+
+pub(crate) fn rename(from: &Path, to: &Path) -> EnvResult<()> {
+    fs::rename(from, to).map_err(|error| {
+        // Name the side that is at fault where the kind tells it.
+        let path = match error.kind() {
+            io::ErrorKind::NotFound if fs::symlink_metadata(from).is_err() => from,
+            io::ErrorKind::NotFound
+            | io::ErrorKind::IsADirectory
+            | io::ErrorKind::NotADirectory => to,
+            _ => from,
+        };
+        io_error("rename", path, error)
+    })
+}
+
+pub(crate) fn remove(path: &Path, recursive: Recursive) -> EnvResult<()> {
+    let metadata = fs::symlink_metadata(path).map_err(|error| io_error("remove", path, error))?;
+    let result = if metadata.is_dir() {
+        match recursive {
+            Recursive::Yes => fs::remove_dir_all(path),
+            Recursive::No => fs::remove_dir(path),
+        }
+    } else {
+        // A symlink (to anything) is removed itself, never its target.
+        fs::remove_file(path)
+    };
+    result.map_err(|error| {
+        if error.kind() == io::ErrorKind::DirectoryNotEmpty {
+            EnvError::new(
+                ErrorKind::Other,
+                "remove",
+                "directory not empty (remove it recursively to delete its contents)",
+            )
+            .with_path(path)
+        } else {
+            io_error("remove", path, error)
+        }
+    })
+}
+
+/// The process umask, read once (from `/proc/self/status` on Linux, which leaves it
+/// untouched; elsewhere by setting and restoring it, which is racy only against a concurrent
+/// `umask` call).
+fn umask() -> u32 {
+    static UMASK: OnceLock<u32> = OnceLock::new();
+    *UMASK.get_or_init(|| {
+        if let Ok(status) = fs::read_to_string("/proc/self/status")
+            && let Some(line) = status.lines().find(|line| line.starts_with("Umask:"))
+            && let Ok(mask) = u32::from_str_radix(line["Umask:".len()..].trim(), 8)
+        {
+            return mask;
+        }
+        let old = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
+        rustix::process::umask(old);
+        old.bits()
+    })
+}
+
+/// Where a write through `path` lands: `path` itself, or the target its final symlinks point
+/// to (a chain is followed; the result's parent is canonical). `None` metadata: it does not
+/// exist yet.
+fn write_target(
+    operation: &'static str,
+    path: &Path,
+) -> EnvResult<(PathBuf, Option<fs::Metadata>)> {
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_SYMLINK_HOPS {
+        match fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let target =
+                    fs::read_link(&current).map_err(|error| io_error(operation, path, error))?;
+                let parent = current
+                    .parent()
+                    .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                // Joined, not normalised: `..` after a symlinked directory must be resolved by
+                // the kernel, physically.
+                current = parent.join(target);
+            }
+            Ok(metadata) => {
+                return Ok((canonical_parent(operation, path, &current)?, Some(metadata)));
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Ok((canonical_parent(operation, path, &current)?, None));
+            }
+            Err(error) => return Err(io_error(operation, path, error)),
+        }
+    }
+    Err(EnvError::new(
+        ErrorKind::Invalid,
+        operation,
+        "too many levels of symbolic links",
+    )
+    .with_path(path))
+}
+
+/// `current` with its directory canonicalised, so the temp file goes next to the real target.
+fn canonical_parent(
+    operation: &'static str,
+    reported: &Path,
+    current: &Path,
+) -> EnvResult<PathBuf> {
+    let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
+        return Err(
+            EnvError::new(ErrorKind::IsADirectory, operation, "is a directory").with_path(reported),
+        );
+    };
+    let parent = fs::canonicalize(parent).map_err(|error| io_error(operation, reported, error))?;
+    Ok(parent.join(name))
+}
+
+/// Refuses to replace a file the user may not write (the rename would otherwise succeed,
+/// because it needs only write access to the directory).
+fn check_writable(operation: &'static str, reported: &Path, target: &Path) -> EnvResult<()> {
+    match rustix::fs::access(target, rustix::fs::Access::WRITE_OK) {
+        Ok(()) => Ok(()),
+        Err(errno) => Err(io_error(
+            operation,
+            reported,
+            io::Error::from_raw_os_error(errno.raw_os_error()),
+        )),
+    }
+}
+
+/// The atomic write of the contract: parents created, final symlinks written through, the
+/// existing mode (and, where allowed, owner) kept, data in a same-directory temp file that is
+/// synced and renamed over the target; the temp file is removed on every failure.
+pub(crate) fn write(path: &Path, data: &[u8], cancel: &CancelFlag) -> EnvResult<WriteOutcome> {
+    if let Some(parent) = path.parent() {
+        create_dir_all("write", parent, path)?;
+    }
+    let (target, existing) = write_target("write", path)?;
+    let mode = match &existing {
+        Some(metadata) if metadata.is_dir() => {
+            return Err(
+                EnvError::new(ErrorKind::IsADirectory, "write", "is a directory").with_path(path),
+            );
+        }
+        Some(metadata) => {
+            check_writable("write", path, &target)?;
+            metadata.mode() & 0o7777
+        }
+        None => 0o666 & !umask(),
+    };
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return Err(
+            EnvError::new(ErrorKind::IsADirectory, "write", "is a directory").with_path(path),
+        );
+    };
+    // O_CREAT|O_EXCL: the temp name is fresh and a symlink planted at it is never followed.
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", name.to_string_lossy()))
+        .suffix(".jig-tmp")
+        .tempfile_in(dir)
+        .map_err(|error| io_error("write", path, error))?;
+    for chunk in data.chunks(IO_CHUNK) {
+        check_cancel("write", path, cancel)?;
+        temp.write_all(chunk)
+            .map_err(|error| io_error("write", path, error))?;
+    }
+    let file = temp.as_file();
+    file.set_permissions(Permissions::from_mode(mode))
+        .map_err(|error| io_error("write", path, error))?;
+    if let Some(metadata) = &existing
+        && (metadata.uid() != rustix::process::geteuid().as_raw()
+            || metadata.gid() != rustix::process::getegid().as_raw())
+    {
+        // Keep the owner when allowed (root, or a group we are in); otherwise the file
+        // becomes ours, as with any editor that saves by rename.
+        let _ = std::os::unix::fs::fchown(file, Some(metadata.uid()), Some(metadata.gid()));
+        // chown clears set-id bits: restore the mode.
+        let _ = file.set_permissions(Permissions::from_mode(mode));
+    }
+    file.sync_all()
+        .map_err(|error| io_error("write", path, error))?;
+    check_cancel("write", path, cancel)?;
+    temp.persist(&target)
+        .map_err(|error| io_error("write", path, error.error))?;
+    // Make the rename itself durable; a failure here does not undo a completed write.
+    if let Ok(dir) = File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(WriteOutcome {
+        created: existing.is_none(),
+    })
+}
+
+pub(crate) fn append(path: &Path, data: &[u8]) -> EnvResult<()> {
+    if let Some(parent) = path.parent() {
+        create_dir_all("append", parent, path)?;
+    }
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o666)
+        .open(path)
+        .map_err(|error| io_error("append", path, error))?;
+    file.write_all(data)
+        .map_err(|error| io_error("append", path, error))
+}
+
+/// Creates the private temp directory (`0700`) under the system temp dir.
+pub(crate) fn new_private_dir() -> io::Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix("jig-")
+        .permissions(Permissions::from_mode(0o700))
+        .tempdir_in(std::env::temp_dir())?;
+    // Not subject to the umask: set exactly.
+    fs::set_permissions(dir.path(), Permissions::from_mode(0o700))?;
+    Ok(dir)
+}
+
+pub(crate) fn validate_affix(operation: &'static str, affix: &str) -> EnvResult<()> {
+    if affix.contains('/') || affix.contains('\0') {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            operation,
+            format!("temp name part {affix:?} must not contain '/' or NUL"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn create_temp_file(dir: &Path, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
+    validate_affix("tempfile", prefix)?;
+    validate_affix("tempfile", suffix)?;
+    let file = tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(suffix)
+        .permissions(Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|error| io_error("tempfile", dir, error))?;
+    let (_, path) = file
+        .keep()
+        .map_err(|error| io_error("tempfile", dir, error.error))?;
+    Ok(path)
+}
+
+pub(crate) fn create_temp_dir(dir: &Path, prefix: &str) -> EnvResult<PathBuf> {
+    validate_affix("tempdir", prefix)?;
+    let temp = tempfile::Builder::new()
+        .prefix(prefix)
+        .permissions(Permissions::from_mode(0o700))
+        .tempdir_in(dir)
+        .map_err(|error| io_error("tempdir", dir, error))?;
+    let path = temp.keep();
+    fs::set_permissions(&path, Permissions::from_mode(0o700))
+        .map_err(|error| io_error("tempdir", &path, error))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(chunks: &[&[u8]], window: &LineWindow) -> LinesRead {
+        let mut scanner = LineScanner::new(window);
+        for chunk in chunks {
+            scanner.feed(chunk);
+        }
+        scanner.finish()
+    }
+
+    #[test]
+    fn scanner_agrees_for_every_split_of_the_input() {
+        let content: &[u8] = b"alpha\r\nbeta\n\ngamma delta\nlast";
+        for start_line in 1..=6 {
+            for max_bytes in [1, 3, 6, 100] {
+                let window = LineWindow {
+                    start_line,
+                    max_lines: 2,
+                    max_bytes,
+                };
+                let whole = scan(&[content], &window);
+                for split in 0..content.len() {
+                    let (head, tail) = content.split_at(split);
+                    for second in split..content.len() {
+                        let (middle, end) = tail.split_at(second - split);
+                        let parts = scan(&[head, middle, end], &window);
+                        assert_eq!(
+                            parts, whole,
+                            "start {start_line}, budget {max_bytes}, splits {split}/{second}"
+                        );
+                    }
+                }
+                assert_eq!(whole.total_lines, 5);
+            }
+        }
+    }
+
+    #[test]
+    fn umask_is_plausible() {
+        assert_eq!(umask() & !0o777, 0);
+    }
+}

@@ -1,0 +1,44 @@
+//! The env conformance suite on `LocalEnv`, in a fresh temp directory per case.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use jig_env::conformance::{Capabilities, Fixture};
+use jig_env::{EnvError, EnvResult};
+use jig_env_local::LocalEnv;
+
+fn host(operation: &'static str, path: &Path, result: std::io::Result<()>) -> EnvResult<()> {
+    result.map_err(|error| EnvError::io(operation, path, error))
+}
+
+#[expect(clippy::unused_async, reason = "conformance_tests! awaits the fixture factory")]
+async fn fixture() -> Fixture {
+    let dir = match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(error) => panic!("creating a temp dir: {error}"),
+    };
+    let root = dir.path().join("root");
+    if let Err(error) = std::fs::create_dir(&root) {
+        panic!("creating {}: {error}", root.display());
+    }
+    let is_root = rustix::process::geteuid().is_root();
+    Fixture::new(Arc::new(LocalEnv::new()), root)
+        .with_symlink(|target, link| {
+            host("symlink", link, std::os::unix::fs::symlink(target, link))
+        })
+        .with_set_mode(|path, mode| {
+            host(
+                "chmod",
+                path,
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)),
+            )
+        })
+        .with_capabilities(Capabilities {
+            exec: true,
+            enforces_permissions: !is_root,
+        })
+        .keep_alive(dir)
+}
+
+jig_env::conformance_tests!(fixture);

@@ -1,0 +1,1 @@
+//! Host-specific behaviour of `LocalEnv` the generic conformance suite cannot see.
