@@ -844,26 +844,45 @@ fn render(
 /// `[Showing lines 1-12 and 5000-6000 of 6000 (50.0KB limit). Full output: /tmp/…/bash-….log]`
 fn notice(truncation: &Truncation, limits: &Limits, full: &FullOutput) -> String {
     let total = truncation.total_lines;
-    let mut parts = Vec::new();
+    let range = |first: u64, last: u64| {
+        if first == last {
+            first.to_string()
+        } else {
+            format!("{first}-{last}")
+        }
+    };
+    let mut ranges = Vec::new();
     if truncation.head_lines > 0 {
-        parts.push(format!("lines 1-{}", truncation.head_lines));
+        ranges.push(range(1, truncation.head_lines));
     }
-    if truncation.last_line_partial {
-        parts.push(format!(
+    let partial = truncation.last_line_partial.then(|| {
+        format!(
             "the last {} of line {total}",
             format_size(usize::try_from(truncation.tail_bytes).unwrap_or(usize::MAX))
-        ));
-    } else if truncation.tail_lines > 0 {
-        parts.push(format!(
-            "lines {}-{total}",
-            total + 1 - truncation.tail_lines.min(total)
-        ));
+        )
+    });
+    if partial.is_none() && truncation.tail_lines > 0 {
+        ranges.push(range(total + 1 - truncation.tail_lines.min(total), total));
     }
-    let shown = if parts.is_empty() {
-        "no lines".to_owned()
+    let word = if ranges.len() == 1 && !ranges[0].contains('-') {
+        "line"
     } else {
-        parts.join(" and ")
+        "lines"
     };
+    let mut shown = if ranges.is_empty() {
+        String::new()
+    } else {
+        format!("{word} {}", ranges.join(" and "))
+    };
+    if let Some(partial) = partial {
+        if !shown.is_empty() {
+            shown.push_str(" and ");
+        }
+        shown.push_str(&partial);
+    }
+    if shown.is_empty() {
+        shown.push_str("no lines");
+    }
     let limit = match truncation.truncated_by {
         jig_truncate::TruncatedBy::Bytes => format!("{} limit", format_size(limits.max_bytes)),
         jig_truncate::TruncatedBy::Lines => format!("{} line limit", limits.max_lines),
@@ -873,7 +892,7 @@ fn notice(truncation: &Truncation, limits: &Limits, full: &FullOutput) -> String
         FullOutput::NotKept | FullOutput::NotNeeded => "Full output not kept.".to_owned(),
         FullOutput::Failed(reason) => format!("Full output could not be saved ({reason})."),
     };
-    format!("[Showing {shown} of {total} ({limit}). {full}]")
+    format!("[Showing {shown} of {total} lines ({limit}). {full}]")
 }
 
 fn truncation_details(truncation: &Truncation, limits: &Limits, full: &FullOutput) -> Value {
