@@ -18,6 +18,7 @@
 mod exit;
 mod mcp_cmd;
 mod render;
+mod run_cmd;
 mod tool_cmd;
 mod workspace;
 
@@ -49,6 +50,8 @@ enum Command {
     Tools(tool_cmd::ToolsArgs),
     /// Serve the tools to an MCP client over stdio (Claude Code, Codex, Cursor, Zed, …).
     Mcp(mcp_cmd::McpArgs),
+    /// Run the agent on a prompt: the model reads, edits and runs commands until it is done.
+    Run(Box<run_cmd::RunArgs>),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Tool(args) => tool_cmd::run_tool(args),
         Command::Tools(args) => tool_cmd::run_tools(&args),
         Command::Mcp(args) => mcp_cmd::run_mcp(&args),
+        Command::Run(args) => run_cmd::run(*args),
     };
     match outcome {
         Ok(code) => code,

@@ -8,6 +8,7 @@
 )]
 
 mod loop_behaviour;
+mod seed_002;
 
 mod tools;
 

@@ -1,0 +1,311 @@
+//! `jig run`: one agent run from the command line.
+//!
+//! The prompt is the positional argument, or stdin when no argument is given and stdin is not
+//! a terminal. Text mode (the default, also `-p/--print`) prints the final reply on stdout;
+//! `--mode json` prints one JSON event per line (first the session header). The exit code is 0
+//! when the model finished, 1 when the run ended in an error, was aborted or hit `--max-turns`,
+//! 2 for usage errors. Ctrl-C aborts the run (running tools are cancelled, their processes
+//! killed, the session keeps every result); a second Ctrl-C exits at once with 130.
+
+mod model;
+mod output;
+mod session_choice;
+
+use std::io::{self, IsTerminal as _, Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_context_files};
+use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome};
+use jig_llm::ThinkingLevel;
+use jig_protocol::Message;
+use jig_tool::ToolRegistry;
+use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use tokio_util::sync::CancellationToken;
+
+use crate::CliResult;
+use crate::exit::CliError;
+use crate::workspace::{self, ContainmentArg};
+
+/// The tools offered when `--tools` is not given.
+const DEFAULT_TOOLS: &[&str] = &["read", "bash", "edit", "write"];
+
+/// Exit code after a second Ctrl-C.
+const INTERRUPTED: i32 = 130;
+
+/// How `jig run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub(crate) enum OutputMode {
+    /// The final reply's text.
+    #[default]
+    Text,
+    /// One JSON event per line.
+    Json,
+}
+
+/// Arguments of `jig run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The prompt [default: read from stdin when it is not a terminal].
+    prompt: Option<String>,
+    /// Print mode: send the prompt, print the final reply, exit (this is what `jig run` does).
+    #[arg(short = 'p', long = "print")]
+    print: bool,
+    /// Output: `text` (the final reply) or `json` (one event per line).
+    #[arg(long, value_enum, default_value_t = OutputMode::Text)]
+    mode: OutputMode,
+    /// The provider: openai, anthropic, openrouter, ollama, lmstudio, llamacpp, vllm,
+    /// openai-compatible [default: the resumed session's, else anthropic when
+    /// ANTHROPIC_API_KEY is set, else openai; openai-compatible when only --base-url is given].
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// The model id [default: the resumed session's, else the provider's default].
+    #[arg(long, value_name = "ID")]
+    model: Option<String>,
+    /// The API key [default: the provider's variable, e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY].
+    #[arg(long, value_name = "KEY")]
+    api_key: Option<String>,
+    /// The API base URL (e.g. http://localhost:8080/v1 for a local OpenAI-compatible server).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The tools the model may use, comma-separated [default: read,bash,edit,write].
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    tools: Option<Vec<String>>,
+    /// Replace the default system prompt (project context, date and cwd are still added).
+    #[arg(long, value_name = "TEXT")]
+    system_prompt: Option<String>,
+    /// Text appended to the system prompt (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    append_system_prompt: Vec<String>,
+    /// Stop after this many model requests.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_turns: Option<u32>,
+    /// Output-token limit per reply [default: the provider's].
+    #[arg(long, value_name = "N")]
+    max_output_tokens: Option<u32>,
+    /// Reasoning effort: off, low, medium, high [default: the resumed session's, else off].
+    #[arg(long, value_name = "LEVEL")]
+    thinking: Option<ThinkingLevel>,
+    /// Resume this session file (created there if missing) or the session with this id.
+    #[arg(long, value_name = "FILE|ID", conflicts_with_all = ["continue_session", "no_session"])]
+    session: Option<String>,
+    /// Continue the most recent session of this working directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "no_session")]
+    continue_session: bool,
+    /// Do not save the session.
+    #[arg(long)]
+    no_session: bool,
+    /// Working directory: tools act there and it is the containment root [default: the current
+    /// directory].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Whether file tools are confined to the working directory.
+    #[arg(long, value_enum, default_value_t = ContainmentArg::Workspace)]
+    containment: ContainmentArg,
+}
+
+/// Runs `jig run`.
+pub(crate) fn run(args: RunArgs) -> CliResult {
+    // `-p` only names the default behaviour; it is accepted for compatibility.
+    let _ = args.print;
+    let prompt = read_prompt(args.prompt.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::Failure)?;
+    runtime.block_on(run_async(args, prompt))
+}
+
+fn read_prompt(argument: Option<&str>) -> Result<String, CliError> {
+    let prompt = match argument {
+        Some(prompt) => prompt.to_owned(),
+        None if io::stdin().is_terminal() => {
+            return Err(CliError::usage(
+                "no prompt: pass it as an argument (jig run \"fix the test\") or on stdin",
+            ));
+        }
+        None => {
+            let mut text = String::new();
+            io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the prompt from stdin")
+                .map_err(CliError::Failure)?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(CliError::usage("the prompt is empty"));
+    }
+    Ok(prompt)
+}
+
+fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
+    let mut registry = builtin_registry(&BuiltinsConfig::default());
+    let wanted: Vec<String> = match names {
+        Some(names) => names
+            .iter()
+            .map(|n| n.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        None => DEFAULT_TOOLS.iter().map(|n| (*n).to_owned()).collect(),
+    };
+    let available: Vec<String> = registry.names().iter().map(|n| (*n).to_owned()).collect();
+    if let Some(unknown) = wanted.iter().find(|name| !available.contains(name)) {
+        return Err(CliError::usage(format!(
+            "--tools: unknown tool `{unknown}`; available tools: {}",
+            available.join(", ")
+        )));
+    }
+    registry.retain(|tool| wanted.iter().any(|name| name == tool.name()));
+    Ok(registry)
+}
+
+async fn run_async(args: RunArgs, prompt: String) -> CliResult {
+    let tools = select_tools(args.tools.as_deref())?;
+    let env = workspace::open_env()?;
+    let mut tool_context =
+        workspace::tool_context(env, args.cwd.as_deref(), args.containment.into()).await?;
+    let cwd = tool_context.cwd.clone();
+
+    let choice = session_choice::open(
+        &cwd,
+        args.session.as_deref(),
+        args.continue_session,
+        args.no_session,
+    )?;
+    let mut session = choice.session;
+    if session.skipped_lines() > 0 {
+        output::warn(&format!(
+            "skipped {} damaged line(s) in {}",
+            session.skipped_lines(),
+            session
+                .path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ));
+    }
+
+    let resolved = model::resolve(&model::ModelArgs {
+        provider: args.provider.as_deref(),
+        model: args.model.as_deref(),
+        api_key: args.api_key.as_deref(),
+        base_url: args.base_url.as_deref(),
+        previous: session.model(),
+    })?;
+    let thinking = args
+        .thinking
+        .or(session.thinking_level())
+        .unwrap_or_default();
+
+    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone())) {
+        session
+            .append_model_change(&resolved.provider_name, &resolved.model)
+            .map_err(|e| CliError::Failure(e.into()))?;
+    }
+    if session.thinking_level() != Some(thinking) {
+        session
+            .append_thinking_level(thinking)
+            .map_err(|e| CliError::Failure(e.into()))?;
+    }
+    tool_context.session_env =
+        session.tool_variables(&resolved.provider_name, &resolved.model, thinking);
+
+    let system_prompt = build_system_prompt(&SystemPromptOptions {
+        tools: tools
+            .iter()
+            .map(|tool| (tool.name().to_owned(), tool.description()))
+            .collect(),
+        cwd: cwd.clone(),
+        date: jiff::ZonedDateTime::now().date().to_string(),
+        context_files: find_context_files(&cwd, |path| std::fs::read_to_string(path).ok()),
+        custom_prompt: args.system_prompt.clone(),
+        append: args.append_system_prompt.clone(),
+    });
+
+    let mut config = AgentConfig::new(
+        resolved.provider,
+        resolved.model,
+        system_prompt,
+        tools,
+        tool_context,
+    );
+    config.max_turns = args.max_turns;
+    config.thinking = thinking;
+    config.max_output_tokens = args.max_output_tokens;
+
+    let history = session.messages();
+    let header = session.header().clone();
+    let printer = output::Printer::new(args.mode, session);
+    if args.mode == OutputMode::Json {
+        output::print_json(&serde_json::to_value(&header).unwrap_or_default());
+    }
+    let observer: Arc<dyn AgentObserver> = printer.clone();
+
+    let cancel = CancellationToken::new();
+    let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
+    let mut agent = Agent::with_messages(config, history);
+    let outcome = agent
+        .run(Message::user_text(prompt), &cancel, &observer)
+        .await;
+    interrupts.abort();
+
+    if let Some(error) = printer.session_error() {
+        output::warn(&format!("the session could not be saved: {error:#}"));
+    }
+    report(&outcome, args.mode)
+}
+
+/// Prints the final reply (text mode) or the reason the run did not finish; the exit code.
+fn report(outcome: &RunOutcome, mode: OutputMode) -> CliResult {
+    let code = match &outcome.end {
+        RunEnd::Completed => {
+            if mode == OutputMode::Text {
+                let text = outcome
+                    .final_reply()
+                    .map(jig_protocol::AssistantMessage::text)
+                    .unwrap_or_default();
+                let mut stdout = io::stdout().lock();
+                let written = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
+                if let Err(error) = written
+                    && error.kind() != io::ErrorKind::BrokenPipe
+                {
+                    return Err(CliError::Failure(
+                        anyhow::Error::new(error).context("cannot write the reply"),
+                    ));
+                }
+            }
+            0
+        }
+        RunEnd::MaxTurns { max_turns } => {
+            output::error(&format!(
+                "stopped after --max-turns {max_turns}: the model was still calling tools"
+            ));
+            1
+        }
+        RunEnd::Aborted => {
+            output::error("the run was aborted");
+            1
+        }
+        RunEnd::Error { message } => {
+            output::error(message);
+            1
+        }
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// First Ctrl-C: cancel the run. Second: exit now.
+async fn watch_interrupts(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    output::warn("aborting: cancelling running tools (press Ctrl-C again to exit now)");
+    cancel.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        std::process::exit(INTERRUPTED);
+    }
+}

@@ -1,0 +1,70 @@
+//! What `jig run` prints, and the session writer: both are agent observers.
+
+use std::io::{self, Write as _};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use jig_agent::{AgentEvent, AgentObserver, Session, SessionError};
+use serde_json::Value;
+
+use super::OutputMode;
+
+/// Writes messages to the session as they complete and, in JSON mode, every event to stdout.
+#[derive(Debug)]
+pub(super) struct Printer {
+    mode: OutputMode,
+    session: Mutex<Session>,
+    session_error: Mutex<Option<SessionError>>,
+}
+
+impl Printer {
+    pub(super) fn new(mode: OutputMode, session: Session) -> Arc<Self> {
+        Arc::new(Self {
+            mode,
+            session: Mutex::new(session),
+            session_error: Mutex::new(None),
+        })
+    }
+
+    /// The first error met while writing the session.
+    pub(super) fn session_error(&self) -> Option<SessionError> {
+        self.session_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+impl AgentObserver for Printer {
+    fn on_event(&self, event: &AgentEvent) {
+        if let AgentEvent::MessageEnd { message } = event {
+            let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Err(error) = session.append_message(message) {
+                let mut slot = self
+                    .session_error
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                slot.get_or_insert(error);
+            }
+        }
+        if self.mode == OutputMode::Json {
+            print_json(&serde_json::to_value(event).unwrap_or_default());
+        }
+    }
+}
+
+/// One JSON value as one line on stdout (a closed pipe is ignored: the run goes on and the
+/// session is still written).
+pub(super) fn print_json(value: &Value) {
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{value}").and_then(|()| stdout.flush());
+}
+
+/// `jig: warning: …` on stderr.
+pub(super) fn warn(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "jig: warning: {message}");
+}
+
+/// `jig: …` on stderr.
+pub(super) fn error(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "jig: {message}");
+}
