@@ -170,7 +170,10 @@ impl ClientHandler for ProgressClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.seen.lock().unwrap().push(params);
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(params);
     }
 }
 

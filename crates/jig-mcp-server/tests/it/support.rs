@@ -1,6 +1,11 @@
 //! A server on a `MemoryEnv` workspace at `/ws`, an rmcp client connected to it, and a `slow`
 //! test tool that streams updates until cancelled.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions fail loudly on purpose"
+)]
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,7 +58,7 @@ impl Tool for SlowTool {
             if input.steps.is_some_and(|steps| step > steps) {
                 return Ok(ToolResult::text(output));
             }
-            output.push_str(&format!("line {step}\n"));
+            writeln!(output, "line {step}").unwrap();
             ctx.send_update(ToolResult::text(output.clone()));
             tokio::select! {
                 () = ctx.cancel.cancelled() => {
@@ -152,9 +157,9 @@ pub(crate) async fn start_with<C: ClientHandler>(setup: Setup, client: C) -> Har
     );
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     let (reader, writer) = tokio::io::split(server_io);
-    let shutdown = setup.shutdown;
-    let served = tokio::spawn(serve(server.clone(), reader, writer, async move {
-        match shutdown {
+    let stop = setup.shutdown;
+    let serving = tokio::spawn(serve(server.clone(), reader, writer, async move {
+        match stop {
             Some(rx) => {
                 let _ = rx.await;
             }
@@ -166,7 +171,7 @@ pub(crate) async fn start_with<C: ClientHandler>(setup: Setup, client: C) -> Har
         env,
         server,
         client,
-        served,
+        served: serving,
         saw_cancel,
     }
 }
