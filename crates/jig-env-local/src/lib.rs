@@ -64,6 +64,7 @@
 
 mod exec;
 mod fs;
+mod search;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,7 +73,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 use jig_env::{
     Bytes, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink,
-    ExecutionEnv, FileInfo, LineWindow, LinesRead, Recursive, WriteOutcome, check_path,
+    ExecutionEnv, FileInfo, LineWindow, LinesRead, Recursive, SearchRequest, SearchResult,
+    WalkRequest, WalkResult, WriteOutcome, check_path,
 };
 
 /// The host machine as an [`ExecutionEnv`]: its filesystem and its processes.
@@ -279,6 +281,22 @@ impl ExecutionEnv for LocalEnv {
         exec::exec(self, request, sink).await
     }
 
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        // Dropping this future cancels the walk on the blocking pool too.
+        let guard = request.cancel.clone().drop_guard();
+        let result = blocking("walk", move |_| search::walk_blocking(&request)).await;
+        guard.disarm();
+        result
+    }
+
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        // Dropping this future cancels the search on the blocking pool too.
+        let guard = request.cancel.clone().drop_guard();
+        let result = blocking("search", move |_| search::search_blocking(&request)).await;
+        guard.disarm();
+        result
+    }
+
     async fn cleanup(&self) {
         self.processes.kill_all().await;
         let dir = self.temp_guard().take();
@@ -295,5 +313,59 @@ impl ExecutionEnv for LocalEnv {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Dropping the future sets the flag the blocking work polls, so it stops instead of
+    /// running on unobserved.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropping_the_future_stops_the_blocking_work() {
+        let stopped = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&stopped);
+        let work = blocking("scan", move |cancel| {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !cancel.load(Ordering::Relaxed) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            seen.store(cancel.load(Ordering::Relaxed), Ordering::Relaxed);
+            Ok::<_, EnvError>(())
+        });
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), work)
+                .await
+                .is_err()
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !stopped.load(Ordering::Relaxed) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(
+            stopped.load(Ordering::Relaxed),
+            "the blocking work saw the cancellation"
+        );
+    }
+
+    #[tokio::test]
+    async fn read_lines_rejects_line_zero_and_relative_paths() {
+        let env = LocalEnv::new();
+        let window = LineWindow {
+            start_line: 0,
+            max_lines: 1,
+            max_bytes: 1,
+        };
+        let error = env
+            .read_lines(Path::new("/etc/hostname"), window)
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Invalid);
+        let error = env.read(Path::new("relative")).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Invalid);
     }
 }
