@@ -176,6 +176,10 @@ pub(crate) fn prepare_arguments(args: Value) -> Value {
     Value::Object(map)
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one linear read-plan-write sequence, clearer in one place"
+)]
 async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolError> {
     if input.edits.is_empty() {
         return Err(ToolError::invalid(
@@ -204,7 +208,7 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
 
     let info = ctx
         .env
-        .stat(&path)
+        .stat(path)
         .await
         .map_err(|error| file_error(shown, error.kind(), "read"))?;
     match info.kind {
@@ -220,12 +224,12 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     }
     let original = ctx
         .env
-        .read(&path)
+        .read(path)
         .await
         .map_err(|error| file_error(shown, error.kind(), "read"))?;
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
-    let source = Source::new(&decoded.text);
+    let source = Source::with_cr(&decoded.text, decoded.has_cr);
     let replacements =
         plan(source, &requests).map_err(|error| plan_error(shown, single, &error))?;
 
@@ -363,6 +367,10 @@ fn format_lines(lines: &[usize], count: usize) -> String {
     out
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one message per planning error, kept side by side"
+)]
 fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
     let subject = |index: usize| {
         if single {

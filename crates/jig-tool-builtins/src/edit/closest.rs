@@ -51,6 +51,7 @@ fn signature(line: &str) -> Signature {
     sig
 }
 
+#[expect(clippy::cast_precision_loss, reason = "bit counts are at most 256")]
 fn jaccard(a: &Signature, b: &Signature) -> f32 {
     let (mut both, mut either) = (0_u32, 0_u32);
     for k in 0..4 {
@@ -85,9 +86,8 @@ pub(crate) fn find_closest(view: &str, old: &str) -> Option<Closest> {
     let mut line_starts: Vec<usize> = Vec::new();
     let bytes = view.as_bytes();
     let mut start = 0;
-    let mut index = 0;
     let ends = memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
-    for end in ends {
+    for (index, end) in ends.enumerate() {
         line_starts.push(start);
         let line = &view[start..end];
         if !line.trim().is_empty() {
@@ -103,7 +103,6 @@ pub(crate) fn find_closest(view: &str, old: &str) -> Option<Closest> {
             }
         }
         start = end + 1;
-        index += 1;
     }
 
     let mut windows: Vec<usize> = Vec::new();
@@ -153,9 +152,18 @@ pub(crate) fn find_closest(view: &str, old: &str) -> Option<Closest> {
     Some(Closest {
         start_line: first + 1,
         end_line: last + 1,
-        similarity_percent: (ratio * 100.0).round() as u32,
+        similarity_percent: percent(ratio),
         excerpt,
     })
+}
+
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a ratio in 0..=1 times 100"
+)]
+fn percent(ratio: f32) -> u32 {
+    (ratio.clamp(0.0, 1.0) * 100.0).round() as u32
 }
 
 fn cut(text: &str, max: usize) -> &str {
@@ -171,13 +179,15 @@ fn cut(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     #[test]
     fn finds_the_nearly_matching_block() {
         let mut view = String::new();
         for i in 0..500 {
-            view.push_str(&format!("let value_{i} = compute({i});\n"));
+            let _ = writeln!(view, "let value_{i} = compute({i});");
         }
         view.push_str("fn target() {\n    println!(\"hello world\");\n}\n");
         let closest =

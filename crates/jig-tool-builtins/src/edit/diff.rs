@@ -143,6 +143,10 @@ fn unchanged_rows(
 }
 
 /// Builds the diff of applying `plan` (sorted, non-overlapping) to `text`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the block walk keeps line bookkeeping in one place"
+)]
 pub(crate) fn build(source: Source<'_>, plan: &[Replacement], path: &str) -> EditDiff {
     let text = source.text;
     // Line-aligned blocks around each replacement, merged when they share or touch lines.
@@ -241,7 +245,8 @@ pub(crate) fn build(source: Source<'_>, plan: &[Replacement], path: &str) -> Edi
             }
         }
         line += old_lines.len();
-        delta += new_lines.len() as isize - old_lines.len() as isize;
+        delta += isize::try_from(new_lines.len()).unwrap_or(isize::MAX)
+            - isize::try_from(old_lines.len()).unwrap_or(isize::MAX);
         previous_end = Some(*end);
     }
     if let Some(end) = previous_end {
@@ -306,7 +311,7 @@ fn visible(rows: &[Row]) -> Vec<Option<usize>> {
         }
         match (after_change, before_change) {
             (true, true) if total <= 2 * CONTEXT => {
-                out.extend(materialised.iter().map(|&k| Some(k)))
+                out.extend(materialised.iter().map(|&k| Some(k)));
             }
             (true, true) => {
                 out.extend(head.iter().map(|&k| Some(k)));
@@ -408,8 +413,8 @@ fn render_patch(rows: &[Row], path: &str) -> String {
         let (old_start, new_start) = match &hunk[0] {
             Row::Same { old, new, .. }
             | Row::Removed { old, new, .. }
-            | Row::Added { old, new, .. } => (*old, *new),
-            Row::Skipped { old, new, .. } => (*old, *new),
+            | Row::Added { old, new, .. }
+            | Row::Skipped { old, new, .. } => (*old, *new),
         };
         let old_start = if old_count == 0 {
             old_start - 1
@@ -468,7 +473,10 @@ mod tests {
     }
 
     fn numbered(n: usize) -> String {
-        (1..=n).map(|i| format!("line {i}\n")).collect()
+        (1..=n).fold(String::new(), |mut out, i| {
+            let _ = writeln!(out, "line {i}");
+            out
+        })
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use memchr::memchr;
+use memchr::{memchr, memchr2};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -46,6 +46,8 @@ pub(crate) enum DecodeError {
 pub(crate) struct Decoded<'a> {
     pub(crate) encoding: TextEncoding,
     pub(crate) text: Cow<'a, str>,
+    /// Whether the text contains a `\r` (found by the same scan that looks for NUL).
+    pub(crate) has_cr: bool,
 }
 
 /// Decodes `bytes` strictly.
@@ -60,7 +62,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, DecodeError> {
         Some(rest) => (true, rest, UTF8_BOM.len()),
         None => (false, bytes, 0),
     };
-    if let Some(offset) = memchr(0, body) {
+    // One pass finds both the first NUL and whether any CR exists (LF files: a single scan).
+    let (nul, has_cr) = match memchr2(0, b'\r', body) {
+        None => (None, false),
+        Some(i) if body[i] == 0 => (Some(i), false),
+        Some(i) => (memchr(0, &body[i..]).map(|n| i + n), true),
+    };
+    if let Some(offset) = nul {
         return Err(DecodeError::Nul {
             offset: body_offset + offset,
         });
@@ -69,6 +77,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, DecodeError> {
         Ok(text) => Ok(Decoded {
             encoding: TextEncoding::Utf8 { bom },
             text: Cow::Borrowed(text),
+            has_cr,
         }),
         Err(error) => Err(DecodeError::InvalidUtf8 {
             offset: body_offset + error.valid_up_to(),
@@ -77,7 +86,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, DecodeError> {
 }
 
 fn decode_utf16(body: &[u8], encoding: TextEncoding) -> Result<Decoded<'_>, DecodeError> {
-    if body.len() % 2 != 0 {
+    if !body.len().is_multiple_of(2) {
         return Err(DecodeError::InvalidUtf16 { encoding });
     }
     let units = body.chunks_exact(2).map(|pair| match encoding {
@@ -92,9 +101,11 @@ fn decode_utf16(body: &[u8], encoding: TextEncoding) -> Result<Decoded<'_>, Deco
             Err(_) => return Err(DecodeError::InvalidUtf16 { encoding }),
         }
     }
+    let has_cr = text.contains('\r');
     Ok(Decoded {
         encoding,
         text: Cow::Owned(text),
+        has_cr,
     })
 }
 
@@ -134,6 +145,16 @@ mod tests {
         assert_eq!(
             decode(b"ab").unwrap().encoding,
             TextEncoding::Utf8 { bom: false }
+        );
+    }
+
+    #[test]
+    fn reports_carriage_returns_from_the_nul_scan() {
+        assert!(!decode(b"a\nb").unwrap().has_cr);
+        assert!(decode(b"a\r\nb").unwrap().has_cr);
+        assert_eq!(
+            decode(b"a\r\n\0").unwrap_err(),
+            DecodeError::Nul { offset: 3 }
         );
     }
 

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use memchr::{memchr, memchr_iter, memchr2, memchr2_iter, memrchr2};
+use memchr::{memchr_iter, memchr2, memchr2_iter, memrchr2};
 
 /// One of the three line endings a text file can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +39,17 @@ pub(crate) struct Source<'a> {
 }
 
 impl<'a> Source<'a> {
+    #[cfg(test)]
     pub(crate) fn new(text: &'a str) -> Self {
         Self {
             text,
-            has_cr: memchr(b'\r', text.as_bytes()).is_some(),
+            has_cr: memchr::memchr(b'\r', text.as_bytes()).is_some(),
         }
+    }
+
+    /// A source whose `\r` scan was already done (`has_cr` must be exact).
+    pub(crate) fn with_cr(text: &'a str, has_cr: bool) -> Self {
+        Self { text, has_cr }
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -84,9 +90,8 @@ impl<'a> Source<'a> {
     /// The length of the line break starting at `pos` (0 at the end or inside a line).
     pub(crate) fn break_len(&self, pos: usize) -> usize {
         match self.bytes().get(pos) {
-            Some(b'\n') => 1,
             Some(b'\r') if self.bytes().get(pos + 1) == Some(&b'\n') => 2,
-            Some(b'\r') => 1,
+            Some(b'\n' | b'\r') => 1,
             _ => 0,
         }
     }

@@ -1,6 +1,12 @@
 //! The `edit` tool through the registry on `MemoryEnv`: seed 002's cases, every message a model
 //! reads (snapshots), encodings and line endings kept byte for byte, and `details`.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers fail loudly"
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -164,7 +170,11 @@ async fn overlapping_occurrences_count_as_ambiguous() {
 
 #[tokio::test]
 async fn many_occurrences_list_lines_in_a_batch() {
-    let content: String = (0..30).map(|i| format!("x = {i}; // todo\n")).collect();
+    let content: String = (0..30)
+        .map(|i| format!("x = {i}; // todo"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     let fixture = Fixture::with_file("a.rs", content);
     let message = failing(
         &fixture,
@@ -416,7 +426,11 @@ async fn exact_unique_match_is_not_rejected_by_whitespace_lookalikes() {
 
 #[tokio::test]
 async fn multi_edit_details() {
-    let content: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let content: String = (1..=30)
+        .map(|i| format!("line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     let fixture = Fixture::with_file("f.txt", content);
     let result = fixture
         .run(json!({"path": "f.txt", "edits": [

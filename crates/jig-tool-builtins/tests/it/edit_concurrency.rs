@@ -2,6 +2,12 @@
 //! paths (relative, absolute, through a symlinked directory): the mutation queue keys them all
 //! on the file's canonical path, so every edit is applied and none is lost.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers fail loudly"
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

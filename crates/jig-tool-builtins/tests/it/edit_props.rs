@@ -2,6 +2,8 @@
 //! sequences, long lines) and random unique edits, every byte outside the replaced spans is
 //! identical after the edit, and a batch with one failing edit leaves the file identical.
 
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -60,9 +62,9 @@ fn dominant(text: &str) -> &'static str {
     for (i, &b) in bytes.iter().enumerate() {
         if b == b'\n' {
             if i > 0 && bytes[i - 1] == b'\r' {
-                crlf += 1
+                crlf += 1;
             } else {
-                lf += 1
+                lf += 1;
             }
         } else if b == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
             cr += 1;
