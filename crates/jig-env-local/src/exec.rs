@@ -153,6 +153,10 @@ impl ProcessTracker {
     }
 
     /// Runs one command (the body of `LocalEnv::exec`).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "spawn, the select loop and the wrap-up read best in one place"
+    )]
     pub(crate) async fn run(
         &self,
         request: ExecRequest,
@@ -167,7 +171,7 @@ impl ProcessTracker {
 
         let tag = new_tag();
         let (reader, writer) = std::io::pipe()
-            .map_err(|error| spawn_error(&request, "create the output pipe", error))?;
+            .map_err(|error| spawn_error(&request, "create the output pipe", &error))?;
         #[cfg(target_os = "linux")]
         {
             // A bigger pipe means fewer wake-ups under a flood; the default still works.
@@ -175,7 +179,7 @@ impl ProcessTracker {
         }
         let writer_for_stderr = writer
             .try_clone()
-            .map_err(|error| spawn_error(&request, "create the output pipe", error))?;
+            .map_err(|error| spawn_error(&request, "create the output pipe", &error))?;
 
         let mut command = tokio::process::Command::new(&request.program);
         command
@@ -212,7 +216,7 @@ impl ProcessTracker {
         };
 
         let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-            .map_err(|error| spawn_error(&request, "watch the output pipe", error))?;
+            .map_err(|error| spawn_error(&request, "watch the output pipe", &error))?;
         let mut state = RunState::new(started, &request);
         let mut reader = Some(reader);
         let mut buffer = vec![0_u8; READ_BUFFER];
@@ -541,9 +545,9 @@ async fn check_cwd(request: &ExecRequest) -> EnvResult<()> {
     }
 }
 
-fn spawn_error(request: &ExecRequest, what: &str, error: std::io::Error) -> EnvError {
+fn spawn_error(request: &ExecRequest, what: &str, error: &std::io::Error) -> EnvError {
     EnvError::new(
-        ErrorKind::from_io(&error),
+        ErrorKind::from_io(error),
         "exec",
         format!("could not {what}: {error}"),
     )

@@ -134,16 +134,16 @@ fn read_stat(pid: i32) -> Option<ProcInfo> {
 /// Parses `/proc/<pid>/stat`. The command name (field 2) may contain spaces and parentheses,
 /// so fields are counted from the last `)`.
 pub(crate) fn parse_stat(pid: i32, text: &str) -> Option<ProcInfo> {
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    let after_name = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_ascii_whitespace().collect();
     // fields[0] is field 3 (state); field n is fields[n - 3].
     let state = fields.first()?.as_bytes().first().copied()?;
-    let ppid = fields.get(1)?.parse().ok()?;
+    let parent = fields.get(1)?.parse().ok()?;
     let session = fields.get(3)?.parse().ok()?;
     let start_time = fields.get(19)?.parse().ok()?;
     Some(ProcInfo {
         pid,
-        ppid,
+        ppid: parent,
         session,
         zombie: state == b'Z' || state == b'X',
         start_time,
@@ -185,10 +185,12 @@ pub(crate) fn signal_all(session: i32, members: &[ProcInfo], signal: Signal) {
 pub(crate) fn reap(members: &[ProcInfo], owned: Option<i32>) {
     let own_pid = std::process::id().cast_signed();
     for info in members {
-        if info.zombie && info.ppid == own_pid && Some(info.pid) != owned {
-            if let Some(pid) = Pid::from_raw(info.pid) {
-                let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
-            }
+        if info.zombie
+            && info.ppid == own_pid
+            && Some(info.pid) != owned
+            && let Some(pid) = Pid::from_raw(info.pid)
+        {
+            let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
         }
     }
 }

@@ -185,7 +185,7 @@ async fn an_orphan_in_a_new_session_is_found_through_the_subreaper() {
         .filter(|info| info.ppid == own && !info.zombie)
         .filter(|info| {
             std::fs::read_to_string(format!("/proc/{}/cmdline", info.pid))
-                .is_ok_and(|c| c.starts_with("sleep\0300"))
+                .is_ok_and(|c| c.starts_with("sleep\x00300"))
         })
         .map(|info| info.pid)
         .collect();

@@ -1,5 +1,6 @@
 //! `LocalEnv::exec` and `cleanup` through the public `ExecutionEnv` API, with real processes.
 //! Survivors are checked in `/proc` (Linux).
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -60,7 +61,10 @@ async fn assert_gone(pids: &[i32]) {
 async fn exit_codes_signals_and_merged_output() {
     let env = LocalEnv::new();
     let (outcome, output) = run(&env, bash("echo out; echo err >&2; exit 7")).await;
-    assert_eq!((outcome.exit_code, outcome.signal, output.as_str()), (7, None, "out\nerr\n"));
+    assert_eq!(
+        (outcome.exit_code, outcome.signal, output.as_str()),
+        (7, None, "out\nerr\n")
+    );
     let (outcome, _) = run(&env, bash("kill -TERM $$")).await;
     assert_eq!((outcome.exit_code, outcome.signal), (143, Some(15)));
 }
@@ -88,7 +92,8 @@ async fn timeout_leaves_no_process_of_the_command_alive() {
 #[tokio::test]
 async fn cancellation_leaves_no_process_alive() {
     let env = LocalEnv::new();
-    let request = bash("(setsid sh -c 'echo pid $$; exec sleep 300' &); sleep 300 & echo pid $!; wait");
+    let request =
+        bash("(setsid sh -c 'echo pid $$; exec sleep 300' &); sleep 300 & echo pid $!; wait");
     let cancel = request.cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(400)).await;
@@ -110,7 +115,10 @@ async fn background_processes_outlive_the_command_until_cleanup() {
         bash("sleep 300 & echo pid $!; nohup sleep 300 >/dev/null 2>&1 & echo pid $!; echo up"),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(2), "a daemon holding the pipe must not hang completion");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a daemon holding the pipe must not hang completion"
+    );
     assert_eq!(outcome.exit_code, 0);
     let pids = pids(&output);
     assert!(pids.iter().all(|&pid| exists(pid)));
@@ -123,6 +131,9 @@ async fn a_pre_cancelled_request_is_an_abort_error() {
     let env = LocalEnv::new();
     let request = bash("echo never");
     request.cancel.cancel();
-    let error = env.exec(request, &mut Collect::default()).await.unwrap_err();
+    let error = env
+        .exec(request, &mut Collect::default())
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Aborted);
 }
