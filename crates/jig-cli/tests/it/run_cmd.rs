@@ -1,0 +1,471 @@
+//! `jig run` end to end: the real binary against a local server replaying OpenAI-compatible SSE
+//! streams, with real tools on a temp workspace and sessions in a temp data directory.
+#![expect(clippy::unwrap_used, reason = "test helpers panic when the setup fails")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use jig_agent::Session;
+use jig_llm::scripted::ScriptedReply;
+use jig_llm::testing::{ReplayResponse, ReplayServer, openai_sse};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+/// A workspace, a data directory for sessions, and the replay server.
+struct Setup {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    data: PathBuf,
+    server: ReplayServer,
+}
+
+fn reply(scripted: ScriptedReply) -> ReplayResponse {
+    match scripted {
+        ScriptedReply::Message(message) => ReplayResponse::sse(openai_sse(&message)),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+impl Setup {
+    async fn new(responses: Vec<ReplayResponse>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let ws = root.join("ws");
+        fs::create_dir(&ws).unwrap();
+        let data = root.join("data");
+        let server = ReplayServer::start(responses).await.unwrap();
+        Self {
+            _dir: dir,
+            ws,
+            data,
+            server,
+        }
+    }
+
+    /// `jig run --base-url <server> --model m` in the workspace, sessions under `data`.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .arg("run")
+            .arg("--base-url")
+            .arg(format!("{}/v1", self.server.url()))
+            .args(args)
+            .current_dir(&self.ws)
+            .env("XDG_DATA_HOME", &self.data)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(Stdio::null());
+        command
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    fn session_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(self.data.join("jig/sessions"))
+            .into_iter()
+            .flatten()
+            .flat_map(|dir| fs::read_dir(dir.unwrap().path()).unwrap())
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        files
+    }
+
+    fn request_messages(&self, index: usize) -> Vec<Value> {
+        self.server.requests()[index].json()["messages"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+}
+
+fn text(output: &[u8]) -> String {
+    String::from_utf8_lossy(output).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_prints_the_final_reply_and_saves_a_session() {
+    let setup = Setup::new(vec![reply(ScriptedReply::text("Hello from the model"))]).await;
+    fs::write(setup.ws.join("AGENTS.md"), "Always run the tests.\n").unwrap();
+    let output = setup.run(&["-p", "--model", "m", "say hi"]).await;
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(text(&output.stdout), "Hello from the model\n");
+    assert_eq!(output.status.code(), Some(0));
+
+    let requests = setup.server.requests();
+    assert_eq!(requests.len(), 1);
+    let body = requests[0].json();
+    assert_eq!(body["model"], "m");
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains(&format!(
+            "Current working directory: {}",
+            setup.ws.display()
+        )),
+        "{system}"
+    );
+    assert!(system.contains("Always run the tests."), "{system}");
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, vec!["read", "write", "edit", "bash"]);
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "say hi"})
+    );
+
+    let files = setup.session_files();
+    assert_eq!(files.len(), 1);
+    let dir_name = files[0]
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        dir_name,
+        format!(
+            "--{}--",
+            setup
+                .ws
+                .display()
+                .to_string()
+                .trim_start_matches('/')
+                .replace('/', "-")
+        )
+    );
+    let session = Session::open(&files[0]).unwrap();
+    let roles: Vec<&str> = session
+        .messages()
+        .iter()
+        .map(jig_protocol::Message::role)
+        .collect();
+    assert_eq!(roles, vec!["user", "assistant"]);
+    assert_eq!(
+        session.model(),
+        Some(("openai-compatible".into(), "m".into()))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_resumes_the_latest_session_even_after_its_last_line_was_cut() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("first reply")),
+        reply(ScriptedReply::text("second reply")),
+    ])
+    .await;
+    let first = setup.run(&["--model", "m", "first prompt"]).await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let file = setup.session_files().pop().unwrap();
+    // A crash in the middle of writing the last entry.
+    let content = fs::read_to_string(&file).unwrap();
+    fs::write(&file, &content[..content.len() - 20]).unwrap();
+
+    // No --model: the session's provider and model are used again.
+    let second = setup.run(&["--continue", "second prompt"]).await;
+    assert_eq!(text(&second.stdout), "second reply\n");
+    assert_eq!(second.status.code(), Some(0));
+    assert!(
+        text(&second.stderr).contains("skipped 1 damaged line(s)"),
+        "{}",
+        text(&second.stderr)
+    );
+
+    let messages = setup.request_messages(1);
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, vec!["first prompt", "second prompt"]);
+    assert_eq!(setup.server.requests()[1].json()["model"], "m");
+
+    assert_eq!(
+        setup.session_files(),
+        vec![file.clone()],
+        "the same file was continued"
+    );
+    let session = Session::open(&file).unwrap();
+    assert_eq!(session.skipped_lines(), 1);
+    let texts: Vec<String> = session
+        .messages()
+        .iter()
+        .map(|m| match m {
+            jig_protocol::Message::User(u) => u.content[0].as_text().unwrap().to_owned(),
+            jig_protocol::Message::Assistant(a) => a.text(),
+            jig_protocol::Message::ToolResult(r) => r.text(),
+        })
+        .collect();
+    assert_eq!(texts, vec!["first prompt", "second prompt", "second reply"]);
+    for line in fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains("first reply"))
+    {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prompt_comes_from_stdin_and_json_mode_prints_one_event_per_line() {
+    let setup = Setup::new(vec![reply(ScriptedReply::text("ok"))]).await;
+    let mut command = setup.command(&["--model", "m", "--mode", "json", "--no-session"]);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"prompt from stdin\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let events: Vec<Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(events[0]["type"], "session");
+    assert_eq!(events[1]["type"], "agent_start");
+    assert_eq!(
+        events.last().unwrap(),
+        &json!({"type": "agent_end", "end": {"reason": "completed"}})
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "message_update" && e["delta"]["type"] == "textDelta")
+    );
+    assert_eq!(
+        setup.request_messages(0)[1]["content"],
+        "prompt from stdin\n"
+    );
+    assert!(
+        setup.session_files().is_empty(),
+        "--no-session writes nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_file_is_created_where_asked_and_bash_sees_the_session_variables() {
+    let command = r#"printf '%s|%s|%s|%s|%s' "$JIG_SESSION_ID" "$JIG_SESSION_FILE" "$JIG_PROVIDER" "$JIG_MODEL" "$JIG_REASONING_LEVEL""#;
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_call(
+            "call_1",
+            "bash",
+            json!({"command": command}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    let file = setup.ws.join("sessions/mine.jsonl");
+    let output = setup
+        .run(&[
+            "--model",
+            "m",
+            "--session",
+            "sessions/mine.jsonl",
+            "which session?",
+        ])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = Session::open(&file).unwrap();
+    let tool_message = setup
+        .request_messages(1)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(tool_message["tool_call_id"], "call_1");
+    assert_eq!(
+        tool_message["content"],
+        format!(
+            "{}|{}|openai-compatible|m|off",
+            session.id(),
+            file.display()
+        )
+    );
+    let roles: Vec<&str> = session
+        .messages()
+        .iter()
+        .map(jig_protocol::Message::role)
+        .collect();
+    assert_eq!(roles, vec!["user", "assistant", "toolResult", "assistant"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_error_exits_1_with_the_status_and_message() {
+    let setup = Setup::new(vec![ReplayResponse::status(
+        401,
+        r#"{"error":{"message":"Invalid API key","type":"invalid_request_error"}}"#,
+    )])
+    .await;
+    let output = setup.run(&["--model", "m", "hi"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(text(&output.stdout), "");
+    assert_eq!(
+        text(&output.stderr),
+        "jig: openai-compatible returned HTTP 401: Invalid API key (invalid_request_error)\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_errors_exit_2() {
+    let setup = Setup::new(vec![]).await;
+    let unknown = setup
+        .run(&["--provider", "nope", "--model", "m", "hi"])
+        .await;
+    assert_eq!(unknown.status.code(), Some(2));
+    insta::assert_snapshot!(text(&unknown.stderr), @"jig: --provider nope: unknown provider; known providers: openai, anthropic, openrouter, ollama, lmstudio, llamacpp, vllm, openai-compatible (use openai-compatible with --base-url for any other OpenAI-compatible server)");
+    let tools = setup
+        .run(&["--model", "m", "--tools", "read,frobnicate", "hi"])
+        .await;
+    assert_eq!(tools.status.code(), Some(2));
+    assert!(
+        text(&tools.stderr)
+            .starts_with("jig: --tools: unknown tool `frobnicate`; available tools: read,"),
+        "{}",
+        text(&tools.stderr)
+    );
+    let no_model = setup.run(&["hi"]).await;
+    assert_eq!(no_model.status.code(), Some(2));
+    insta::assert_snapshot!(text(&no_model.stderr), @"jig: --provider openai-compatible needs --model (the id of a model the server has loaded)");
+    let key = tokio::task::spawn_blocking(|| {
+        // Without --base-url: the hosted API needs its key.
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command.args(["run", "--no-session", "--provider", "anthropic", "hi"]);
+        for (name, _) in std::env::vars() {
+            if name.ends_with("_API_KEY") {
+                command.env_remove(name);
+            }
+        }
+        command.output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(key.status.code(), Some(2));
+    insta::assert_snapshot!(text(&key.stderr), @"jig: no API key for anthropic: set ANTHROPIC_API_KEY or pass --api-key");
+    assert!(setup.server.requests().is_empty());
+}
+
+fn process_alive(pid: i32) -> bool {
+    // A zombie has exited; only a running (or stopped) process counts.
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or_default()
+                .split_whitespace()
+                .next();
+            !matches!(state, Some("Z" | "X"))
+        }
+        Err(_) => false,
+    }
+}
+
+fn wait_for(path: &Path, timeout: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        if let Ok(content) = fs::read_to_string(path)
+            && content.ends_with('\n')
+        {
+            return content;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "{} did not appear",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_bash_kills_its_processes_and_leaves_a_well_formed_session() {
+    let command = "sleep 300 & echo $! > bg.pid; sleep 300";
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_calls(&[
+            ("call_sleep", "bash", json!({"command": command})),
+            ("call_read", "read", json!({"path": "missing.txt"})),
+        ])),
+        reply(ScriptedReply::text("never requested")),
+    ])
+    .await;
+    let mut jig = setup.command(&["--model", "m", "wait a long time"]);
+    jig.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let ws = setup.ws.clone();
+    let (output, background, elapsed) = tokio::task::spawn_blocking(move || {
+        let child = jig.spawn().unwrap();
+        let background: i32 = wait_for(&ws.join("bg.pid"), Duration::from_secs(30))
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(process_alive(background));
+        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        let start = Instant::now();
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+        let output = child.wait_with_output().unwrap();
+        (output, background, start.elapsed())
+    })
+    .await
+    .unwrap();
+
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(elapsed < Duration::from_secs(15), "abort took {elapsed:?}");
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("aborting"), "{stderr}");
+    assert!(stderr.ends_with("jig: the run was aborted\n"), "{stderr}");
+    assert_eq!(text(&output.stdout), "");
+    let start = Instant::now();
+    while process_alive(background) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !process_alive(background),
+        "the background sleep {background} survived the abort"
+    );
+    assert_eq!(
+        setup.server.requests().len(),
+        1,
+        "no request after the abort"
+    );
+
+    // The session is complete and every call is paired, in call order.
+    let file = setup.session_files().pop().unwrap();
+    for line in fs::read_to_string(&file).unwrap().lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+    let session = Session::open(&file).unwrap();
+    assert_eq!(session.skipped_lines(), 0);
+    let messages = session.messages();
+    let roles: Vec<&str> = messages.iter().map(jig_protocol::Message::role).collect();
+    assert_eq!(roles, vec!["user", "assistant", "toolResult", "toolResult"]);
+    let calls: Vec<String> = messages[1]
+        .as_assistant()
+        .unwrap()
+        .tool_calls()
+        .map(|c| c.id.clone())
+        .collect();
+    let results: Vec<String> = messages[2..]
+        .iter()
+        .map(|m| m.as_tool_result().unwrap().tool_call_id.clone())
+        .collect();
+    assert_eq!(calls, results);
+    let bash = messages[2].as_tool_result().unwrap();
+    assert!(bash.is_error, "{}", bash.text());
+}
