@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use jig_env::{ExecutionEnv, MemoryEnv};
+use jig_env_local::LocalEnv;
 use jig_tool::{DynTool, ErasedTool, ToolContext};
 use jig_tool_builtins::EditTool;
 use serde_json::json;
@@ -86,4 +87,43 @@ async fn two_hundred_edits_through_three_aliases_on_memory_env() {
         String::from_utf8(expected()).unwrap()
     );
     assert_eq!(ctx.mutation_queue.active_keys(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the fixture is built on the host with std::fs"
+)]
+async fn two_hundred_edits_through_three_aliases_on_local_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("sub/f.txt"), original()).unwrap();
+    std::os::unix::fs::symlink(ws.join("sub"), ws.join("alias")).unwrap();
+    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new());
+    let ctx = ToolContext::new(Arc::clone(&env), ws.clone());
+    let file = ws.join("sub/f.txt");
+    let aliases = [
+        "sub/f.txt".to_owned(),
+        file.display().to_string(),
+        "alias/f.txt".to_owned(),
+    ];
+    let content = run_concurrently(env, ctx.clone(), &file, aliases).await;
+    assert_eq!(
+        String::from_utf8(content).unwrap(),
+        String::from_utf8(expected()).unwrap()
+    );
+    assert_eq!(ctx.mutation_queue.active_keys(), 0);
+    // The symlinked directory is still a symlink and no temp file was left behind.
+    assert!(
+        std::fs::symlink_metadata(ws.join("alias"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let names: Vec<_> = std::fs::read_dir(ws.join("sub"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["f.txt"]);
 }
