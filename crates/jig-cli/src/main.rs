@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Tool(args) => tool_cmd::run_tool(args),
+        Command::Tool(args) => tool_cmd::run_tool(&args),
         Command::Tools(args) => tool_cmd::run_tools(&args),
         Command::Mcp(args) => mcp_cmd::run_mcp(&args),
         Command::Run(args) => run_cmd::run(*args),

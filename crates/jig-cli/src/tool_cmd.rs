@@ -52,7 +52,7 @@ fn registry() -> ToolRegistry {
 }
 
 /// Runs `jig tool`.
-pub(crate) fn run_tool(args: ToolArgs) -> CliResult {
+pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
     let registry = registry();
     let Some(tool) = registry.get(&args.name).cloned() else {
         return Err(CliError::usage(format!(

@@ -34,11 +34,12 @@ impl From<ContainmentArg> for ContainmentMode {
 }
 
 /// The host environment (`LocalEnv`): the machine's filesystem and processes.
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "opening other envs (remote, sandboxed) can fail; callers already handle it"
+)]
 pub(crate) fn open_env() -> Result<Arc<dyn ExecutionEnv>, CliError> {
-    // LocalEnv (crates/jig-env-local) is still being written; say so instead of pretending.
-    Err(CliError::Failure(anyhow::anyhow!(
-        "the local environment (LocalEnv) is not available in this build yet"
-    )))
+    Ok(Arc::new(jig_env_local::LocalEnv::new()))
 }
 
 /// The context for tool calls in `cwd` (default: the process's current directory).

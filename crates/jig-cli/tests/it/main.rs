@@ -1,0 +1,12 @@
+//! End-to-end tests of the `jig` binary on temporary directories.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests set up real files on the host"
+)]
+
+mod concurrency;
+mod containment;
+mod help;
+mod mcp;
+mod support;
+mod tool_cmd;
