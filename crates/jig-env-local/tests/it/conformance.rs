@@ -12,7 +12,10 @@ fn host(operation: &'static str, path: &Path, result: std::io::Result<()>) -> En
     result.map_err(|error| EnvError::io(operation, path, error))
 }
 
-#[expect(clippy::unused_async, reason = "conformance_tests! awaits the fixture factory")]
+#[expect(
+    clippy::unused_async,
+    reason = "conformance_tests! awaits the fixture factory"
+)]
 async fn fixture() -> Fixture {
     let dir = match tempfile::tempdir() {
         Ok(dir) => dir,

@@ -1,6 +1,7 @@
 //! Host-specific behaviour of `LocalEnv` the generic conformance suite cannot see: modes from
 //! the umask, owners, the private temp directory's lifetime, and cancelled writes.
 
+use std::fmt::Write as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +17,10 @@ fn temp_root() -> tempfile::TempDir {
     }
 }
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: a failure is a test failure"
+)]
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -26,6 +31,10 @@ fn names(dir: &Path) -> Vec<String> {
 }
 
 /// The process umask, read the same way a shell's `umask` prints it.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: a failure is a test failure"
+)]
 fn umask() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status
@@ -143,7 +152,7 @@ async fn read_lines_pages_a_big_file_and_counts_all_its_lines() {
     let file = dir.path().join("big.txt");
     let mut content = String::with_capacity(24 * 1024 * 1024);
     for index in 0..400_000 {
-        content.push_str(&format!("line {index} {}\n", "x".repeat(index % 97)));
+        writeln!(content, "line {index} {}", "x".repeat(index % 97)).unwrap();
     }
     std::fs::write(&file, &content).unwrap();
     let env = LocalEnv::new();
