@@ -62,6 +62,10 @@ impl Tool for WriteTool {
 
     async fn call(&self, ctx: &ToolContext, input: WriteInput) -> Result<ToolResult, ToolError> {
         let path = paths::resolve(ctx, &input.path).await?;
+        if path.display.ends_with('/') {
+            // `dir/` names a directory; writing would create a file called `dir`.
+            return Err(is_a_directory(&path));
+        }
         // Held across the whole operation: writes to one file (under any alias) run one at a time.
         let _turn = cancellable(ctx, ctx.mutation_queue.lock_key(path.canonical.clone())).await?;
         let env = ctx.env.as_ref();

@@ -1,6 +1,7 @@
 //! Every containment refusal, for every file tool (one table; a new file tool adds a row to
 //! `TOOLS`). The workspace is `/ws`; `/outside` and the look-alike siblings hold files the
 //! tools must not reach.
+#![expect(clippy::unwrap_used, reason = "test set-up helpers fail loudly")]
 
 use insta::assert_snapshot;
 use pretty_assertions::assert_eq;

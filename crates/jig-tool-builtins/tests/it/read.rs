@@ -1,6 +1,8 @@
 //! `read` on `MemoryEnv`: the seed walk-through, paging and its notices, encodings, binaries,
 //! path spellings, and every error text (snapshots).
 
+use std::fmt::Write as _;
+
 use insta::{assert_json_snapshot, assert_snapshot};
 use jig_tool_builtins::{BuiltinsConfig, ReadConfig};
 use pretty_assertions::assert_eq;
@@ -100,7 +102,7 @@ async fn the_line_budget_cuts_a_page_with_a_notice() {
         ..Default::default()
     };
     let ws = Workspace::with_config(&config);
-    let content: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+    let content: String = (1..=10).fold(String::new(), |acc, n| acc + &format!("line {n}\n"));
     ws.file("ten.txt", content);
     let result = ws.call("read", json!({"path": "ten.txt"})).await;
     assert_snapshot!("read_lines_notice", result.text_content());
@@ -117,7 +119,7 @@ async fn the_line_budget_cuts_a_page_with_a_notice() {
 async fn the_byte_budget_counts_prefixes_and_the_notice() {
     let ws = Workspace::new();
     let line = "x".repeat(99);
-    let content: String = (0..3000).map(|_| format!("{line}\n")).collect();
+    let content = format!("{line}\n").repeat(3000);
     ws.file("big.txt", content);
     let result = ws.call("read", json!({"path": "big.txt"})).await;
     let text = result.text_content();
@@ -172,7 +174,7 @@ async fn a_line_longer_than_the_byte_limit_shows_its_beginning() {
 #[tokio::test]
 async fn the_number_column_widens_with_the_largest_number_on_the_page() {
     let ws = Workspace::new();
-    let content: String = (1..=10_001).map(|n| format!("{n}\n")).collect();
+    let content = (1..=10_001).fold(String::new(), |acc, n| acc + &n.to_string() + "\n");
     ws.file("many.txt", content);
     let text = ws
         .ok(
@@ -323,10 +325,7 @@ async fn paging_a_multi_megabyte_file_returns_exact_windows_and_totals() {
     let mut line_count = 0_u64;
     while content.len() < 4 * 1024 * 1024 {
         line_count += 1;
-        content.push_str(&format!(
-            "line {line_count:07} {}\n",
-            "abcdefghij".repeat(4)
-        ));
+        writeln!(content, "line {line_count:07} {}", "abcdefghij".repeat(4)).unwrap();
     }
     let total_bytes = content.len();
     ws.file("big.log", content);

@@ -1,5 +1,6 @@
 //! A workspace on `MemoryEnv` for the file-tool tests: `/ws` is the root (and the cwd),
 //! `/outside` holds what containment must keep out.
+#![expect(clippy::unwrap_used, reason = "test set-up helpers fail loudly")]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

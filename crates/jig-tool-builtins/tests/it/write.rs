@@ -67,6 +67,14 @@ async fn a_directory_is_refused() {
         ws.err("write", json!({"path": "src", "content": "x"}))
             .await
     );
+    // A trailing slash names a directory even when none exists yet.
+    let text = ws
+        .err("write", json!({"path": "newdir/", "content": "x"}))
+        .await;
+    assert_eq!(
+        text,
+        "Cannot write newdir/: it is a directory. Give the path of a file (e.g. newdir/name.txt)."
+    );
 }
 
 #[tokio::test]
