@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use jig_env::{
     CaseSensitivity, ErrorKind, FileMatches, IgnoreRules, LineKind, PatternSyntax,
-    SearchInputError, SearchRequest,
+    SearchInputError, SearchRequest, SearchResult,
 };
 use jig_protocol::ToolResult;
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
@@ -164,18 +164,24 @@ impl Tool for GrepTool {
             Err(error) => return Err(ToolError::failed(format!("Search failed: {error}"))),
         };
 
-        if result.files.is_empty() {
-            return Ok(ToolResult::text("No matches found")
-                .with_details(json!({ "matches": 0, "files": 0 })));
-        }
+        Ok(self.render(&result, limit, context))
+    }
+}
 
+impl GrepTool {
+    /// The text and details a model reads for `result`.
+    fn render(&self, result: &SearchResult, limit: usize, context: usize) -> ToolResult {
+        if result.files.is_empty() {
+            return ToolResult::text("No matches found")
+                .with_details(json!({ "matches": 0, "files": 0 }));
+        }
         let mut lines_truncated = false;
         let mut output = String::new();
         for (index, file) in result.files.iter().enumerate() {
-            let path = display_path(&file.path);
             if context > 0 && index > 0 {
                 output.push_str("--\n");
             }
+            let path = display_path(&file.path);
             lines_truncated |= write_file(
                 &mut output,
                 &path,
@@ -188,13 +194,11 @@ impl Tool for GrepTool {
             output.pop();
         }
 
-        let truncation = truncate_head(
-            &output,
-            TruncationOptions {
-                max_lines: usize::MAX,
-                max_bytes: self.config.max_bytes,
-            },
-        );
+        let options = TruncationOptions {
+            max_lines: usize::MAX,
+            max_bytes: self.config.max_bytes,
+        };
+        let truncation = truncate_head(&output, options);
         let mut text = truncation.content.to_owned();
         let mut notices = Vec::new();
         if result.limit_reached {
@@ -231,7 +235,7 @@ impl Tool for GrepTool {
         if lines_truncated {
             details.insert("linesTruncated".into(), json!(true));
         }
-        Ok(ToolResult::text(text).with_details(Value::Object(details)))
+        ToolResult::text(text).with_details(Value::Object(details))
     }
 }
 

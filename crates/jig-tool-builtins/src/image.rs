@@ -8,6 +8,7 @@
 //! re-encoded as the smaller of PNG and JPEG that fits. An image that cannot be decoded or
 //! brought under the limits becomes a text explanation, never an image block.
 
+use std::fmt::Write as _;
 use std::io::Cursor;
 
 use base64::Engine as _;
@@ -294,11 +295,9 @@ fn read_header(bytes: &[u8], kind: ImageKind) -> Result<Header, image::ImageErro
     let animated = match kind {
         ImageKind::Png => is_apng(bytes),
         ImageKind::Gif => image::codecs::gif::GifDecoder::new(Cursor::new(bytes))
-            .map(|decoder| decoder.into_frames().take(2).count() > 1)
-            .unwrap_or(false),
+            .is_ok_and(|decoder| decoder.into_frames().take(2).count() > 1),
         ImageKind::Webp => image::codecs::webp::WebPDecoder::new(Cursor::new(bytes))
-            .map(|decoder| decoder.has_animation())
-            .unwrap_or(false),
+            .is_ok_and(|decoder| decoder.has_animation()),
         ImageKind::Jpeg | ImageKind::Bmp => false,
     };
     let (width, height) = if swaps_axes(orientation) {
@@ -386,22 +385,24 @@ pub fn process_image(bytes: &[u8], kind: ImageKind, config: &ImageConfig) -> Ima
     };
     let mut text = first_line(encoded.mime);
     if encoded.mime != kind.mime() {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "\n[Image converted from {} to {}.]",
             kind.mime(),
             encoded.mime
-        ));
+        );
     }
     if header.animated {
         text.push_str("\n[Animated image: only the first frame is shown.]");
     }
     if encoded.size != original {
         let scale = f64::from(original.0) / f64::from(encoded.size.0);
-        text.push_str(&format!(
-            "\n[Image: original {}x{}, displayed at {}x{}. Multiply coordinates by {scale:.2} to map \
-             to original image.]",
+        let _ = write!(
+            text,
+            "\n[Image: original {}x{}, displayed at {}x{}. Multiply coordinates by {scale:.2} to \
+             map to original image.]",
             original.0, original.1, encoded.size.0, encoded.size.1
-        ));
+        );
     }
     ImageOutcome::Image {
         text,
@@ -443,10 +444,7 @@ fn fit_and_encode(image: &DynamicImage, config: &ImageConfig) -> Option<Encoded>
         if width == 1 && height == 1 {
             return None;
         }
-        let next = (
-            ((f64::from(width) * 0.75).floor() as u32).max(1),
-            ((f64::from(height) * 0.75).floor() as u32).max(1),
-        );
+        let next = (shrink(width), shrink(height));
         if next == (width, height) {
             return None;
         }
@@ -454,19 +452,38 @@ fn fit_and_encode(image: &DynamicImage, config: &ImageConfig) -> Option<Encoded>
     }
 }
 
-/// The largest size with the image's aspect ratio inside the configured box.
+/// Three quarters of `side`, at least 1.
+fn shrink(side: u32) -> u32 {
+    u32::try_from(u64::from(side) * 3 / 4)
+        .unwrap_or(side)
+        .max(1)
+}
+
+/// The largest size with the image's aspect ratio inside the configured box (integer
+/// arithmetic, rounded to the nearest pixel, each side at least 1).
 fn fit_within(width: u32, height: u32, config: &ImageConfig) -> (u32, u32) {
-    let (width_f, height_f) = (f64::from(width), f64::from(height));
-    let scale = (f64::from(config.max_width) / width_f)
-        .min(f64::from(config.max_height) / height_f)
-        .min(1.0);
-    if scale >= 1.0 {
+    if width <= config.max_width && height <= config.max_height {
         return (width, height);
     }
-    (
-        ((width_f * scale).round() as u32).clamp(1, config.max_width),
-        ((height_f * scale).round() as u32).clamp(1, config.max_height),
-    )
+    let (w, h) = (u64::from(width), u64::from(height));
+    let (max_w, max_h) = (u64::from(config.max_width), u64::from(config.max_height));
+    // Rounded `numerator / denominator`.
+    let scaled = |numerator: u64, denominator: u64| {
+        u32::try_from((2 * numerator + denominator) / (2 * denominator))
+            .unwrap_or(u32::MAX)
+            .max(1)
+    };
+    if w * max_h >= h * max_w {
+        (
+            config.max_width,
+            scaled(h * max_w, w).min(config.max_height),
+        )
+    } else {
+        (
+            scaled(w * max_h, h).min(config.max_width),
+            config.max_height,
+        )
+    }
 }
 
 /// PNG, and JPEG at each configured quality (only for opaque images: JPEG has no alpha); the

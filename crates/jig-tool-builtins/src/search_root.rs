@@ -69,7 +69,7 @@ pub(crate) fn display_path(path: &Path) -> String {
 /// The `truncation` object of a tool's `details`.
 pub(crate) fn truncation_details(truncation: &TruncationResult<'_>) -> Value {
     json!({
-        "truncatedBy": truncation.truncated_by.map(|by| by.as_str()),
+        "truncatedBy": truncation.truncated_by.map(jig_truncate::TruncatedBy::as_str),
         "totalLines": truncation.total_lines,
         "totalBytes": truncation.total_bytes,
         "outputLines": truncation.output_lines,

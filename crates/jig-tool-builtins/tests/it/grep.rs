@@ -1,7 +1,13 @@
 //! The `grep` tool through the registry on `MemoryEnv`: ignore rules inside and outside git,
 //! `.git` never searched, hidden and binary files, globs, context merging, long lines, exact
 //! limits, order, errors, single files and cancellation. Every text a model reads is a snapshot.
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers fail loudly on broken fixtures"
+)]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -130,14 +136,11 @@ async fn glob_filters_files_by_name_or_relative_path() {
 
 #[tokio::test]
 async fn context_windows_merge_and_blocks_are_separated() {
-    let body: String = (1..=20)
-        .map(|n| {
-            format!(
-                "line {n}{}\n",
-                if [3, 5, 15].contains(&n) { " hit" } else { "" }
-            )
-        })
-        .collect();
+    let mut body = String::new();
+    for n in 1..=20 {
+        let hit = if [3, 5, 15].contains(&n) { " hit" } else { "" };
+        let _ = writeln!(body, "line {n}{hit}");
+    }
     let fixture = Fixture::new(&[("a.txt", body.as_bytes()), ("b.txt", b"x\nhit\ny\n")]);
     let result = fixture.grep(json!({"pattern": "hit", "context": 2})).await;
     insta::assert_snapshot!("grep_context_merged", text(&result));
@@ -198,9 +201,10 @@ async fn limit_detection_is_exact() {
 
 #[tokio::test]
 async fn output_is_capped_at_50_kib_with_a_notice() {
-    let body: String = (0..3000)
-        .map(|n| format!("needle number {n:05} {}\n", "x".repeat(40)))
-        .collect();
+    let mut body = String::new();
+    for n in 0..3000 {
+        let _ = writeln!(body, "needle number {n:05} {}", "x".repeat(40));
+    }
     let fixture = Fixture::new(&[("big.txt", body.as_bytes())]);
     let result = fixture
         .grep(json!({"pattern": "needle", "limit": 5000}))

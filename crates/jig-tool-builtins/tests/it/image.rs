@@ -1,5 +1,11 @@
 //! Images in `read`, with generated images: every format, limits on dimensions and bytes, BMP
 //! conversion, EXIF orientation, animation, corrupt files and an image name on a text file.
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation,
+    reason = "test helpers fail loudly on broken fixtures; pixel values are taken modulo 256"
+)]
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
