@@ -1,6 +1,9 @@
 //! `jig run` end to end: the real binary against a local server replaying OpenAI-compatible SSE
 //! streams, with real tools on a temp workspace and sessions in a temp data directory.
-#![expect(clippy::unwrap_used, reason = "test helpers panic when the setup fails")]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers panic when the setup fails"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -468,4 +471,46 @@ async fn ctrl_c_during_bash_kills_its_processes_and_leaves_a_well_formed_session
     assert_eq!(calls, results);
     let bash = messages[2].as_tool_result().unwrap();
     assert!(bash.is_error, "{}", bash.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_id_is_created_when_missing_and_found_again_by_prefix() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("one")),
+        reply(ScriptedReply::text("two")),
+    ])
+    .await;
+    let first = setup
+        .run(&["--model", "m", "--session", "feature-42", "start"])
+        .await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let files = setup.session_files();
+    assert_eq!(files.len(), 1);
+    assert!(
+        files[0].to_str().unwrap().ends_with("_feature-42.jsonl"),
+        "{}",
+        files[0].display()
+    );
+    assert_eq!(Session::open(&files[0]).unwrap().id(), "feature-42");
+
+    let second = setup.run(&["--session", "feature-4", "go on"]).await;
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(setup.session_files(), files);
+    assert_eq!(Session::open(&files[0]).unwrap().messages().len(), 4);
+    let users: Vec<Value> = setup
+        .request_messages(1)
+        .into_iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2);
+}
+
+#[test]
+fn run_help() {
+    let output = Command::new(env!("CARGO_BIN_EXE_jig"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    insta::assert_snapshot!("help_run", text(&output.stdout));
 }
