@@ -8,5 +8,6 @@ mod concurrency;
 mod containment;
 mod help;
 mod mcp;
+mod run_cmd;
 mod support;
 mod tool_cmd;
