@@ -3,8 +3,10 @@
     clippy::disallowed_methods,
     reason = "the tests inspect the host files the tool wrote"
 )]
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -296,7 +298,6 @@ async fn large_output_shows_head_and_tail_within_the_budget_and_keeps_the_raw_by
         .collect();
     expected.extend_from_slice(b"\x1b[31mfinal error line\x1b[0m\n");
     assert!(raw == expected, "the file holds the raw bytes");
-    use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
         0o600
@@ -609,7 +610,7 @@ struct NoTempFiles(Arc<LocalEnv>);
 
 #[async_trait::async_trait]
 impl ExecutionEnv for NoTempFiles {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "no-temp-files"
     }
     fn home_dir(&self) -> Option<PathBuf> {

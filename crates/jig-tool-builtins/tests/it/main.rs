@@ -1,5 +1,6 @@
 //! Integration tests of the built-in tools, one module per tool.
 
+mod bash;
 mod containment;
 mod edit;
 mod edit_concurrency;
