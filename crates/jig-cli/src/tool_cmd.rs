@@ -36,6 +36,10 @@ pub(crate) struct ToolArgs {
     /// Whether file tools are confined to the working directory.
     #[arg(long, value_enum, default_value_t = ContainmentArg::Workspace)]
     containment: ContainmentArg,
+    /// Keep temporary files after the call (bash then saves truncated output to a file and
+    /// prints its path); by default they are removed when the call ends.
+    #[arg(long)]
+    keep_temp: bool,
 }
 
 /// Arguments of `jig tools`.
@@ -53,7 +57,11 @@ fn registry() -> ToolRegistry {
 
 /// Runs `jig tool`.
 pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
-    let registry = registry();
+    // The env is cleaned when this one call ends, so bash offers a full-output file only when
+    // temp files are kept: never a path to a file that is already gone.
+    let mut config = BuiltinsConfig::default();
+    config.bash.keep_full_output = args.keep_temp;
+    let registry = builtin_registry(&config);
     let Some(tool) = registry.get(&args.name).cloned() else {
         return Err(CliError::usage(format!(
             "unknown tool `{}`; available tools: {}",
@@ -68,7 +76,8 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let env = workspace::open_env()?;
+    let env: std::sync::Arc<dyn jig_env::ExecutionEnv> =
+        std::sync::Arc::new(jig_env_local::LocalEnv::new().keep_temp_files(args.keep_temp));
     let outcome = runtime.block_on(async {
         let ctx = match workspace::tool_context(
             env.clone(),

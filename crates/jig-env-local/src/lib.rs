@@ -89,6 +89,8 @@ pub struct LocalEnv {
     pub(crate) processes: exec::ProcessTracker,
     /// The private temp directory, created on first use.
     temp_dir: Mutex<Option<tempfile::TempDir>>,
+    /// Leave the private temp directory in place on `cleanup` (processes are still killed).
+    keep_temp_files: bool,
 }
 
 impl Default for LocalEnv {
@@ -112,7 +114,16 @@ impl LocalEnv {
             home,
             processes: exec::ProcessTracker::new(),
             temp_dir: Mutex::new(None),
+            keep_temp_files: false,
         }
+    }
+
+    /// The same env, but `cleanup` leaves the private temp directory and its files (such as
+    /// bash's full-output files) in place for the user; background processes are still killed.
+    #[must_use]
+    pub fn keep_temp_files(mut self, keep: bool) -> Self {
+        self.keep_temp_files = keep;
+        self
     }
 
     fn temp_guard(&self) -> MutexGuard<'_, Option<tempfile::TempDir>> {
@@ -300,6 +311,11 @@ impl ExecutionEnv for LocalEnv {
     async fn cleanup(&self) {
         self.processes.kill_all().await;
         let dir = self.temp_guard().take();
+        if self.keep_temp_files {
+            // Kept on request: the files are the user's now.
+            let _ = dir.map(tempfile::TempDir::keep);
+            return;
+        }
         if let Some(dir) = dir {
             let path = dir.path().to_path_buf();
             let removed = tokio::task::spawn_blocking(move || dir.close()).await;
