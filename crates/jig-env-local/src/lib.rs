@@ -35,7 +35,8 @@
 //!   `fsync`ed and renamed over the target; then the directory is synced. On any error the
 //!   temp file is removed. Only a crash of the whole process between creating and renaming
 //!   the temp file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is
-//!   then untouched.
+//!   then untouched. Like every save-by-rename, this replaces the inode: other hard links to
+//!   the old file keep the old content, and extended attributes/ACLs are not copied.
 //! - **Private temp directory**: one `jig-XXXXXX` directory (`0700`) per env under the system
 //!   temp dir (`$TMPDIR` respected), created on first use, removed by `cleanup` and, as a
 //!   fallback, when the env is dropped.

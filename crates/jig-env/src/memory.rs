@@ -67,7 +67,6 @@ static NEXT_ENV_ID: AtomicU64 = AtomicU64::new(1);
 /// ```
 ///
 /// [`exec`]: ExecutionEnv::exec
-#[derive(Debug)]
 pub struct MemoryEnv {
     id: u64,
     home: Option<PathBuf>,
@@ -484,6 +483,18 @@ impl State {
             }
             NodeKind::Symlink(_) => {}
         }
+    }
+}
+
+impl std::fmt::Debug for MemoryEnv {
+    /// Compact: the tree can be large, so only its size is shown (use [`MemoryEnv::files`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files = self.files().len();
+        f.debug_struct("MemoryEnv")
+            .field("id", &self.id)
+            .field("home", &self.home)
+            .field("files", &files)
+            .finish_non_exhaustive()
     }
 }
 
