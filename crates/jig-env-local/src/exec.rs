@@ -225,23 +225,11 @@ impl ProcessTracker {
             if state.finished(reader.is_none()) {
                 break;
             }
-            let now = Instant::now();
             let idle_deadline = state.idle_deadline(&request);
             tokio::select! {
+                // Timers first: under a flood the pipe is always readable and must not starve
+                // the timeout, the abort or the termination.
                 biased;
-                read = read_some(reader.as_mut(), &mut buffer) => match read {
-                    Some(n) => {
-                        state.last_output = Instant::now();
-                        sink.output(&buffer[..n]).await;
-                    }
-                    None => reader = None,
-                },
-                status = child.wait(), if state.status.is_none() => {
-                    let status = status.map_err(|error| EnvError::new(
-                        ErrorKind::from_io(&error), "exec", format!("could not wait for the process: {error}")))?;
-                    state.status = Some(status);
-                    state.exited_at = Some(Instant::now());
-                }
                 () = request.cancel.cancelled(), if state.phase == Phase::Running => {
                     state.aborted = true;
                     state.begin_terminate(guard.membership_mut(), request.kill_grace);
@@ -250,13 +238,26 @@ impl ProcessTracker {
                     state.timed_out = true;
                     state.begin_terminate(guard.membership_mut(), request.kill_grace);
                 }
-                () = sleep_until(Some(now + TERMINATE_POLL)), if matches!(state.phase, Phase::Terminating { .. }) => {
+                () = sleep_until(state.next_poll), if state.next_poll.is_some() => {
                     state.poll_terminate(guard.membership_mut());
                 }
                 () = sleep_until(idle_deadline), if idle_deadline.is_some() => {
                     // The shell is gone and output went quiet (or the drain limit passed).
                     break;
                 }
+                status = child.wait(), if state.status.is_none() => {
+                    let status = status.map_err(|error| EnvError::new(
+                        ErrorKind::from_io(&error), "exec", format!("could not wait for the process: {error}")))?;
+                    state.status = Some(status);
+                    state.exited_at = Some(Instant::now());
+                }
+                read = read_some(reader.as_mut(), &mut buffer) => match read {
+                    Some(n) => {
+                        state.last_output = Instant::now();
+                        sink.output(&buffer[..n]).await;
+                    }
+                    None => reader = None,
+                },
             }
         }
 
@@ -348,6 +349,8 @@ struct RunState {
     aborted: bool,
     /// After SIGKILL: when to stop waiting for the pipe.
     killed_at: Option<Instant>,
+    /// While terminating: when to rescan the process table next.
+    next_poll: Option<Instant>,
 }
 
 impl RunState {
@@ -361,6 +364,7 @@ impl RunState {
             timed_out: false,
             aborted: false,
             killed_at: None,
+            next_poll: None,
         }
     }
 
@@ -395,6 +399,7 @@ impl RunState {
         self.phase = Phase::Terminating {
             kill_at: Instant::now() + grace,
         };
+        self.next_poll = Some(Instant::now() + TERMINATE_POLL);
         if grace.is_zero() {
             self.poll_terminate(membership);
         }
@@ -413,12 +418,15 @@ impl RunState {
             procfs::signal_all(membership.session, &members, Signal::KILL);
             self.phase = Phase::Killed;
             self.killed_at = Some(Instant::now());
+            self.next_poll = None;
         } else if !any_alive && shell_exited {
             self.phase = Phase::Killed;
             self.killed_at = Some(Instant::now());
+            self.next_poll = None;
         } else {
             // New processes forked during the grace period get SIGTERM too.
             procfs::signal_all(membership.session, &members, Signal::TERM);
+            self.next_poll = Some(Instant::now() + TERMINATE_POLL);
         }
     }
 }

@@ -293,3 +293,50 @@ async fn a_large_flood_arrives_complete() {
     assert_eq!(output.len(), 20_000_000 + 1 + 4);
     assert!(output.ends_with("x\nend\n"));
 }
+
+/// Counts bytes without keeping them.
+#[derive(Default)]
+struct Count(u64);
+
+#[async_trait]
+impl ExecSink for Count {
+    async fn output(&mut self, chunk: &[u8]) {
+        self.0 += chunk.len() as u64;
+    }
+}
+
+#[tokio::test]
+async fn a_flood_does_not_starve_the_timeout() {
+    let tracker = ProcessTracker::new();
+    let mut request = bash("yes flood");
+    request.timeout = Some(Duration::from_millis(400));
+    let started = Instant::now();
+    let mut sink = Count::default();
+    let outcome = tracker.run(request, &mut sink).await.unwrap();
+    assert!(outcome.timed_out);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(sink.0 > 0);
+}
+
+#[tokio::test]
+async fn a_flood_does_not_starve_an_abort() {
+    let tracker = ProcessTracker::new();
+    let request = bash("yes flood");
+    let cancel = request.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let outcome = tracker.run(request, &mut Count::default()).await.unwrap();
+    assert!(outcome.aborted);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+}
