@@ -53,7 +53,7 @@ pub const SESSION_VARIABLES: [&str; 5] = [
 ];
 
 /// Raw output is written to the full-output file in batches of this size.
-const SPILL_BATCH: usize = 2 * 1024 * 1024;
+const SPILL_BATCH: usize = 1024 * 1024;
 
 /// Shells tried, in order, when no explicit shell is configured (then `bash` on `PATH`, then
 /// `sh`).
