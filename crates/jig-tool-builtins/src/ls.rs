@@ -76,7 +76,9 @@ impl Tool for LsTool {
             Ok(_) => return Err(ToolError::failed(format!("Not a directory: {absolute}"))),
             Err(error) => return Err(env_failure(&path, &error)),
         }
-        let mut entries = cancellable(ctx, env.read_dir(&path.absolute))
+        // The canonical path: a symlink to a directory is listed as its target's entries on
+        // every env (reading a directory does not follow a final symlink everywhere).
+        let mut entries = cancellable(ctx, env.read_dir(&path.canonical))
             .await?
             .map_err(|error| env_failure(&path, &error))?;
         sort_entries(&mut entries);
@@ -177,7 +179,7 @@ async fn describe(
     match entry.kind {
         FileKind::Directory => Ok(format!("{name}/")),
         FileKind::Symlink => {
-            let full = dir.absolute.join(&entry.name);
+            let full = dir.canonical.join(&entry.name);
             match cancellable(ctx, ctx.env.stat(&full)).await? {
                 Ok(info) if info.kind == FileKind::Directory => Ok(format!("{name}/")),
                 Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::Invalid) => {

@@ -247,6 +247,11 @@ fn ls_write_and_errors_through_the_binary() {
         "A.txt\nb.txt\ndangling -> gone.txt (broken symlink)\ndir/\ndir-link/\n"
     );
     let output = sandbox
+        .jig("ls", &json!({"path": "dir-link"}))
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&output), "inner.txt\n");
+    let output = sandbox
         .jig("write", &json!({"path": "dir", "content": "x"}))
         .output()
         .unwrap();
