@@ -1,7 +1,10 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use jig_llm::{LlmError, MessageBuilder, ModelRequest, Provider, ThinkingLevel, ToolDefinition};
+use jig_llm::{
+    LlmError, MessageBuilder, ModelRequest, Provider, RetryPolicy, StreamEvent, ThinkingLevel,
+    ToolDefinition,
+};
 use jig_protocol::{AssistantMessage, Message, StopReason, ToolResultMessage};
 use jig_tool::{ToolContext, ToolRegistry};
 use serde::Serialize;
@@ -36,6 +39,9 @@ pub struct AgentConfig {
     pub thinking: ThinkingLevel,
     /// Output-token limit per reply; `None` uses the provider's default.
     pub max_output_tokens: Option<u32>,
+    /// How often a reply whose stream failed before any content (an overloaded or rate-limited
+    /// server, a broken connection) is requested again, and how long to wait in between.
+    pub stream_retry: RetryPolicy,
 }
 
 impl AgentConfig {
@@ -57,6 +63,7 @@ impl AgentConfig {
             max_turns: None,
             thinking: ThinkingLevel::Off,
             max_output_tokens: None,
+            stream_retry: RetryPolicy::default(),
         }
     }
 
@@ -279,36 +286,70 @@ impl Agent {
             thinking: config.thinking,
             max_output_tokens: config.max_output_tokens,
         };
-        let started = tokio::select! {
-            () = cancel.cancelled() => Err(LlmError::Aborted),
-            started = config.provider.stream(request, cancel.clone()) => started,
-        };
-        let mut stream = match started {
-            Ok(stream) => stream,
-            Err(LlmError::Aborted) => {
-                return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());
-            }
-            Err(error) => return finish_failed(builder, StopReason::Error, error.to_string()),
-        };
-        loop {
-            let item = tokio::select! {
-                () = cancel.cancelled() => {
-                    return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());
-                }
-                item = stream.next() => item,
+        let mut retries = 0u32;
+        'attempt: loop {
+            let started = tokio::select! {
+                () = cancel.cancelled() => Err(LlmError::Aborted),
+                started = config.provider.stream(request.clone(), cancel.clone()) => started,
             };
-            match item {
-                Some(Ok(event)) => {
-                    builder.apply(&event);
-                    observer.on_event(&AgentEvent::MessageUpdate { delta: event });
-                }
-                Some(Err(LlmError::Aborted)) => {
+            let mut stream = match started {
+                Ok(stream) => stream,
+                Err(LlmError::Aborted) => {
                     return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());
                 }
-                Some(Err(error)) => {
-                    return finish_failed(builder, StopReason::Error, error.to_string());
+                Err(error) => return finish_failed(builder, StopReason::Error, error.to_string()),
+            };
+            let mut received_content = false;
+            loop {
+                let item = tokio::select! {
+                    () = cancel.cancelled() => {
+                        return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());
+                    }
+                    item = stream.next() => item,
+                };
+                match item {
+                    Some(Ok(event)) => {
+                        received_content |= !matches!(event, StreamEvent::Usage { .. });
+                        builder.apply(&event);
+                        observer.on_event(&AgentEvent::MessageUpdate { delta: event });
+                    }
+                    Some(Err(LlmError::Aborted)) => {
+                        return finish_failed(
+                            builder,
+                            StopReason::Aborted,
+                            ABORTED_TEXT.to_owned(),
+                        );
+                    }
+                    Some(Err(error)) => {
+                        let retry = &config.stream_retry;
+                        if !received_content
+                            && error.is_retryable_in_stream()
+                            && retries < retry.max_retries
+                        {
+                            let wait = retry
+                                .initial_delay
+                                .saturating_mul(2u32.saturating_pow(retries))
+                                .min(retry.max_delay);
+                            retries += 1;
+                            tracing::warn!(%error, retry = retries, "model stream failed; retrying");
+                            tokio::select! {
+                                () = cancel.cancelled() => {
+                                    return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());
+                                }
+                                () = tokio::time::sleep(wait) => {}
+                            }
+                            builder = MessageBuilder::new(config.provider.name(), &config.model);
+                            continue 'attempt;
+                        }
+                        let note = match retries {
+                            0 => String::new(),
+                            1 => " (gave up after 1 retry)".to_owned(),
+                            n => format!(" (gave up after {n} retries)"),
+                        };
+                        return finish_failed(builder, StopReason::Error, format!("{error}{note}"));
+                    }
+                    None => break 'attempt,
                 }
-                None => break,
             }
         }
         if !builder.is_stopped() {

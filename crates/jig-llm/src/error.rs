@@ -59,6 +59,32 @@ pub enum LlmError {
     Other(String),
 }
 
+impl LlmError {
+    /// True for failures inside a started stream that are worth sending the request again for:
+    /// an overloaded, rate-limited or failing server reported in the stream, or a connection that
+    /// broke. (Errors before the stream started were already retried by the provider.)
+    pub fn is_retryable_in_stream(&self) -> bool {
+        match self {
+            Self::Provider { message, .. } => {
+                let message = message.to_ascii_lowercase();
+                [
+                    "overloaded",
+                    "rate_limit",
+                    "rate limit",
+                    "server_error",
+                    "api_error",
+                    "internal server error",
+                    "timeout",
+                ]
+                .iter()
+                .any(|needle| message.contains(needle))
+            }
+            Self::Stream { .. } => true,
+            _ => false,
+        }
+    }
+}
+
 fn retries_note(retries: u32) -> String {
     match retries {
         0 => String::new(),

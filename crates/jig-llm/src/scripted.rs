@@ -20,6 +20,9 @@ pub enum ScriptedReply {
     Error(String),
     /// Stream this text, then never finish (until the run is cancelled).
     Hang(String),
+    /// Start streaming, then fail with this provider message before any content (as an API
+    /// reporting `overloaded_error` inside a 200 response).
+    StreamError(String),
 }
 
 impl ScriptedReply {
@@ -206,6 +209,13 @@ impl Provider for ScriptedProvider {
             Some(ScriptedReply::Message(message)) => Ok(Box::pin(futures::stream::iter(
                 message_events(&message).into_iter().map(Ok),
             ))),
+            Some(ScriptedReply::StreamError(message)) => {
+                let error = LlmError::Provider {
+                    provider: "scripted".to_owned(),
+                    message,
+                };
+                Ok(Box::pin(futures::stream::iter([Err(error)])))
+            }
             Some(ScriptedReply::Hang(text)) => {
                 let first = futures::stream::iter([Ok(StreamEvent::TextDelta { text })]);
                 Ok(Box::pin(futures::StreamExt::chain(

@@ -347,3 +347,63 @@ async fn abort_while_the_reply_streams_keeps_the_partial_reply_as_aborted() {
     assert_eq!(reply.text(), "thinking about");
     assert_eq!(reply.error_message.as_deref(), Some("Operation aborted"));
 }
+
+fn fast_retry(max_retries: u32) -> jig_llm::RetryPolicy {
+    jig_llm::RetryPolicy {
+        max_retries,
+        initial_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(20),
+    }
+}
+
+#[tokio::test]
+async fn an_overloaded_stream_before_any_content_is_requested_again() {
+    let provider = Arc::new(ScriptedProvider::new([
+        ScriptedReply::StreamError("Overloaded (overloaded_error)".into()),
+        ScriptedReply::StreamError("Overloaded (overloaded_error)".into()),
+        ScriptedReply::text("done"),
+    ]));
+    let mut config = config(provider.clone(), &EchoTool::default());
+    config.stream_retry = fast_retry(2);
+    let mut agent = Agent::new(config);
+    let outcome = run(&mut agent, &Recorder::shared()).await;
+    assert_eq!(outcome.end, RunEnd::Completed);
+    assert_eq!(provider.requests().len(), 3);
+    assert_eq!(roles(agent.messages()), vec!["user", "assistant"]);
+}
+
+#[tokio::test]
+async fn stream_retries_give_up_with_the_last_error() {
+    let provider = Arc::new(ScriptedProvider::new([
+        ScriptedReply::StreamError("Overloaded (overloaded_error)".into()),
+        ScriptedReply::StreamError("Overloaded (overloaded_error)".into()),
+        ScriptedReply::text("never"),
+    ]));
+    let mut config = config(provider.clone(), &EchoTool::default());
+    config.stream_retry = fast_retry(1);
+    let mut agent = Agent::new(config);
+    let outcome = run(&mut agent, &Recorder::shared()).await;
+    assert_eq!(
+        outcome.end,
+        RunEnd::Error {
+            message:
+                "scripted reported an error: Overloaded (overloaded_error) (gave up after 1 retry)"
+                    .into()
+        }
+    );
+    assert_eq!(provider.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_error_that_is_not_transient_is_not_retried() {
+    let provider = Arc::new(ScriptedProvider::new([
+        ScriptedReply::StreamError("prompt is too long (invalid_request_error)".into()),
+        ScriptedReply::text("never"),
+    ]));
+    let mut config = config(provider.clone(), &EchoTool::default());
+    config.stream_retry = fast_retry(3);
+    let mut agent = Agent::new(config);
+    let outcome = run(&mut agent, &Recorder::shared()).await;
+    assert!(matches!(outcome.end, RunEnd::Error { .. }));
+    assert_eq!(provider.requests().len(), 1);
+}

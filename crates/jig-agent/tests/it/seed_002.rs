@@ -1,5 +1,9 @@
 //! Seed 002: a scripted model drives the real tools through the loop on a temp workspace —
 //! read task.txt → edit it → verify with bash → final answer.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test sets up and checks a real workspace on the host"
+)]
 
 use std::path::PathBuf;
 use std::sync::Arc;
