@@ -449,7 +449,11 @@ fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
             } else {
                 count.to_string()
             };
-            let place = format_lines(lines, if *saturated { lines.len() } else { *count });
+            let place = if *saturated {
+                format!("{} and more", format_lines(lines, lines.len()))
+            } else {
+                format_lines(lines, *count)
+            };
             let unique = if single {
                 "The text must be unique"
             } else {

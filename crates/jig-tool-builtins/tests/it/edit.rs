@@ -473,3 +473,21 @@ fn schema_and_description() {
     insta::assert_json_snapshot!("edit_schema", tool.input_schema());
     insta::assert_snapshot!("edit_description", tool.description());
 }
+
+#[tokio::test]
+async fn batch_messages_name_the_edit_index() {
+    let fixture = Fixture::with_file("a.txt", format!("{}\nend\n", "ab".repeat(1500)));
+    let empty = failing(
+        &fixture,
+        "a.txt",
+        json!({"path": "a.txt", "edits": [{"oldText": "end", "newText": "x"}, {"oldText": "", "newText": "y"}]}),
+    )
+    .await;
+    let saturated = failing(
+        &fixture,
+        "a.txt",
+        json!({"path": "a.txt", "edits": [{"oldText": "ab", "newText": "x"}]}),
+    )
+    .await;
+    insta::assert_snapshot!(format!("{empty}\n---\n{saturated}"));
+}
