@@ -55,6 +55,12 @@ pub const SESSION_VARIABLES: [&str; 5] = [
 /// Raw output is written to the full-output file in batches of this size.
 const SPILL_BATCH: usize = 1024 * 1024;
 
+/// More than any status line takes (`\n\nCommand timed out after 2147483.647 seconds`).
+const STATUS_RESERVE: Reserve = Reserve {
+    bytes: 64,
+    lines: 2,
+};
+
 /// Shells tried, in order, when no explicit shell is configured (then `bash` on `PATH`, then
 /// `sh`).
 const SHELL_CANDIDATES: &[&str] = &[
@@ -588,9 +594,9 @@ impl<'a> BashSink<'a> {
     }
 
     fn over_limits(&self) -> bool {
-        self.raw_bytes > self.limits.max_bytes as u64
-            || self.raw_newlines > self.limits.max_lines as u64
-            || !self.accumulator.text().fits(Reserve { bytes: 0, lines: 0 })
+        self.raw_bytes + STATUS_RESERVE.bytes as u64 > self.limits.max_bytes as u64
+            || self.raw_newlines + STATUS_RESERVE.lines as u64 > self.limits.max_lines as u64
+            || !self.accumulator.text().fits(STATUS_RESERVE)
     }
 
     async fn spill(&mut self, chunk: &[u8]) {
@@ -682,8 +688,14 @@ impl<'a> BashSink<'a> {
     /// Ends the stream: flushes text and file; decides what happened to the full output.
     async fn finish(mut self) -> FinishedOutput {
         self.accumulator.finish();
+        // The last unfinished line only reaches the text now: it may be what crosses the limits.
+        if matches!(self.spill, Spill::Buffering(_)) && self.over_limits() {
+            self.spill(&[]).await;
+        }
         self.flush_spill(true).await;
-        let truncated = !self.accumulator.text().fits(Reserve { bytes: 0, lines: 0 });
+        // Room for the longest status line, so the file is kept whenever the final text can be
+        // cut (the status line counts towards the budget).
+        let truncated = !self.accumulator.text().fits(STATUS_RESERVE);
         let env = self.ctx.env.as_ref();
         let full = match std::mem::replace(&mut self.spill, Spill::Disabled) {
             Spill::Disabled => {

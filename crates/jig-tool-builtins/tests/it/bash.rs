@@ -701,3 +701,16 @@ async fn a_full_output_file_that_cannot_be_written_is_reported_and_the_command_c
     assert_eq!(details(&result)["truncation"]["fullOutput"], "failed");
     assert!(details(&result).get("fullOutputPath").is_none());
 }
+
+#[tokio::test]
+async fn output_that_only_grows_past_the_limit_when_cleaned_still_keeps_the_raw_bytes() {
+    // 20,000 invalid bytes are under the byte limit raw, but 60,000 bytes once each becomes
+    // U+FFFD; they form one unfinished line, which only reaches the text at the end.
+    let host = Host::new();
+    let result = bash(&host, "head -c 20000 /dev/zero | tr '\\0' '\\377'").await;
+    let text = result.text_content();
+    assert!(text.len() <= 50 * 1024);
+    assert_eq!(details(&result)["truncation"]["lastLinePartial"], true);
+    let path = PathBuf::from(details(&result)["fullOutputPath"].as_str().unwrap());
+    assert_eq!(std::fs::read(&path).unwrap(), vec![0xff; 20_000]);
+}
