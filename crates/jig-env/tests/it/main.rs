@@ -3,3 +3,4 @@
 
 mod memory_conformance;
 mod send_and_object_safety;
+mod suite_catches_bugs;
