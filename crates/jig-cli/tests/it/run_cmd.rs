@@ -274,6 +274,7 @@ async fn a_session_file_is_created_where_asked_and_bash_sees_the_session_variabl
             json!({"command": command}),
         )),
         reply(ScriptedReply::text("done")),
+        reply(ScriptedReply::text("resumed")),
     ])
     .await;
     let file = setup.ws.join("sessions/mine.jsonl");
@@ -308,6 +309,42 @@ async fn a_session_file_is_created_where_asked_and_bash_sees_the_session_variabl
         .map(jig_protocol::Message::role)
         .collect();
     assert_eq!(roles, vec!["user", "assistant", "toolResult", "assistant"]);
+
+    // The same file is resumed when it exists.
+    let again = setup
+        .run(&["--session", "sessions/mine.jsonl", "and again?"])
+        .await;
+    assert_eq!(text(&again.stdout), "resumed\n", "{}", text(&again.stderr));
+    let resumed = Session::open(&file).unwrap();
+    assert_eq!(resumed.id(), session.id());
+    assert_eq!(resumed.messages().len(), 6);
+    assert!(
+        setup.session_files().is_empty(),
+        "nothing written to the data directory"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_turns_stops_a_model_that_keeps_calling_tools() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "a.txt"}),
+        )),
+        reply(ScriptedReply::text("never")),
+    ])
+    .await;
+    fs::write(setup.ws.join("a.txt"), "a\n").unwrap();
+    let output = setup
+        .run(&["--model", "m", "--max-turns", "1", "read a.txt"])
+        .await;
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        "jig: stopped after --max-turns 1: the model was still calling tools\n"
+    );
+    assert_eq!(setup.server.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
