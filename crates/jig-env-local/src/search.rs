@@ -18,7 +18,7 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use jig_env::search::{
     CompiledSearch, FileOutcome, FileSearcher, PathGlob, SearchAssembler, finish_walk,
-    is_skipped_name,
+    is_skipped_name, path_sort_key,
 };
 use jig_env::{
     CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, SearchRequest,
@@ -110,7 +110,7 @@ pub(crate) fn search_blocking(request: &SearchRequest) -> EnvResult<SearchResult
         },
         Some(&eager),
     )?;
-    files.sort_unstable_by(|a, b| jig_env::search::compare_paths(&a.path, &b.path));
+    files.sort_by_cached_key(|found| path_sort_key(&found.path));
     search_in_order(
         &compiled,
         &root.path,
@@ -315,11 +315,18 @@ fn search_file(searcher: &mut FileSearcher, path: &Path) -> FileOutcome {
     }
 }
 
+/// Files a search thread claims at once: fewer lock round trips for trees of small files.
+const CHUNK: usize = 16;
+
 struct Schedule {
+    /// The next position in `pending` to hand out.
     next: usize,
+    /// The file index the emitter needs next (everything before it is emitted).
     emitted: usize,
     ready: HashMap<usize, FileOutcome>,
     stop: bool,
+    emitter_waiting: bool,
+    workers_waiting: usize,
 }
 
 /// Feeds the outcomes of `files` (sorted, relative to `root`) to `assembler` in order, searching
@@ -362,19 +369,28 @@ fn search_in_order(
         emitted: 0,
         ready: HashMap::new(),
         stop: false,
+        emitter_waiting: false,
+        workers_waiting: 0,
     });
-    let changed = Condvar::new();
+    // Two condition variables, so a finished file wakes the emitter only when it is the one the
+    // emitter waits for, and the emitter wakes workers only when some wait for the window.
+    let emitter_wakeup = Condvar::new();
+    let worker_wakeup = Condvar::new();
     let lock = || schedule.lock().unwrap_or_else(PoisonError::into_inner);
-    let wait = |guard| changed.wait(guard).unwrap_or_else(PoisonError::into_inner);
     let (paths, pending) = (&paths, &pending);
+    let stop_all = || {
+        lock().stop = true;
+        emitter_wakeup.notify_all();
+        worker_wakeup.notify_all();
+    };
 
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
                 let mut searcher = compiled.file_searcher();
+                let mut batch = Vec::with_capacity(CHUNK);
                 loop {
-                    // `next` counts positions in `pending`; the window is on file indices.
-                    let index = {
+                    let (from, to) = {
                         let mut state = lock();
                         loop {
                             if state.stop || state.next >= pending.len() {
@@ -383,19 +399,36 @@ fn search_in_order(
                             if pending[state.next] < state.emitted + window {
                                 break;
                             }
-                            state = wait(state);
+                            state.workers_waiting += 1;
+                            state = worker_wakeup
+                                .wait(state)
+                                .unwrap_or_else(PoisonError::into_inner);
+                            state.workers_waiting -= 1;
                         }
-                        state.next += 1;
-                        pending[state.next - 1]
+                        let from = state.next;
+                        let limit = state.emitted + window;
+                        let mut to = (from + CHUNK).min(pending.len());
+                        while to > from + 1 && pending[to - 1] >= limit {
+                            to -= 1;
+                        }
+                        state.next = to;
+                        (from, to)
                     };
                     if cancel.is_cancelled() {
-                        lock().stop = true;
-                        changed.notify_all();
+                        stop_all();
                         return;
                     }
-                    let outcome = search_file(&mut searcher, &root.join(&paths[index]));
-                    lock().ready.insert(index, outcome);
-                    changed.notify_all();
+                    for &index in &pending[from..to] {
+                        batch.push((index, search_file(&mut searcher, &root.join(&paths[index]))));
+                    }
+                    let wake = {
+                        let mut state = lock();
+                        state.ready.extend(batch.drain(..));
+                        state.emitter_waiting && state.ready.contains_key(&state.emitted)
+                    };
+                    if wake {
+                        emitter_wakeup.notify_one();
+                    }
                 }
             });
         }
@@ -410,18 +443,27 @@ fn search_in_order(
                     if state.stop {
                         break None;
                     }
-                    state = wait(state);
+                    state.emitter_waiting = true;
+                    state = emitter_wakeup
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    state.emitter_waiting = false;
                 }
             });
             let Some(outcome) = outcome else { break };
-            lock().emitted = index + 1;
-            changed.notify_all();
+            let wake = {
+                let mut state = lock();
+                state.emitted = index + 1;
+                state.workers_waiting > 0
+            };
+            if wake {
+                worker_wakeup.notify_all();
+            }
             if !assembler.push(path.clone(), outcome) {
                 break;
             }
         }
-        lock().stop = true;
-        changed.notify_all();
+        stop_all();
     });
     if cancel.is_cancelled() {
         return Err(EnvError::aborted("search"));

@@ -273,10 +273,35 @@ pub fn compare_paths(a: &Path, b: &Path) -> Ordering {
     // bytes with the separator mapped below every other byte is the component-wise order, and
     // much cheaper than splitting into components (sorting 60k paths is on the hot path).
     fn key(byte: u8) -> u8 {
-        if byte == b'/' || (cfg!(windows) && byte == b'\\') { 0 } else { byte }
+        if byte == b'/' || (cfg!(windows) && byte == b'\\') {
+            0
+        } else {
+            byte
+        }
     }
-    let (a, b) = (a.as_os_str().as_encoded_bytes(), b.as_os_str().as_encoded_bytes());
-    a.iter().map(|&byte| key(byte)).cmp(b.iter().map(|&byte| key(byte)))
+    let (a, b) = (
+        a.as_os_str().as_encoded_bytes(),
+        b.as_os_str().as_encoded_bytes(),
+    );
+    a.iter()
+        .map(|&byte| key(byte))
+        .cmp(b.iter().map(|&byte| key(byte)))
+}
+
+/// A key whose bytewise order is [`compare_paths`]'s order (the separator mapped to 0), for
+/// sorting many paths with `sort_by_cached_key`.
+pub fn path_sort_key(path: &Path) -> Vec<u8> {
+    path.as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .map(|&byte| {
+            if byte == b'/' || (cfg!(windows) && byte == b'\\') {
+                0
+            } else {
+                byte
+            }
+        })
+        .collect()
 }
 
 /// A compiled walk/search glob (see the module docs for its semantics).
@@ -347,7 +372,9 @@ fn build_matcher(request: &SearchRequest) -> Result<RegexMatcher, SearchInputErr
             .build()
             .parse(&request.pattern)
     {
-        return Err(SearchInputError::Pattern { message: error.to_string() });
+        return Err(SearchInputError::Pattern {
+            message: error.to_string(),
+        });
     }
     RegexMatcherBuilder::new()
         .case_insensitive(request.case == CaseSensitivity::Insensitive)
@@ -746,7 +773,7 @@ pub async fn walk_with_env<E: ExecutionEnv + ?Sized>(
 
 /// Sorts `entries` and applies the limit (shared by every implementation).
 pub fn finish_walk(entries: &mut Vec<WalkEntry>, limit: Option<usize>) -> WalkResult {
-    entries.sort_unstable_by(|a, b| compare_paths(&a.path, &b.path));
+    entries.sort_by_cached_key(|entry| path_sort_key(&entry.path));
     let mut limit_reached = false;
     if let Some(limit) = limit
         && entries.len() > limit
@@ -781,7 +808,7 @@ pub async fn search_with_env<E: ExecutionEnv + ?Sized>(
                 .glob()
                 .is_none_or(|glob| glob.is_match(&entry.path, entry.kind))
     });
-    files.sort_unstable_by(|a, b| compare_paths(&a.path, &b.path));
+    files.sort_by_cached_key(|entry| path_sort_key(&entry.path));
     let mut searcher = compiled.file_searcher();
     let mut assembler = compiled.assembler();
     for file in files {
@@ -953,6 +980,23 @@ mod tests {
         let mut paths = vec!["a.txt", "a/b", "B", "a/a/z", "a-b"];
         paths.sort_by(|a, b| compare_paths(Path::new(a), Path::new(b)));
         assert_eq!(paths, ["B", "a/a/z", "a/b", "a-b", "a.txt"]);
+    }
+
+    #[test]
+    fn sort_key_orders_like_compare_paths() {
+        let paths = [
+            "a.txt", "a/b", "B", "a/a/z", "a-b", "a", "a/b/c", "ab", "a b/c",
+        ];
+        for a in paths {
+            for b in paths {
+                let (a, b) = (Path::new(a), Path::new(b));
+                assert_eq!(
+                    path_sort_key(a).cmp(&path_sort_key(b)),
+                    compare_paths(a, b),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
     }
 
     #[test]
