@@ -24,7 +24,9 @@ pub const BLOCKED_TEXT: &str = "Tool execution was blocked";
 /// into the loop.
 ///
 /// `before_tool_call` runs after the tool was found and before it runs, one call at a time in
-/// call order (also when calls then run concurrently); `after_tool_call` runs when the call
+/// call order (also when calls then run concurrently); it sees the arguments as the model sent
+/// them, and validation against the tool's schema happens when the call runs (so arguments a hook
+/// changes are validated too); `after_tool_call` runs when the call
 /// finished (also for error results) and may replace the result. Neither runs for an unknown
 /// tool or for calls skipped because the reply hit the output-token limit.
 ///
