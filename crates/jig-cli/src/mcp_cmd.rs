@@ -53,6 +53,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         .map_err(CliError::Failure)?;
     let env = workspace::open_env()?;
     let outcome = runtime.block_on(async {
+        let shutdown = shutdown_signal();
         let base = match base_context(env.clone(), args).await {
             Ok(base) => base,
             Err(error) => {
@@ -70,7 +71,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
         let server = JigMcpServer::new(registry, base, options);
-        serve_stdio(server, shutdown_signal())
+        serve_stdio(server, shutdown)
             .await
             .map_err(|error| CliError::Failure(error.into()))
     });
@@ -151,26 +152,37 @@ fn init_logging() {
         .try_init();
 }
 
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
+/// A future completing on SIGINT or SIGTERM. The handlers are installed now, not when the future
+/// is first polled, so a signal that arrives while the session starts is not missed.
+fn shutdown_signal() -> impl Future<Output = ()> + Send {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let interrupt = signal(SignalKind::interrupt());
+        let terminate = signal(SignalKind::terminate());
+        async move {
+            match (interrupt, terminate) {
+                (Ok(mut interrupt), Ok(mut terminate)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = terminate.recv() => {}
+                    }
                 }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM; only SIGINT stops the server");
-                let _ = tokio::signal::ctrl_c().await;
+                (interrupt, terminate) => {
+                    let error = interrupt.err().or(terminate.err());
+                    tracing::warn!(
+                        ?error,
+                        "cannot install signal handlers; stop the server by closing its input"
+                    );
+                    std::future::pending::<()>().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

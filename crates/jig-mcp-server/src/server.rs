@@ -202,11 +202,15 @@ impl JigMcpServer {
     /// The context of one call: the shared base with the current roots and a fresh token.
     async fn call_context(&self) -> ToolContext {
         let mut rx = self.inner.roots_tx.subscribe();
-        if tokio::time::timeout(ROOTS_WAIT, rx.wait_for(|state| !state.pending))
-            .await
-            .is_err()
-        {
-            tracing::warn!("roots still pending; running the call with the roots known so far");
+        let ready = tokio::time::timeout(ROOTS_WAIT, rx.wait_for(|state| !state.pending));
+        tokio::select! {
+            waited = ready => {
+                if waited.is_err() {
+                    tracing::warn!("roots still pending; running the call with the roots known so far");
+                }
+            }
+            // Shutting down: the call is aborted at once anyway.
+            () = self.inner.shutdown.cancelled() => {}
         }
         let state = rx.borrow().clone();
         let mut ctx = self.inner.base.clone();
@@ -225,7 +229,8 @@ impl JigMcpServer {
     ) -> ToolResult {
         let mut ctx = self.call_context().await;
         let forwarder = context.meta.get_progress_token().map(|token| {
-            let (sink, forwarder) = ProgressForwarder::start(context.peer.clone(), token);
+            let (sink, forwarder) =
+                ProgressForwarder::start(context.peer.clone(), token, ctx.cancel.clone());
             ctx.updates = Some(sink);
             forwarder
         });
@@ -276,7 +281,14 @@ struct ProgressForwarder {
 }
 
 impl ProgressForwarder {
-    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> (jig_tool::UpdateSink, Self) {
+    /// Forwards updates for `token` until finished; stops at once when `cancel` fires (after
+    /// cancellation or at shutdown nobody wants progress, and the session may no longer deliver
+    /// it).
+    fn start(
+        peer: Peer<RoleServer>,
+        token: ProgressToken,
+        cancel: CancellationToken,
+    ) -> (jig_tool::UpdateSink, Self) {
         let (tx, mut rx) = watch::channel::<Option<ToolResult>>(None);
         let sink: jig_tool::UpdateSink = Arc::new(move |update| {
             tx.send_replace(Some(update));
@@ -288,6 +300,7 @@ impl ProgressForwarder {
             loop {
                 let last = tokio::select! {
                     biased;
+                    () = cancel.cancelled() => break,
                     changed = rx.changed() => changed.is_err(),
                     () = finished.cancelled() => true,
                 };
@@ -299,9 +312,15 @@ impl ProgressForwarder {
                     step += 1;
                     let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
                         .with_message(progress_message(&update));
-                    if let Err(error) = peer.notify_progress(param).await {
-                        tracing::debug!(%error, "cannot send a progress notification");
-                        break;
+                    tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => break,
+                        sent = peer.notify_progress(param) => {
+                            if let Err(error) = sent {
+                                tracing::debug!(%error, "cannot send a progress notification");
+                                break;
+                            }
+                        }
                     }
                 }
                 if last {

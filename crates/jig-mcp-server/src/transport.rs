@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use jig_env::CancellationToken;
 use rmcp::RoleServer;
-use rmcp::model::{ErrorData, NumberOrString};
+use rmcp::model::{ErrorData, JsonRpcMessage, NumberOrString};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -111,7 +111,18 @@ async fn write_message<W: AsyncWrite + Unpin>(
     writer: &SharedWriter<W>,
     message: &TxJsonRpcMessage<RoleServer>,
 ) -> io::Result<()> {
-    let mut bytes = serde_json::to_vec(message).map_err(io::Error::other)?;
+    let mut bytes = match message {
+        // JSON-RPC 2.0: an error that cannot name its request carries `"id": null` (rmcp's
+        // serialisation omits the field).
+        JsonRpcMessage::Error(error) if error.id.is_none() => {
+            let mut value = serde_json::to_value(message).map_err(io::Error::other)?;
+            if let Value::Object(map) = &mut value {
+                map.insert("id".to_owned(), Value::Null);
+            }
+            serde_json::to_vec(&value).map_err(io::Error::other)?
+        }
+        _ => serde_json::to_vec(message).map_err(io::Error::other)?,
+    };
     bytes.push(b'\n');
     let mut guard = writer.lock().await;
     let Some(writer) = guard.as_mut() else {
@@ -311,5 +322,6 @@ mod tests {
             .unwrap();
         let reply: Value = serde_json::from_str(written.trim()).unwrap();
         assert_eq!(reply["error"]["code"], -32700);
+        assert_eq!(reply.get("id"), Some(&Value::Null));
     }
 }
