@@ -4,8 +4,8 @@
 //! fills, so dropping the `LocalEnv` future stops the work soon instead of scanning on.
 
 use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,13 +130,42 @@ pub(crate) fn read_lines(
     window: &LineWindow,
     cancel: &CancelFlag,
 ) -> EnvResult<LinesRead> {
-    let file = open_for_read("read", path)?;
+    read_lines_with(path, window, cancel, PARALLEL_COUNT_MIN)
+}
+
+/// `read_lines` with the size from which the remaining count runs on several threads.
+fn read_lines_with(
+    path: &Path,
+    window: &LineWindow,
+    cancel: &CancelFlag,
+    parallel_min: u64,
+) -> EnvResult<LinesRead> {
+    let mut file = open_for_read("read", path)?;
     let mut scanner = LineScanner::new(window);
     let mut buffer = vec![0_u8; SCAN_BUFFER];
-    let mut reader = file;
+    let mut counted_in_parallel = false;
     loop {
         check_cancel("read", path, cancel)?;
-        let read = match reader.read(&mut buffer) {
+        if scanner.done && !counted_in_parallel {
+            // The window is full and only counting is left: for a big rest, count it on
+            // several threads with positioned reads, then go on from its end (for anything
+            // appended meanwhile).
+            counted_in_parallel = true;
+            let start = scanner.total_bytes;
+            let end = file
+                .metadata()
+                .map_err(|error| io_error("read", path, error))?
+                .len();
+            if end > start && end - start >= parallel_min {
+                let counted = count_parallel(&file, start, end, cancel)
+                    .map_err(|error| io_error("read", path, error))?;
+                check_cancel("read", path, cancel)?;
+                scanner.add_counted(&counted);
+                file.seek(SeekFrom::Start(start + counted.bytes))
+                    .map_err(|error| io_error("read", path, error))?;
+            }
+        }
+        let read = match file.read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => read,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
@@ -145,6 +174,100 @@ pub(crate) fn read_lines(
         scanner.feed(&buffer[..read]);
     }
     Ok(scanner.finish())
+}
+
+/// From this many bytes left to count, `read_lines` counts on several threads.
+const PARALLEL_COUNT_MIN: u64 = 32 * 1024 * 1024;
+
+/// Newlines in a byte range.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Counted {
+    newlines: u64,
+    /// Bytes after the last newline of the range, when it has one.
+    tail: Option<u64>,
+    bytes: u64,
+}
+
+impl Counted {
+    fn then(self, next: Self) -> Self {
+        Self {
+            newlines: self.newlines + next.newlines,
+            tail: match next.tail {
+                Some(tail) => Some(tail),
+                None => self.tail.map(|tail| tail + next.bytes),
+            },
+            bytes: self.bytes + next.bytes,
+        }
+    }
+}
+
+/// Counts newlines in `[start, end)` of `file` on up to four threads (positioned reads, so the
+/// shared descriptor's offset is untouched). Stops early, short, when the range shrinks (a
+/// truncated file) or the caller cancels.
+fn count_parallel(file: &File, start: u64, end: u64, cancel: &CancelFlag) -> io::Result<Counted> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, 4) as u64;
+    let step = (end - start).div_ceil(threads);
+    let ranges: Vec<(u64, u64)> = (0..threads)
+        .map(|index| (start + index * step, (start + (index + 1) * step).min(end)))
+        .filter(|(from, to)| from < to)
+        .collect();
+    let results: Vec<io::Result<Counted>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .skip(1)
+            .map(|&(from, to)| scope.spawn(move || count_range(file, from, to, cancel)))
+            .collect();
+        let mut results = vec![ranges.first().map_or_else(
+            || Ok(Counted::default()),
+            |&(from, to)| count_range(file, from, to, cancel),
+        )];
+        for handle in handles {
+            results.push(
+                handle
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a counting thread panicked"))),
+            );
+        }
+        results
+    });
+    let mut total = Counted::default();
+    for (result, (from, to)) in results.into_iter().zip(&ranges) {
+        let counted = result?;
+        let complete = counted.bytes == to - from;
+        total = total.then(counted);
+        if !complete {
+            break; // the file shrank: later ranges would leave a gap
+        }
+    }
+    Ok(total)
+}
+
+fn count_range(file: &File, from: u64, to: u64, cancel: &CancelFlag) -> io::Result<Counted> {
+    let mut buffer = vec![0_u8; SCAN_BUFFER];
+    let mut counted = Counted::default();
+    let mut position = from;
+    while position < to && !cancel.load(Ordering::Relaxed) {
+        let want = usize::try_from(to - position)
+            .unwrap_or(usize::MAX)
+            .min(buffer.len());
+        let read = match file.read_at(&mut buffer[..want], position) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        let chunk = &buffer[..read];
+        let next = Counted {
+            newlines: memchr::memchr_iter(b'\n', chunk).count() as u64,
+            tail: memchr::memrchr(b'\n', chunk).map(|last| (read - last - 1) as u64),
+            bytes: read as u64,
+        };
+        counted = counted.then(next);
+        position += read as u64;
+    }
+    Ok(counted)
 }
 
 /// The state of a `read_lines` scan; fed chunk by chunk.
@@ -235,6 +358,16 @@ impl<'w> LineScanner<'w> {
                 rest = &[];
             }
         }
+    }
+
+    /// Takes over a count made elsewhere (only once the window is full).
+    fn add_counted(&mut self, counted: &Counted) {
+        self.completed += counted.newlines;
+        self.current_len = match counted.tail {
+            Some(tail) => tail,
+            None => self.current_len + counted.bytes,
+        };
+        self.total_bytes += counted.bytes;
     }
 
     pub(crate) fn finish(mut self) -> LinesRead {
@@ -590,6 +723,77 @@ mod tests {
                 assert_eq!(whole.total_lines, 5);
             }
         }
+    }
+
+    #[test]
+    fn parallel_counting_agrees_with_the_sequential_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let mut content = Vec::new();
+        for index in 0..20_000_usize {
+            content.extend(std::iter::repeat_n(b'a', index % 300));
+            content.push(b'\n');
+        }
+        for ending in [&b""[..], b"tail", b"\n"] {
+            let mut content = content.clone();
+            content.extend_from_slice(ending);
+            let path = dir.path().join("f");
+            fs::write(&path, &content).unwrap();
+            for start_line in [1, 7, 19_999, 20_001, 30_000] {
+                let window = LineWindow {
+                    start_line,
+                    max_lines: 3,
+                    max_bytes: 1000,
+                };
+                let sequential = read_lines_with(&path, &window, &cancel, u64::MAX).unwrap();
+                let parallel = read_lines_with(&path, &window, &cancel, 0).unwrap();
+                assert_eq!(
+                    parallel, sequential,
+                    "start {start_line}, ending {ending:?}"
+                );
+                assert_eq!(sequential.total_bytes, content.len() as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn counted_ranges_combine_in_order() {
+        let a = Counted {
+            newlines: 2,
+            tail: Some(3),
+            bytes: 10,
+        };
+        let b = Counted {
+            newlines: 0,
+            tail: None,
+            bytes: 4,
+        };
+        let c = Counted {
+            newlines: 1,
+            tail: Some(0),
+            bytes: 5,
+        };
+        assert_eq!(
+            a.then(b),
+            Counted {
+                newlines: 2,
+                tail: Some(7),
+                bytes: 14
+            }
+        );
+        let a = Counted {
+            newlines: 2,
+            tail: Some(3),
+            bytes: 10,
+        };
+        assert_eq!(
+            a.then(c),
+            Counted {
+                newlines: 3,
+                tail: Some(0),
+                bytes: 15
+            }
+        );
     }
 
     #[test]

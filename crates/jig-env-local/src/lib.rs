@@ -24,8 +24,9 @@
 //!   short operations (stat, rename, mkdir, …) simply run to completion.
 //! - **`read_lines`** streams the file once through a 512 KiB buffer, finding line ends with
 //!   `memchr`; only the window's lines are kept, so memory is bounded by the window however
-//!   big the file is. Counting the total lines still reads the whole file (at memory-bandwidth
-//!   speed when it is in the page cache).
+//!   big the file is. Counting the total lines still reads the whole file; once the window is
+//!   full and at least 32 MiB are left, the rest is counted on up to four threads with
+//!   positioned reads (then anything appended meanwhile is read sequentially).
 //! - **`write`** is atomic: missing parents are created; a final symlink (or a chain of them)
 //!   is resolved first so its target is replaced and the link survives; a file the user may
 //!   not write is refused with `PermissionDenied` (checked with `access(W_OK)`, because the
