@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use jig_env::search::{
@@ -329,6 +329,116 @@ struct Schedule {
     workers_waiting: usize,
 }
 
+/// What the search threads and the emitter share.
+struct Ordered<'a> {
+    compiled: &'a CompiledSearch,
+    root: &'a Path,
+    paths: &'a [PathBuf],
+    /// Indices (into `paths`) of the files still to search, in order.
+    pending: &'a [usize],
+    window: usize,
+    cancel: &'a CancellationToken,
+    schedule: Mutex<Schedule>,
+    // Two condition variables, so a finished file wakes the emitter only when it is the one
+    // the emitter waits for, and the emitter wakes workers only when some wait for the window.
+    emitter_wakeup: Condvar,
+    worker_wakeup: Condvar,
+}
+
+impl Ordered<'_> {
+    fn lock(&self) -> MutexGuard<'_, Schedule> {
+        self.schedule.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn stop_all(&self) {
+        self.lock().stop = true;
+        self.emitter_wakeup.notify_all();
+        self.worker_wakeup.notify_all();
+    }
+
+    /// Claims the next chunk of pending positions inside the window; `None` when done.
+    fn claim(&self) -> Option<(usize, usize)> {
+        let mut state = self.lock();
+        loop {
+            if state.stop || state.next >= self.pending.len() {
+                return None;
+            }
+            if self.pending[state.next] < state.emitted + self.window {
+                break;
+            }
+            state.workers_waiting += 1;
+            state = self
+                .worker_wakeup
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            state.workers_waiting -= 1;
+        }
+        let from = state.next;
+        let limit = state.emitted + self.window;
+        let mut to = (from + CHUNK).min(self.pending.len());
+        while to > from + 1 && self.pending[to - 1] >= limit {
+            to -= 1;
+        }
+        state.next = to;
+        Some((from, to))
+    }
+
+    /// One search thread: claims chunks, searches them, hands the outcomes to the emitter.
+    fn work(&self) {
+        let mut searcher = self.compiled.file_searcher();
+        let mut batch = Vec::with_capacity(CHUNK);
+        while let Some((from, to)) = self.claim() {
+            if self.cancel.is_cancelled() {
+                self.stop_all();
+                return;
+            }
+            for &index in &self.pending[from..to] {
+                let path = self.root.join(&self.paths[index]);
+                batch.push((index, search_file(&mut searcher, &path)));
+            }
+            let wake = {
+                let mut state = self.lock();
+                state.ready.extend(batch.drain(..));
+                state.emitter_waiting && state.ready.contains_key(&state.emitted)
+            };
+            if wake {
+                self.emitter_wakeup.notify_one();
+            }
+        }
+    }
+
+    /// Waits for the outcome of file `index`; `None` once everything stopped.
+    fn outcome(&self, index: usize) -> Option<FileOutcome> {
+        let mut state = self.lock();
+        loop {
+            if let Some(outcome) = state.ready.remove(&index) {
+                return Some(outcome);
+            }
+            if state.stop {
+                return None;
+            }
+            state.emitter_waiting = true;
+            state = self
+                .emitter_wakeup
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            state.emitter_waiting = false;
+        }
+    }
+
+    /// Records that everything before `next` was emitted, waking workers held by the window.
+    fn advance(&self, next: usize) {
+        let wake = {
+            let mut state = self.lock();
+            state.emitted = next;
+            state.workers_waiting > 0
+        };
+        if wake {
+            self.worker_wakeup.notify_all();
+        }
+    }
+}
+
 /// Feeds the outcomes of `files` (sorted, relative to `root`) to `assembler` in order, searching
 /// the files not searched during the walk on a pool of threads that run at most a window ahead
 /// of the emitter, and stopping everyone once the assembler has what it needs.
@@ -363,107 +473,39 @@ fn search_in_order(
         return Ok(());
     }
     let threads = thread_count().min(pending.len());
-    let window = threads * LOOKAHEAD_PER_THREAD;
-    let schedule = Mutex::new(Schedule {
-        next: 0,
-        emitted: 0,
-        ready: HashMap::new(),
-        stop: false,
-        emitter_waiting: false,
-        workers_waiting: 0,
-    });
-    // Two condition variables, so a finished file wakes the emitter only when it is the one the
-    // emitter waits for, and the emitter wakes workers only when some wait for the window.
-    let emitter_wakeup = Condvar::new();
-    let worker_wakeup = Condvar::new();
-    let lock = || schedule.lock().unwrap_or_else(PoisonError::into_inner);
-    let (paths, pending) = (&paths, &pending);
-    let stop_all = || {
-        lock().stop = true;
-        emitter_wakeup.notify_all();
-        worker_wakeup.notify_all();
+    let ordered = Ordered {
+        compiled,
+        root,
+        paths: &paths,
+        pending: &pending,
+        window: threads * LOOKAHEAD_PER_THREAD,
+        cancel,
+        schedule: Mutex::new(Schedule {
+            next: 0,
+            emitted: 0,
+            ready: HashMap::new(),
+            stop: false,
+            emitter_waiting: false,
+            workers_waiting: 0,
+        }),
+        emitter_wakeup: Condvar::new(),
+        worker_wakeup: Condvar::new(),
     };
-
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            scope.spawn(|| {
-                let mut searcher = compiled.file_searcher();
-                let mut batch = Vec::with_capacity(CHUNK);
-                loop {
-                    let (from, to) = {
-                        let mut state = lock();
-                        loop {
-                            if state.stop || state.next >= pending.len() {
-                                return;
-                            }
-                            if pending[state.next] < state.emitted + window {
-                                break;
-                            }
-                            state.workers_waiting += 1;
-                            state = worker_wakeup
-                                .wait(state)
-                                .unwrap_or_else(PoisonError::into_inner);
-                            state.workers_waiting -= 1;
-                        }
-                        let from = state.next;
-                        let limit = state.emitted + window;
-                        let mut to = (from + CHUNK).min(pending.len());
-                        while to > from + 1 && pending[to - 1] >= limit {
-                            to -= 1;
-                        }
-                        state.next = to;
-                        (from, to)
-                    };
-                    if cancel.is_cancelled() {
-                        stop_all();
-                        return;
-                    }
-                    for &index in &pending[from..to] {
-                        batch.push((index, search_file(&mut searcher, &root.join(&paths[index]))));
-                    }
-                    let wake = {
-                        let mut state = lock();
-                        state.ready.extend(batch.drain(..));
-                        state.emitter_waiting && state.ready.contains_key(&state.emitted)
-                    };
-                    if wake {
-                        emitter_wakeup.notify_one();
-                    }
-                }
-            });
+            scope.spawn(|| ordered.work());
         }
         // This thread emits in order.
         for (index, path) in paths.iter().enumerate() {
-            let outcome = outcomes[index].take().or_else(|| {
-                let mut state = lock();
-                loop {
-                    if let Some(outcome) = state.ready.remove(&index) {
-                        break Some(outcome);
-                    }
-                    if state.stop {
-                        break None;
-                    }
-                    state.emitter_waiting = true;
-                    state = emitter_wakeup
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                    state.emitter_waiting = false;
-                }
-            });
-            let Some(outcome) = outcome else { break };
-            let wake = {
-                let mut state = lock();
-                state.emitted = index + 1;
-                state.workers_waiting > 0
+            let Some(outcome) = outcomes[index].take().or_else(|| ordered.outcome(index)) else {
+                break;
             };
-            if wake {
-                worker_wakeup.notify_all();
-            }
+            ordered.advance(index + 1);
             if !assembler.push(path.clone(), outcome) {
                 break;
             }
         }
-        stop_all();
+        ordered.stop_all();
     });
     if cancel.is_cancelled() {
         return Err(EnvError::aborted("search"));
