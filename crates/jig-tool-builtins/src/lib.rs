@@ -42,8 +42,8 @@ pub use edit::{EditInput, EditOperation, EditTool};
 pub use find::{DEFAULT_FIND_LIMIT, FindConfig, FindInput, FindTool};
 pub use grep::{DEFAULT_GREP_LIMIT, GREP_MAX_LINE_CHARS, GrepConfig, GrepInput, GrepTool};
 pub use image::{
-    DEFAULT_IMAGE_MAX_BASE64_BYTES, DEFAULT_IMAGE_MAX_DIMENSION, ImageConfig, ImageKind, ImageOutcome,
-    process_image, sniff_image,
+    DEFAULT_IMAGE_MAX_BASE64_BYTES, DEFAULT_IMAGE_MAX_DIMENSION, ImageConfig, ImageKind,
+    ImageOutcome, process_image, sniff_image,
 };
 pub use ls::{LsInput, LsTool};
 pub use read::{ReadInput, ReadTool};

@@ -7,6 +7,7 @@ mod edit_concurrency;
 mod edit_props;
 mod find;
 mod grep;
+mod image;
 mod ls;
 mod read;
 mod support;
