@@ -747,6 +747,37 @@ mod tests {
     }
 
     #[test]
+    fn cancelling_during_the_walk_stops_it_promptly() {
+        let dir = tempfile::tempdir().unwrap();
+        for index in 0..2000 {
+            write(
+                dir.path(),
+                &format!("d{:02}/f{index:04}.txt", index % 50),
+                b"x\n",
+            );
+        }
+        let cancel = CancellationToken::new();
+        let seen = AtomicUsize::new(0);
+        let keep = |_: &Path, _: FileKind| {
+            if seen.fetch_add(1, AtomicOrdering::Relaxed) == 10 {
+                cancel.cancel();
+            }
+            true
+        };
+        let result = walk_parallel(dir.path(), IgnoreRules::Respect, &cancel, keep, None);
+        assert_eq!(
+            result.err().map(|error| error.kind()),
+            Some(jig_env::ErrorKind::Aborted)
+        );
+        // Each walker thread stops at its next entry once the token is cancelled.
+        let seen = seen.load(AtomicOrdering::Relaxed);
+        assert!(
+            seen < 10 + 4 * thread_count(),
+            "{seen} entries visited after cancelling"
+        );
+    }
+
+    #[test]
     fn cancelled_search_and_walk_are_aborted() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "a.txt", b"needle\n");
