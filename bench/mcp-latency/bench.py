@@ -12,8 +12,12 @@ Usage:
     /tmp/mcpvenv/bin/python bench/mcp-latency/bench.py --jig target/release/jig \
         --mcpfs /tmp/mcpfs/node_modules/.bin/mcp-server-filesystem -n 500
 
-Prints one line per server (median, p10, p90, mean in milliseconds) and the ratio of medians;
-`--json` prints the same as one JSON object.
+`--client raw` drives both servers with a minimal JSON-RPC line client instead of the SDK, whose
+own per-call cost (validation, task hand-offs) otherwise dominates and narrows the difference.
+
+Prints one line per server (median, p10, p90, mean in milliseconds) and the ratio of medians,
+plus a `ping` round trip per server: the part of the latency that is the client and the stdio
+transport rather than the tool. `--json` prints the same as one JSON object.
 """
 
 from __future__ import annotations
@@ -42,6 +46,69 @@ async def open_session(
     return session
 
 
+class RawClient:
+    """A minimal newline-delimited JSON-RPC client: what any MCP host's transport does, without
+    the SDK's validation layers, so the servers' own cost dominates the round trip."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+        self.buffer = b""
+        self.next_id = 0
+
+    @classmethod
+    async def start(cls, command: list[str], cwd: Path, errlog) -> "RawClient":
+        process = await anyio.open_process(command, cwd=str(cwd), stderr=errlog)
+        client = cls(process)
+        await client.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "mcp-latency", "version": "0"},
+            },
+        )
+        await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return client
+
+    async def send(self, message: dict) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(json.dumps(message).encode() + b"\n")
+
+    async def read_message(self) -> dict:
+        assert self.process.stdout is not None
+        while b"\n" not in self.buffer:
+            self.buffer += await self.process.stdout.receive()
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    async def request(self, method: str, params: dict | None = None) -> dict:
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        while True:
+            reply = await self.read_message()
+            if reply.get("id") == self.next_id and "method" not in reply:
+                if "error" in reply:
+                    raise RuntimeError(f"{method} failed: {reply['error']}")
+                return reply["result"]
+
+    async def call_tool(self, name: str, arguments: dict) -> dict:
+        return await self.request("tools/call", {"name": name, "arguments": arguments})
+
+    async def send_ping(self) -> None:
+        await self.request("ping")
+
+    async def close(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+        with anyio.move_on_after(5):
+            await self.process.wait()
+        if self.process.returncode is None:
+            self.process.kill()
+
+
 def summary(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     deciles = statistics.quantiles(ordered, n=10)
@@ -54,6 +121,10 @@ def summary(samples: list[float]) -> dict[str, float]:
     }
 
 
+def is_error(result) -> bool:
+    return bool(result.get("isError")) if isinstance(result, dict) else bool(result.is_error)
+
+
 async def run(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix="mcp-latency-") as tmp:
         root = Path(tmp).resolve()
@@ -62,21 +133,39 @@ async def run(args: argparse.Namespace) -> dict:
         log_path = root.parent / f"{root.name}.stderr.log"
         with open(log_path, "w") as errlog:
             async with AsyncExitStack() as stack:
-                jig = await open_session(stack, args.jig, ["mcp", "--root", str(root)], root, errlog)
-                mcpfs_cmd = args.mcpfs.split()
-                fs = await open_session(stack, mcpfs_cmd[0], [*mcpfs_cmd[1:], str(root)], root, errlog)
+                jig_cmd = [args.jig, "mcp", "--root", str(root)]
+                fs_cmd = [*args.mcpfs.split(), str(root)]
+                if args.client == "sdk":
+                    jig = await open_session(stack, jig_cmd[0], jig_cmd[1:], root, errlog)
+                    fs = await open_session(stack, fs_cmd[0], fs_cmd[1:], root, errlog)
+                else:
+                    jig = await RawClient.start(jig_cmd, root, errlog)
+                    stack.push_async_callback(jig.close)
+                    fs = await RawClient.start(fs_cmd, root, errlog)
+                    stack.push_async_callback(fs.close)
 
                 async def jig_call() -> None:
                     result = await jig.call_tool("read", {"path": "small.txt"})
-                    if result.is_error:
+                    if is_error(result):
                         raise RuntimeError(f"jig read failed: {result.content}")
 
                 async def fs_call() -> None:
                     result = await fs.call_tool("read_text_file", {"path": str(target)})
-                    if result.is_error:
+                    if is_error(result):
                         raise RuntimeError(f"read_text_file failed: {result.content}")
 
-                calls = {"jig": jig_call, "server-filesystem": fs_call}
+                async def jig_ping() -> None:
+                    await jig.send_ping()
+
+                async def fs_ping() -> None:
+                    await fs.send_ping()
+
+                calls = {
+                    "jig": jig_call,
+                    "server-filesystem": fs_call,
+                    "jig ping": jig_ping,
+                    "server-filesystem ping": fs_ping,
+                }
                 samples: dict[str, list[float]] = {name: [] for name in calls}
                 for _ in range(args.warmup):
                     for call in calls.values():
@@ -90,6 +179,7 @@ async def run(args: argparse.Namespace) -> dict:
                         samples[name].append(time.perf_counter() - started)
         log_path.unlink(missing_ok=True)
     results = {name: summary(values) for name, values in samples.items()}
+    results["client"] = args.client
     results["speedup_median"] = (
         results["server-filesystem"]["median_ms"] / results["jig"]["median_ms"]
     )
@@ -107,19 +197,32 @@ def main() -> int:
     )
     parser.add_argument("-n", type=int, default=300, help="timed calls per server")
     parser.add_argument("--warmup", type=int, default=20, help="untimed calls per server first")
+    parser.add_argument(
+        "--client",
+        choices=["sdk", "raw"],
+        default="sdk",
+        help="sdk: the official mcp Python client (default); raw: a minimal JSON-RPC line client",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     results = anyio.run(run, args)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    for name in ("jig", "server-filesystem"):
+    for name in ("jig", "server-filesystem", "jig ping", "server-filesystem ping"):
         r = results[name]
         print(
-            f"{name:18} median {r['median_ms']:7.3f} ms   p10 {r['p10_ms']:7.3f}   "
+            f"{name:22} median {r['median_ms']:7.3f} ms   p10 {r['p10_ms']:7.3f}   "
             f"p90 {r['p90_ms']:7.3f}   mean {r['mean_ms']:7.3f}   ({r['calls']} calls)"
         )
-    print(f"jig is {results['speedup_median']:.2f}x faster at the median")
+    print(f"client: {args.client}")
+    print(f"jig is {results['speedup_median']:.2f}x faster at the median (read round trip)")
+    print(
+        "server-side cost (median read minus median ping): "
+        f"jig {results['jig']['median_ms'] - results['jig ping']['median_ms']:.3f} ms, "
+        "server-filesystem "
+        f"{results['server-filesystem']['median_ms'] - results['server-filesystem ping']['median_ms']:.3f} ms"
+    )
     return 0
 
 
