@@ -7,6 +7,9 @@
 //! - [`EnvError`] / [`ErrorKind`]: every failure, typed, with the path involved.
 //! - [`MemoryEnv`]: an in-memory filesystem (always compiled: the universal test double and a
 //!   dry-run backend). It cannot run processes: `exec` is [`ErrorKind::Unsupported`].
+//! - [`search`]: the requests and results of [`ExecutionEnv::walk`] and
+//!   [`ExecutionEnv::search`] (ripgrep's ignore rules, deterministic order, exact limits), and the
+//!   generic implementation on the env's file operations that faster backends must agree with.
 //! - `conformance` (feature `test-support`): the suite every implementation runs.
 //!
 //! ```
