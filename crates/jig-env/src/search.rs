@@ -1,6 +1,6 @@
 //! Walking and searching a tree: the request and result types of
-//! [`ExecutionEnv::walk`](crate::ExecutionEnv::walk) and
-//! [`ExecutionEnv::search`](crate::ExecutionEnv::search), the building blocks every
+//! [`ExecutionEnv::walk`] and
+//! [`ExecutionEnv::search`], the building blocks every
 //! implementation shares, and the generic implementation built on the env's file operations.
 //!
 //! # Semantics (every implementation)
@@ -92,7 +92,7 @@ pub enum CaseSensitivity {
     Insensitive,
 }
 
-/// What [`ExecutionEnv::walk`](crate::ExecutionEnv::walk) lists.
+/// What [`ExecutionEnv::walk`] lists.
 #[derive(Debug, Clone)]
 pub struct WalkRequest {
     /// An absolute directory (or file) to walk.
@@ -142,7 +142,7 @@ pub struct WalkResult {
     pub limit_reached: bool,
 }
 
-/// What [`ExecutionEnv::search`](crate::ExecutionEnv::search) looks for.
+/// What [`ExecutionEnv::search`] looks for.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// An absolute directory (or a single file) to search.
