@@ -55,12 +55,20 @@ pub struct ToolResult {
 impl ToolResult {
     /// A successful result with one text block and no details.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { content: vec![ContentBlock::text(text)], details: Value::Null, is_error: false }
+        Self {
+            content: vec![ContentBlock::text(text)],
+            details: Value::Null,
+            is_error: false,
+        }
     }
 
     /// A failed result with one text block and no details.
     pub fn error(text: impl Into<String>) -> Self {
-        Self { content: vec![ContentBlock::text(text)], details: Value::Null, is_error: true }
+        Self {
+            content: vec![ContentBlock::text(text)],
+            details: Value::Null,
+            is_error: true,
+        }
     }
 
     /// The same result with `details` set.
@@ -72,7 +80,11 @@ impl ToolResult {
 
     /// All text blocks joined with newlines (images are skipped).
     pub fn text_content(&self) -> String {
-        let texts: Vec<&str> = self.content.iter().filter_map(ContentBlock::as_text).collect();
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect();
         texts.join("\n")
     }
 }
