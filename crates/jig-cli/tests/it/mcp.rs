@@ -59,7 +59,10 @@ async fn rmcp_client_lists_and_calls_tools() {
     let client = connect(&sandbox, &[]).await;
 
     let info = client.peer_info().expect("server info after initialize");
-    assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("jig"));
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("jig")
+    );
 
     let tools = client.list_all_tools().await.unwrap();
     let read = tools.iter().find(|tool| tool.name == "read").unwrap();
