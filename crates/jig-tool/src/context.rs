@@ -56,7 +56,10 @@ impl ToolContext {
     pub fn new(env: Arc<dyn ExecutionEnv>, cwd: PathBuf) -> Self {
         Self {
             env,
-            containment: Containment { mode: ContainmentMode::Workspace, roots: vec![cwd.clone()] },
+            containment: Containment {
+                mode: ContainmentMode::Workspace,
+                roots: vec![cwd.clone()],
+            },
             cwd,
             cancel: CancellationToken::new(),
             updates: None,

@@ -52,7 +52,11 @@ impl MutationQueue {
     }
 
     /// Waits for this file's turn. `path` must be absolute (lexically normalised or not).
-    pub async fn lock(self: &Arc<Self>, env: &dyn ExecutionEnv, path: &Path) -> EnvResult<MutationGuard> {
+    pub async fn lock(
+        self: &Arc<Self>,
+        env: &dyn ExecutionEnv,
+        path: &Path,
+    ) -> EnvResult<MutationGuard> {
         let key = env.canonical_path_lenient(path).await?;
         Ok(self.lock_key(key).await)
     }
@@ -66,15 +70,25 @@ impl MutationQueue {
         // If this future is dropped while waiting, `lock` is dropped too; the entry is then
         // cleaned by whoever releases last (see `release`), or stays until the next release on
         // the same key — at most one idle entry per abandoned key.
-        let pending = PendingLock { queue: Arc::clone(self), key: Some(key.clone()) };
+        let pending = PendingLock {
+            queue: Arc::clone(self),
+            key: Some(key.clone()),
+        };
         let guard = lock.lock_owned().await;
         let _ = pending.disarm();
-        MutationGuard { queue: Arc::clone(self), key, guard: Some(guard) }
+        MutationGuard {
+            queue: Arc::clone(self),
+            key,
+            guard: Some(guard),
+        }
     }
 
     /// The number of keys currently held or waited for.
     pub fn active_keys(&self) -> usize {
-        self.locks.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.locks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     fn release(&self, key: &Path) {
@@ -143,8 +157,8 @@ mod tests {
     async fn different_keys_do_not_wait_for_each_other() {
         let queue = Arc::new(MutationQueue::new());
         let _a = queue.lock_key(PathBuf::from("/a")).await;
-        let b = tokio::time::timeout(Duration::from_secs(1), queue.lock_key(PathBuf::from("/b")))
-            .await;
+        let b =
+            tokio::time::timeout(Duration::from_secs(1), queue.lock_key(PathBuf::from("/b"))).await;
         assert!(b.is_ok());
     }
 
@@ -152,9 +166,11 @@ mod tests {
     async fn a_cancelled_waiter_leaves_no_entry() {
         let queue = Arc::new(MutationQueue::new());
         let held = queue.lock_key(PathBuf::from("/f")).await;
-        let waiting =
-            tokio::time::timeout(Duration::from_millis(10), queue.lock_key(PathBuf::from("/f")))
-                .await;
+        let waiting = tokio::time::timeout(
+            Duration::from_millis(10),
+            queue.lock_key(PathBuf::from("/f")),
+        )
+        .await;
         assert!(waiting.is_err());
         drop(held);
         assert_eq!(queue.active_keys(), 0);

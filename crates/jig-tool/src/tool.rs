@@ -123,7 +123,9 @@ impl<T: Tool> ErasedTool<T> {
 
 impl<T: Tool> fmt::Debug for ErasedTool<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ErasedTool").field("name", &T::NAME).finish_non_exhaustive()
+        f.debug_struct("ErasedTool")
+            .field("name", &T::NAME)
+            .finish_non_exhaustive()
     }
 }
 

@@ -40,11 +40,18 @@ impl ArgumentValidator {
         coerce_numeric_strings(&self.schema, &mut args);
         let mut problems: Vec<String> = Vec::new();
         if !args.is_object() {
-            problems.push(format!("arguments must be a JSON object, got {}", type_name(&args)));
+            problems.push(format!(
+                "arguments must be a JSON object, got {}",
+                type_name(&args)
+            ));
         } else if let Some(validator) = &self.validator {
             for error in validator.iter_errors(&args) {
                 let location = error.instance_path().to_string();
-                let location = if location.is_empty() { "(root)".to_owned() } else { location };
+                let location = if location.is_empty() {
+                    "(root)".to_owned()
+                } else {
+                    location
+                };
                 problems.push(format!("{location}: {error}"));
             }
         }
@@ -84,25 +91,26 @@ fn coerce_numeric_strings(schema: &Value, args: &mut Value) {
     };
     for (name, value) in values.iter_mut() {
         let Some(text) = value.as_str() else { continue };
-        let Some(property) = properties.get(name) else { continue };
+        let Some(property) = properties.get(name) else {
+            continue;
+        };
         let types: Vec<&str> = match property.get("type") {
             Some(Value::String(t)) => vec![t.as_str()],
             Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
             _ => continue,
         };
         let text = text.trim();
-        if types.contains(&"integer") {
-            if let Ok(n) = text.parse::<i64>() {
-                *value = Value::from(n);
-                continue;
-            }
+        if types.contains(&"integer")
+            && let Ok(n) = text.parse::<i64>()
+        {
+            *value = Value::from(n);
+            continue;
         }
-        if types.contains(&"number") {
-            if let Ok(n) = text.parse::<f64>() {
-                if let Some(number) = serde_json::Number::from_f64(n) {
-                    *value = Value::Number(number);
-                }
-            }
+        if types.contains(&"number")
+            && let Ok(n) = text.parse::<f64>()
+            && let Some(number) = serde_json::Number::from_f64(n)
+        {
+            *value = Value::Number(number);
         }
     }
 }
@@ -125,9 +133,16 @@ mod tests {
     #[test]
     fn numeric_strings_are_accepted_for_integers() {
         let validator = ArgumentValidator::for_type::<Input>();
-        let input: Input =
-            validator.validate("t", serde_json::json!({"path": "a", "limit": "10"})).unwrap();
-        assert_eq!(input, Input { path: "a".into(), limit: Some(10) });
+        let input: Input = validator
+            .validate("t", serde_json::json!({"path": "a", "limit": "10"}))
+            .unwrap();
+        assert_eq!(
+            input,
+            Input {
+                path: "a".into(),
+                limit: Some(10)
+            }
+        );
     }
 
     #[test]
@@ -137,8 +152,14 @@ mod tests {
             .validate::<Input>("t", serde_json::json!({"limit": "x", "extra": 1}))
             .unwrap_err();
         let text = error.to_string();
-        assert!(text.starts_with("Validation failed for tool \"t\":"), "{text}");
+        assert!(
+            text.starts_with("Validation failed for tool \"t\":"),
+            "{text}"
+        );
         assert!(text.contains("\"path\" is a required property"), "{text}");
-        assert!(text.contains("Received arguments:\n{\"extra\":1,\"limit\":\"x\"}"), "{text}");
+        assert!(
+            text.contains("Received arguments:\n{\"extra\":1,\"limit\":\"x\"}"),
+            "{text}"
+        );
     }
 }
