@@ -105,7 +105,10 @@ impl ExecutionEnv for Broken {
     }
 }
 
-#[expect(clippy::unwrap_used, reason = "test setup: a failure is a test failure")]
+#[expect(
+    clippy::unwrap_used,
+    reason = "test setup: a failure is a test failure"
+)]
 fn fixture(bug: Bug) -> Fixture {
     let inner = MemoryEnv::new();
     inner.add_dir("/root").unwrap();

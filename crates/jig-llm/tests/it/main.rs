@@ -1,5 +1,8 @@
 //! Provider tests against a local server replaying recorded SSE streams (no network).
-#![expect(clippy::disallowed_methods, reason = "tests read their fixtures from the host")]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests read their fixtures from the host"
+)]
 
 mod anthropic;
 mod openai;
@@ -89,5 +92,7 @@ async fn collect(
 }
 
 async fn serve(responses: Vec<ReplayResponse>) -> ReplayServer {
-    ReplayServer::start(responses).await.unwrap_or_else(|e| panic!("replay server: {e}"))
+    ReplayServer::start(responses)
+        .await
+        .unwrap_or_else(|e| panic!("replay server: {e}"))
 }
