@@ -1,5 +1,6 @@
 use jsonschema::Validator;
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -56,7 +57,8 @@ impl ArgumentValidator {
             }
         }
         if problems.is_empty() {
-            match serde_json::from_value::<T>(args.clone()) {
+            // Deserialise from a borrow: cloning would copy a large `content` argument once more.
+            match T::deserialize(&args) {
                 Ok(input) => return Ok(input),
                 Err(error) => problems.push(error.to_string()),
             }
