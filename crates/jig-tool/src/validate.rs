@@ -1,6 +1,5 @@
 use jsonschema::Validator;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
