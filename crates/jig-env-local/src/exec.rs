@@ -282,6 +282,12 @@ impl ProcessTracker {
                 Some(session),
             )
             .await;
+        } else if procfs::has_children() == Some(false) && cfg!(target_os = "linux") {
+            // The shell is reaped and jig has no child: nothing of the command is running
+            // (see `procfs::has_children`). Keep draining a pipe someone may still hold.
+            if let Some(reader) = reader {
+                tokio::spawn(drain_pipe(reader));
+            }
         } else {
             let table = procfs::scan();
             let members = membership.members(&table);

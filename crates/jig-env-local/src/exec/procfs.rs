@@ -150,6 +150,27 @@ pub(crate) fn parse_stat(pid: i32, text: &str) -> Option<ProcInfo> {
     })
 }
 
+/// Whether jig has any child process right now (`/proc/self/task/*/children`); `None` when the
+/// kernel does not provide those files. Once a command's shell has exited, every process of the
+/// command that is still running descends from one of jig's children (orphans re-parent to jig,
+/// the subreaper), so "no children" means nothing survived and the full scan can be skipped.
+#[cfg(target_os = "linux")]
+pub(crate) fn has_children() -> Option<bool> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    for task in tasks.flatten() {
+        let children = std::fs::read_to_string(task.path().join("children")).ok()?;
+        if !children.trim().is_empty() {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn has_children() -> Option<bool> {
+    None
+}
+
 /// Whether the process was started with `JIG_EXEC_TAG=<tag>` (its initial environment).
 #[cfg(target_os = "linux")]
 fn environ_has_tag(pid: i32, tag: &str) -> bool {
