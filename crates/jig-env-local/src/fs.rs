@@ -11,8 +11,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use jig_env::{
-    DirEntry, EnvError, EnvResult, ErrorKind, FileInfo, FileKind, Line, LineWindow, LinesRead,
-    Recursive, WriteOutcome,
+    DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, Line, LineWindow,
+    LinesRead, Recursive, WriteOutcome,
 };
 
 /// Read size for streaming scans: large enough that syscalls are a rounding error, small
@@ -121,6 +121,47 @@ pub(crate) fn read_start(path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
         .read_to_end(&mut out)
         .map_err(|error| io_error("read", path, error))?;
     Ok(out)
+}
+
+/// `ExecutionEnv::read_head` in one blocking call: stat, and only for a regular file open and
+/// read the start. The open does not block if the file was swapped for a FIFO after the stat
+/// (`O_NONBLOCK`), and what was opened is checked again, so a non-regular file is never read.
+pub(crate) fn read_head(path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+    let not_read = |info| FileHead {
+        info,
+        bytes: Vec::new(),
+        complete: false,
+    };
+    let stated = stat(path)?;
+    if stated.kind != FileKind::File {
+        return Ok(not_read(stated));
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
+        .open(path)
+        .map_err(|error| io_error("read", path, error))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| io_error("read", path, error))?;
+    let opened = info(path, &metadata);
+    if opened.kind != FileKind::File {
+        return Ok(not_read(opened));
+    }
+    // One byte more than asked tells a file of exactly `max_bytes` from a longer one.
+    let limit = max_bytes.saturating_add(1);
+    let expected = usize::try_from(metadata.len()).unwrap_or(usize::MAX);
+    let mut bytes = Vec::with_capacity(limit.min(expected.saturating_add(1)).min(1024 * 1024));
+    file.take(limit as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|error| io_error("read", path, error))?;
+    let complete = bytes.len() <= max_bytes;
+    bytes.truncate(max_bytes);
+    Ok(FileHead {
+        info: opened,
+        bytes,
+        complete,
+    })
 }
 
 /// The streaming line window (see `ExecutionEnv::read_lines`): one pass over the file with a

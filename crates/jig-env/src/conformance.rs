@@ -186,6 +186,7 @@ macro_rules! __jig_env_conformance_cases {
             exists_is_true_for_dangling_symlinks,
             read_returns_bytes_and_typed_errors,
             read_start_returns_a_prefix,
+            read_head_returns_metadata_and_a_prefix,
             read_lines_returns_the_window,
             read_lines_counts_lines_like_the_contract,
             read_lines_keeps_carriage_returns,
@@ -873,6 +874,51 @@ pub mod cases {
             env.read_start(&fixture.path("missing"), 4).await,
             ErrorKind::NotFound,
             "read_start of a missing file",
+        );
+    }
+
+    /// `read_head` gives the metadata and the start of a regular file, says whether that is
+    /// the whole file (also at exactly the limit), and opens nothing else.
+    pub async fn read_head_returns_metadata_and_a_prefix(fixture: &Fixture) {
+        let env = &*fixture.env;
+        let file = put(fixture, "f", "0123456789").await;
+        let head = ok(env.read_head(&file, 4).await, "read_head 4");
+        assert_eq!(head.bytes, b"0123");
+        assert!(!head.complete, "4 of 10 bytes is not the whole file");
+        assert_eq!(head.info.kind, FileKind::File);
+        assert_eq!(head.info.size, 10);
+        let exact = ok(env.read_head(&file, 10).await, "read_head 10");
+        assert_eq!(exact.bytes, b"0123456789");
+        assert!(
+            exact.complete,
+            "a limit of exactly the size reads the whole file"
+        );
+        let more = ok(env.read_head(&file, 100).await, "read_head 100");
+        assert_eq!(more.bytes, b"0123456789");
+        assert!(more.complete);
+        let empty = put(fixture, "empty", "").await;
+        let head = ok(env.read_head(&empty, 0).await, "read_head of an empty file");
+        assert!(head.bytes.is_empty() && head.complete);
+        let none = ok(env.read_head(&file, 0).await, "read_head 0");
+        assert!(none.bytes.is_empty() && !none.complete);
+        fixture.symlink("f", fixture.path("to-f"));
+        let through = ok(
+            env.read_head(&fixture.path("to-f"), 100).await,
+            "read_head via a link",
+        );
+        assert_eq!(through.bytes, b"0123456789");
+        assert_eq!(through.info.kind, FileKind::File, "the link is followed");
+        mkdir(fixture, "dir").await;
+        let dir = ok(
+            env.read_head(&fixture.path("dir"), 4).await,
+            "read_head of a directory",
+        );
+        assert_eq!(dir.info.kind, FileKind::Directory);
+        assert!(dir.bytes.is_empty() && !dir.complete);
+        expect_kind(
+            env.read_head(&fixture.path("missing"), 4).await,
+            ErrorKind::NotFound,
+            "read_head of a missing file",
         );
     }
 

@@ -8,7 +8,8 @@ use bytes::Bytes;
 use crate::error::{EnvError, EnvResult, ErrorKind};
 use crate::search::{SearchRequest, SearchResult, WalkRequest, WalkResult};
 use crate::types::{
-    DirEntry, ExecOutcome, ExecRequest, FileInfo, LineWindow, LinesRead, Recursive, WriteOutcome,
+    DirEntry, ExecOutcome, ExecRequest, FileHead, FileInfo, LineWindow, LinesRead, Recursive,
+    WriteOutcome,
 };
 
 /// Receives a running process's output as it arrives.
@@ -157,6 +158,34 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// At most `max_bytes` bytes from the start of the file (for sniffing types and encodings).
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>>;
 
+    /// The metadata of what `path` points to and, when it is a regular file, at most
+    /// `max_bytes` from its start, with whether that is the whole file. Anything but a regular
+    /// file (a directory, FIFO, device or socket) is never opened, so this cannot block on a
+    /// FIFO; its `bytes` are empty. A missing path is [`ErrorKind::NotFound`].
+    ///
+    /// This is what a reader needs to decide how to show a file, and for a small file all it
+    /// needs. The default asks [`stat`](Self::stat) then [`read_start`](Self::read_start); an
+    /// env where each operation is a round trip should do both in one.
+    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+        let info = self.stat(path).await?;
+        if info.kind != crate::FileKind::File {
+            return Ok(FileHead {
+                info,
+                bytes: Vec::new(),
+                complete: false,
+            });
+        }
+        // One byte more than asked tells a file of exactly `max_bytes` from a longer one.
+        let mut bytes = self.read_start(path, max_bytes.saturating_add(1)).await?;
+        let complete = bytes.len() <= max_bytes;
+        bytes.truncate(max_bytes);
+        Ok(FileHead {
+            info,
+            bytes,
+            complete,
+        })
+    }
+
     /// A window of lines, streaming: memory is bounded by the window, not the file, so a page
     /// of a multi-GB file is cheap. Lines are split on `\n` only (a `\r` before it stays on the
     /// line). The whole file is scanned once to count `total_lines` (a final line without `\n`
@@ -276,6 +305,9 @@ impl<E: ExecutionEnv + ?Sized> ExecutionEnv for Arc<E> {
     }
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
         (**self).read_start(path, max_bytes).await
+    }
+    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+        (**self).read_head(path, max_bytes).await
     }
     async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
         (**self).read_lines(path, window).await

@@ -36,13 +36,13 @@ pub mod conformance;
 pub use bytes::Bytes;
 pub use env::{DiscardSink, ExecSink, ExecutionEnv, check_no_nul, check_path, normalize_path};
 pub use error::{EnvError, EnvResult, ErrorKind};
-pub use memory::MemoryEnv;
+pub use memory::{MemoryEnv, lines_window};
 pub use search::{
     CaseSensitivity, EntryKinds, FileMatches, IgnoreRules, LineKind, PatternSyntax,
     SearchInputError, SearchLine, SearchRequest, SearchResult, WalkEntry, WalkRequest, WalkResult,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    DirEntry, ExecOutcome, ExecRequest, FileInfo, FileKind, Line, LineWindow, LinesRead, Recursive,
-    WriteOutcome,
+    DirEntry, ExecOutcome, ExecRequest, FileHead, FileInfo, FileKind, Line, LineWindow, LinesRead,
+    Recursive, WriteOutcome,
 };

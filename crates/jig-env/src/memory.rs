@@ -628,8 +628,10 @@ impl MemoryEnv {
     }
 }
 
-/// Splits `content` into the `read_lines` answer (the same semantics `LocalEnv` streams).
-pub(crate) fn lines_window(content: &[u8], window: &LineWindow) -> LinesRead {
+/// The [`read_lines`](ExecutionEnv::read_lines) answer for a file whose whole `content` is in
+/// memory: what every env returns for that file and window. `window.start_line` must be 1 or
+/// more (the env methods reject 0 before getting here).
+pub fn lines_window(content: &[u8], window: &LineWindow) -> LinesRead {
     let mut lines = Vec::new();
     let mut collected = 0_usize;
     let mut number = 0_u64;

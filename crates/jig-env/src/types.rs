@@ -33,6 +33,21 @@ pub struct FileInfo {
     pub mode: u32,
 }
 
+/// What [`ExecutionEnv::read_head`](crate::ExecutionEnv::read_head) found: the metadata of a
+/// path and, for a regular file, the start of its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileHead {
+    /// Metadata of what the path points to (symlinks followed), taken from the opened file when
+    /// it was opened.
+    pub info: FileInfo,
+    /// At most the requested number of bytes from the start; empty unless `info.kind` is
+    /// [`FileKind::File`].
+    pub bytes: Vec<u8>,
+    /// Whether `bytes` is the whole file: the end was reached within the requested limit.
+    /// Always `false` for anything but a regular file.
+    pub complete: bool,
+}
+
 /// One entry of a directory listing (lstat semantics: symlinks are reported as symlinks).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {

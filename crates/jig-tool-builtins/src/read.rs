@@ -7,7 +7,7 @@
 mod page;
 mod sniff;
 
-use jig_env::{EnvError, ErrorKind, FileKind, LineWindow};
+use jig_env::{EnvError, ErrorKind, FileKind, LineWindow, lines_window};
 use jig_protocol::ToolResult;
 use jig_tool::paths::{self, ResolvedPath};
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
@@ -20,6 +20,10 @@ use self::sniff::{Content, FileType, Utf16Order};
 use crate::cancel::cancellable;
 use crate::config::ReadConfig;
 use jig_truncate::format_size;
+
+/// Files up to this size are read whole in the same env call that gives their metadata; larger
+/// ones are sniffed from their start, then paged with `read_lines`.
+const WHOLE_FILE_MAX: usize = 64 * 1024;
 
 /// Arguments of the `read` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -78,10 +82,12 @@ impl Tool for ReadTool {
     async fn call(&self, ctx: &ToolContext, input: ReadInput) -> Result<ToolResult, ToolError> {
         let path = paths::resolve_for_read(ctx, &input.path).await?;
         let env = ctx.env.as_ref();
-        let info = cancellable(ctx, env.stat(&path.absolute))
+        // One env call gives the metadata and, for most source files, the whole content.
+        let head_bytes = self.config.sniff_bytes.max(WHOLE_FILE_MAX);
+        let head = cancellable(ctx, env.read_head(&path.absolute, head_bytes))
             .await?
             .map_err(|error| env_failure(&path, &error))?;
-        match info.kind {
+        match head.info.kind {
             FileKind::File => {}
             FileKind::Directory => {
                 return Err(ToolError::failed(format!(
@@ -97,19 +103,21 @@ impl Tool for ReadTool {
                 )));
             }
         }
-        let start = cancellable(ctx, env.read_start(&path.absolute, self.config.sniff_bytes))
-            .await?
-            .map_err(|error| env_failure(&path, &error))?;
-        let sniff_complete = (start.len() as u64) >= info.size;
+        let sniffed = &head.bytes[..head.bytes.len().min(self.config.sniff_bytes)];
+        let sniff_complete = head.complete && sniffed.len() == head.bytes.len();
         if self.config.image.enabled
-            && let Some(kind) = crate::image::sniff_image(&start)
+            && let Some(kind) = crate::image::sniff_image(sniffed)
         {
-            return crate::image::read_image(ctx, &path, info.size, kind, &self.config.image).await;
+            return crate::image::read_image(ctx, &path, head.info.size, kind, &self.config.image)
+                .await;
         }
-        match sniff::classify(&start, sniff_complete) {
-            Content::Utf8 { bom } => self.read_utf8(ctx, &path, &input, bom).await,
-            Content::Utf16(order) => self.read_utf16(ctx, &path, &input, order).await,
-            Content::Binary(file_type) => Ok(binary_or_image_result(&path, info.size, file_type)),
+        let whole = head.complete.then_some(head.bytes.as_slice());
+        match sniff::classify(sniffed, sniff_complete) {
+            Content::Utf8 { bom } => self.read_utf8(ctx, &path, &input, bom, whole).await,
+            Content::Utf16(order) => self.read_utf16(ctx, &path, &input, order, whole).await,
+            Content::Binary(file_type) => {
+                Ok(binary_or_image_result(&path, head.info.size, file_type))
+            }
         }
     }
 }
@@ -121,6 +129,7 @@ impl ReadTool {
         path: &ResolvedPath,
         input: &ReadInput,
         bom: bool,
+        whole: Option<&[u8]>,
     ) -> Result<ToolResult, ToolError> {
         let offset = input.offset.unwrap_or(1);
         let window = LineWindow {
@@ -128,9 +137,12 @@ impl ReadTool {
             max_lines: self.window_lines(input.limit),
             max_bytes: self.config.max_bytes,
         };
-        let read = cancellable(ctx, ctx.env.read_lines(&path.absolute, window))
-            .await?
-            .map_err(|error| env_failure(path, &error))?;
+        let read = match whole {
+            Some(content) => lines_window(content, &window),
+            None => cancellable(ctx, ctx.env.read_lines(&path.absolute, window))
+                .await?
+                .map_err(|error| env_failure(path, &error))?,
+        };
         let lines = read
             .lines
             .into_iter()
@@ -153,11 +165,18 @@ impl ReadTool {
         path: &ResolvedPath,
         input: &ReadInput,
         order: Utf16Order,
+        whole: Option<&[u8]>,
     ) -> Result<ToolResult, ToolError> {
-        let bytes = cancellable(ctx, ctx.env.read(&path.absolute))
-            .await?
-            .map_err(|error| env_failure(path, &error))?;
-        let text = sniff::decode_utf16(&bytes, order);
+        let read;
+        let bytes = if let Some(content) = whole {
+            content
+        } else {
+            read = cancellable(ctx, ctx.env.read(&path.absolute))
+                .await?
+                .map_err(|error| env_failure(path, &error))?;
+            read.as_slice()
+        };
+        let text = sniff::decode_utf16(bytes, order);
         let total_lines = page::count_lines(&text);
         let offset = input.offset.unwrap_or(1);
         let max_lines = self.window_lines(input.limit);

@@ -322,31 +322,41 @@ pub async fn resolve_for_read(ctx: &ToolContext, raw: &str) -> Result<ResolvedPa
         return Err(PathError::Empty);
     }
     let env = ctx.env.as_ref();
+    let containment = &ctx.containment;
     let absolute = env.absolute_path(&ctx.cwd, &expand(env, &display)?);
-    // Only a definite "does not exist" looks further; any other answer (exists, or an error the
-    // real operation will report properly) keeps the exact path.
-    if matches!(env.exists(&absolute).await, Ok(false)) {
-        for variant in read_variants(&display) {
-            let Ok(expanded) = expand(env, &variant) else {
-                continue;
-            };
-            let candidate = env.absolute_path(&ctx.cwd, &expanded);
-            // Never probe outside the workspace, not even for existence.
-            if ctx.containment.mode == ContainmentMode::Workspace
-                && !ctx
-                    .containment
-                    .roots
-                    .iter()
-                    .any(|root| is_within(&candidate, root))
-            {
-                continue;
-            }
-            if matches!(env.exists(&candidate).await, Ok(true)) {
-                return check(env, &ctx.containment, variant, candidate).await;
-            }
+    // A path outside the roots is refused by `check` without being looked at.
+    if !inside_roots(containment, &absolute) {
+        return check(env, containment, display, absolute).await;
+    }
+    // The common case, an existing file, takes one env call: its realpath.
+    match env.canonical_path(&absolute).await {
+        Ok(canonical) => return check_canonical(containment, display, absolute, canonical),
+        // Only a definite "does not exist" looks further; any other answer (an error the real
+        // operation will report properly) keeps the exact path.
+        Err(error) if error.kind() == ErrorKind::NotFound => {}
+        Err(_) => return check(env, containment, display, absolute).await,
+    }
+    for variant in read_variants(&display) {
+        let Ok(expanded) = expand(env, &variant) else {
+            continue;
+        };
+        let candidate = env.absolute_path(&ctx.cwd, &expanded);
+        // Never probe outside the workspace, not even for existence.
+        if !inside_roots(containment, &candidate) {
+            continue;
+        }
+        if matches!(env.exists(&candidate).await, Ok(true)) {
+            return check(env, containment, variant, candidate).await;
         }
     }
-    check(env, &ctx.containment, display, absolute).await
+    check(env, containment, display, absolute).await
+}
+
+/// Whether `path` is below one of the roots, compared as given (always true without
+/// containment).
+fn inside_roots(containment: &Containment, path: &Path) -> bool {
+    containment.mode != ContainmentMode::Workspace
+        || containment.roots.iter().any(|root| is_within(path, root))
 }
 
 /// Computes the canonical form of `absolute` and applies containment.
@@ -356,23 +366,14 @@ async fn check(
     display: String,
     absolute: PathBuf,
 ) -> Result<ResolvedPath, PathError> {
-    let contained = containment.mode == ContainmentMode::Workspace;
-    let outside = |canonical: PathBuf, reason| {
-        PathError::Outside(Box::new(OutsideRoots {
-            display: display.clone(),
-            absolute: absolute.clone(),
-            canonical,
-            roots: containment.roots.clone(),
-            reason,
-        }))
-    };
-    if contained
-        && !containment
-            .roots
-            .iter()
-            .any(|root| is_within(&absolute, root))
-    {
-        return Err(outside(absolute.clone(), OutsideReason::Lexical));
+    if !inside_roots(containment, &absolute) {
+        return Err(outside(
+            containment,
+            display,
+            absolute.clone(),
+            absolute,
+            OutsideReason::Lexical,
+        ));
     }
     let canonical = match env.canonical_path_lenient(&absolute).await {
         Ok(canonical) => canonical,
@@ -383,19 +384,46 @@ async fn check(
             });
         }
     };
-    if contained
-        && !containment
-            .roots
-            .iter()
-            .any(|root| is_within(&canonical, root))
-    {
-        return Err(outside(canonical, OutsideReason::Symlink));
+    check_canonical(containment, display, absolute, canonical)
+}
+
+/// Applies containment to the realpath of a lexically contained `absolute`.
+fn check_canonical(
+    containment: &Containment,
+    display: String,
+    absolute: PathBuf,
+    canonical: PathBuf,
+) -> Result<ResolvedPath, PathError> {
+    if !inside_roots(containment, &canonical) {
+        return Err(outside(
+            containment,
+            display,
+            absolute,
+            canonical,
+            OutsideReason::Symlink,
+        ));
     }
     Ok(ResolvedPath {
         display,
         absolute,
         canonical,
     })
+}
+
+fn outside(
+    containment: &Containment,
+    display: String,
+    absolute: PathBuf,
+    canonical: PathBuf,
+    reason: OutsideReason,
+) -> PathError {
+    PathError::Outside(Box::new(OutsideRoots {
+        display,
+        absolute,
+        canonical,
+        roots: containment.roots.clone(),
+        reason,
+    }))
 }
 
 /// The macOS screenshot spellings of `path`, in the order they are tried, without duplicates

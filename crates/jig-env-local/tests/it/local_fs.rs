@@ -171,3 +171,25 @@ async fn read_lines_pages_a_big_file_and_counts_all_its_lines() {
         format!("line 10 {}", "x".repeat(10)).as_bytes()
     );
 }
+
+#[tokio::test]
+async fn read_head_of_a_fifo_neither_opens_nor_blocks() {
+    let dir = temp_root();
+    let fifo = dir.path().join("pipe");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let env = LocalEnv::new();
+    // No writer ever comes: opening the FIFO for reading would wait forever.
+    let head = tokio::time::timeout(Duration::from_secs(10), env.read_head(&fifo, 4096))
+        .await
+        .expect("read_head of a FIFO returned")
+        .unwrap();
+    assert_eq!(head.info.kind, jig_env::FileKind::Other);
+    assert!(head.bytes.is_empty() && !head.complete);
+}
