@@ -12,8 +12,9 @@ Usage:
     /tmp/mcpvenv/bin/python bench/mcp-latency/bench.py --jig target/release/jig \
         --mcpfs /tmp/mcpfs/node_modules/.bin/mcp-server-filesystem -n 500
 
-`--client raw` drives both servers with a minimal JSON-RPC line client instead of the SDK, whose
-own per-call cost (validation, task hand-offs) otherwise dominates and narrows the difference.
+`--client raw` drives both servers with a minimal JSON-RPC line client (blocking pipe I/O, no
+event loop) instead of the SDK, whose own per-call cost (validation, task hand-offs, about 0.7 ms
+here) otherwise dominates and narrows the difference.
 
 Prints one line per server (median, p10, p90, mean in milliseconds) and the ratio of medians,
 plus a `ping` round trip per server: the part of the latency that is the client and the stdio
@@ -24,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,19 +50,20 @@ async def open_session(
 
 
 class RawClient:
-    """A minimal newline-delimited JSON-RPC client: what any MCP host's transport does, without
-    the SDK's validation layers, so the servers' own cost dominates the round trip."""
+    """A minimal newline-delimited JSON-RPC client with blocking pipe I/O and no event loop:
+    what any MCP host's transport does at its core, without an SDK's validation layers or an
+    async runtime's task hand-offs, so the servers' own cost dominates the round trip."""
 
-    def __init__(self, process: anyio.abc.Process) -> None:
-        self.process = process
+    def __init__(self, command: list[str], cwd: Path, errlog) -> None:
+        self.process = subprocess.Popen(
+            command, cwd=str(cwd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin = self.process.stdin.fileno()
+        self.stdout = self.process.stdout.fileno()
         self.buffer = b""
         self.next_id = 0
-
-    @classmethod
-    async def start(cls, command: list[str], cwd: Path, errlog) -> "RawClient":
-        process = await anyio.open_process(command, cwd=str(cwd), stderr=errlog)
-        client = cls(process)
-        await client.request(
+        self.request(
             "initialize",
             {
                 "protocolVersion": "2025-06-18",
@@ -67,46 +71,49 @@ class RawClient:
                 "clientInfo": {"name": "mcp-latency", "version": "0"},
             },
         )
-        await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return client
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    async def send(self, message: dict) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send(json.dumps(message).encode() + b"\n")
+    def send(self, message: dict) -> None:
+        data = json.dumps(message).encode() + b"\n"
+        while data:
+            data = data[os.write(self.stdin, data) :]
 
-    async def read_message(self) -> dict:
-        assert self.process.stdout is not None
+    def read_message(self) -> dict:
         while b"\n" not in self.buffer:
-            self.buffer += await self.process.stdout.receive()
+            chunk = os.read(self.stdout, 1 << 20)
+            if not chunk:
+                raise RuntimeError("the server closed its output")
+            self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)
 
-    async def request(self, method: str, params: dict | None = None) -> dict:
+    def request(self, method: str, params: dict | None = None) -> dict:
         self.next_id += 1
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
         if params is not None:
             message["params"] = params
-        await self.send(message)
+        self.send(message)
         while True:
-            reply = await self.read_message()
+            reply = self.read_message()
             if reply.get("id") == self.next_id and "method" not in reply:
                 if "error" in reply:
                     raise RuntimeError(f"{method} failed: {reply['error']}")
                 return reply["result"]
 
-    async def call_tool(self, name: str, arguments: dict) -> dict:
-        return await self.request("tools/call", {"name": name, "arguments": arguments})
+    def call_tool(self, name: str, arguments: dict) -> dict:
+        return self.request("tools/call", {"name": name, "arguments": arguments})
 
-    async def send_ping(self) -> None:
-        await self.request("ping")
+    def send_ping(self) -> None:
+        self.request("ping")
 
-    async def close(self) -> None:
+    def close(self) -> None:
         assert self.process.stdin is not None
-        await self.process.stdin.aclose()
-        with anyio.move_on_after(5):
-            await self.process.wait()
-        if self.process.returncode is None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -121,64 +128,110 @@ def summary(samples: list[float]) -> dict[str, float]:
     }
 
 
-def is_error(result) -> bool:
-    return bool(result.get("isError")) if isinstance(result, dict) else bool(result.is_error)
+def workspace(tmp: str) -> tuple[Path, Path]:
+    root = Path(tmp).resolve()
+    target = root / "small.txt"
+    target.write_text("".join(f"line {i}: the quick brown fox\n" for i in range(1, 41)))
+    return root, target
 
 
-async def run(args: argparse.Namespace) -> dict:
+def commands(args: argparse.Namespace, root: Path) -> tuple[list[str], list[str]]:
+    return [args.jig, "mcp", "--root", str(root)], [*args.mcpfs.split(), str(root)]
+
+
+def check(result, what: str) -> None:
+    failed = result.get("isError") if isinstance(result, dict) else result.is_error
+    if failed:
+        content = result.get("content") if isinstance(result, dict) else result.content
+        raise RuntimeError(f"{what} failed: {content}")
+
+
+def measure(args: argparse.Namespace, timed: dict) -> dict[str, list[float]]:
+    """Runs the calls of `timed` (name -> callable) in alternating order, `args.warmup` untimed
+    rounds first, and returns each call's round-trip times in seconds."""
+    samples: dict[str, list[float]] = {name: [] for name in timed}
+    for _ in range(args.warmup):
+        for call in timed.values():
+            call()
+    for i in range(args.n):
+        # Alternate which server goes first so neither always follows the other.
+        order = list(timed.items()) if i % 2 == 0 else list(reversed(timed.items()))
+        for name, call in order:
+            started = time.perf_counter()
+            call()
+            samples[name].append(time.perf_counter() - started)
+    return samples
+
+
+def run_raw(args: argparse.Namespace) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="mcp-latency-") as tmp:
-        root = Path(tmp).resolve()
-        target = root / "small.txt"
-        target.write_text("".join(f"line {i}: the quick brown fox\n" for i in range(1, 41)))
-        log_path = root.parent / f"{root.name}.stderr.log"
-        with open(log_path, "w") as errlog:
+        root, target = workspace(tmp)
+        with open(root.parent / f"{root.name}.stderr.log", "w") as errlog:
+            jig_cmd, fs_cmd = commands(args, root)
+            jig = RawClient(jig_cmd, root, errlog)
+            fs = RawClient(fs_cmd, root, errlog)
+            try:
+                return measure(
+                    args,
+                    {
+                        "jig": lambda: check(
+                            jig.call_tool("read", {"path": "small.txt"}), "jig read"
+                        ),
+                        "server-filesystem": lambda: check(
+                            fs.call_tool("read_text_file", {"path": str(target)}),
+                            "read_text_file",
+                        ),
+                        "jig ping": jig.send_ping,
+                        "server-filesystem ping": fs.send_ping,
+                    },
+                )
+            finally:
+                jig.close()
+                fs.close()
+                Path(errlog.name).unlink(missing_ok=True)
+
+
+async def run_sdk(args: argparse.Namespace) -> dict[str, list[float]]:
+    with tempfile.TemporaryDirectory(prefix="mcp-latency-") as tmp:
+        root, target = workspace(tmp)
+        with open(root.parent / f"{root.name}.stderr.log", "w") as errlog:
             async with AsyncExitStack() as stack:
-                jig_cmd = [args.jig, "mcp", "--root", str(root)]
-                fs_cmd = [*args.mcpfs.split(), str(root)]
-                if args.client == "sdk":
-                    jig = await open_session(stack, jig_cmd[0], jig_cmd[1:], root, errlog)
-                    fs = await open_session(stack, fs_cmd[0], fs_cmd[1:], root, errlog)
-                else:
-                    jig = await RawClient.start(jig_cmd, root, errlog)
-                    stack.push_async_callback(jig.close)
-                    fs = await RawClient.start(fs_cmd, root, errlog)
-                    stack.push_async_callback(fs.close)
+                jig_cmd, fs_cmd = commands(args, root)
+                jig = await open_session(stack, jig_cmd[0], jig_cmd[1:], root, errlog)
+                fs = await open_session(stack, fs_cmd[0], fs_cmd[1:], root, errlog)
 
                 async def jig_call() -> None:
-                    result = await jig.call_tool("read", {"path": "small.txt"})
-                    if is_error(result):
-                        raise RuntimeError(f"jig read failed: {result.content}")
+                    check(await jig.call_tool("read", {"path": "small.txt"}), "jig read")
 
                 async def fs_call() -> None:
-                    result = await fs.call_tool("read_text_file", {"path": str(target)})
-                    if is_error(result):
-                        raise RuntimeError(f"read_text_file failed: {result.content}")
-
-                async def jig_ping() -> None:
-                    await jig.send_ping()
-
-                async def fs_ping() -> None:
-                    await fs.send_ping()
+                    check(
+                        await fs.call_tool("read_text_file", {"path": str(target)}),
+                        "read_text_file",
+                    )
 
                 calls = {
                     "jig": jig_call,
                     "server-filesystem": fs_call,
-                    "jig ping": jig_ping,
-                    "server-filesystem ping": fs_ping,
+                    "jig ping": jig.send_ping,
+                    "server-filesystem ping": fs.send_ping,
                 }
                 samples: dict[str, list[float]] = {name: [] for name in calls}
                 for _ in range(args.warmup):
                     for call in calls.values():
                         await call()
                 for i in range(args.n):
-                    # Alternate which server goes first so neither always follows the other.
                     order = list(calls.items()) if i % 2 == 0 else list(reversed(calls.items()))
                     for name, call in order:
                         started = time.perf_counter()
                         await call()
                         samples[name].append(time.perf_counter() - started)
-        log_path.unlink(missing_ok=True)
-    results = {name: summary(values) for name, values in samples.items()}
+            Path(errlog.name).unlink(missing_ok=True)
+        return samples
+
+
+def run(args: argparse.Namespace) -> dict:
+    samples = run_raw(args) if args.client == "raw" else anyio.run(run_sdk, args)
+    results: dict = {name: summary(values) for name, values in samples.items()}
     results["client"] = args.client
     results["speedup_median"] = (
         results["server-filesystem"]["median_ms"] / results["jig"]["median_ms"]
@@ -205,7 +258,7 @@ def main() -> int:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    results = anyio.run(run, args)
+    results = run(args)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
