@@ -639,7 +639,7 @@ pub fn lines_window(content: &[u8], window: &LineWindow) -> LinesRead {
     let mut rest = content;
     while !rest.is_empty() {
         number += 1;
-        let (line, next) = match rest.iter().position(|&byte| byte == b'\n') {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
             Some(end) => (&rest[..end], &rest[end + 1..]),
             None => (rest, &rest[rest.len()..]),
         };

@@ -36,7 +36,10 @@ impl PageLine {
         } else if let Some(stripped) = bytes.strip_suffix(b"\r") {
             bytes = stripped;
         }
-        let text = String::from_utf8_lossy(bytes).into_owned();
+        let text = match std::str::from_utf8(bytes) {
+            Ok(valid) => valid.to_owned(),
+            Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+        };
         Self {
             number,
             text,
@@ -132,7 +135,7 @@ fn render(lines: &[PageLine]) -> String {
         return String::new();
     };
     let width = width_for(last.number);
-    let mut out = String::new();
+    let mut out = String::with_capacity(lines.iter().map(|line| line_cost(line, width) + 1).sum());
     for (index, line) in lines.iter().enumerate() {
         if index > 0 {
             out.push('\n');
