@@ -98,10 +98,35 @@ fn open_for_read(operation: &'static str, path: &Path) -> EnvResult<File> {
 }
 
 pub(crate) fn read(path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
+    read_with(path, cancel, PARALLEL_READ_MIN)
+}
+
+/// `read` with the size from which the file is read on several threads.
+fn read_with(path: &Path, cancel: &CancelFlag, parallel_min: u64) -> EnvResult<Vec<u8>> {
     let file = open_for_read("read", path)?;
     let hint = file.metadata().map_or(0, |metadata| metadata.len());
-    let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0).saturating_add(1));
+    let mut out = Vec::new();
+    if hint >= parallel_min
+        && let Ok(len) = usize::try_from(hint)
+    {
+        // Filling fresh memory is dominated by page faults, which several threads take in
+        // parallel; the rest (anything appended meanwhile) is read sequentially below.
+        match read_parallel(&file, len, cancel) {
+            Ok(Some(whole)) => out = whole,
+            // The file shrank while being read: read it again from the start, sequentially.
+            Ok(None) => {}
+            Err(error) => {
+                check_cancel("read", path, cancel)?;
+                return Err(io_error("read", path, error));
+            }
+        }
+    } else {
+        out.reserve_exact(usize::try_from(hint).unwrap_or(0).saturating_add(1));
+    }
     let mut reader = file;
+    reader
+        .seek(SeekFrom::Start(out.len() as u64))
+        .map_err(|error| io_error("read", path, error))?;
     loop {
         check_cancel("read", path, cancel)?;
         let read = (&mut reader)
@@ -112,6 +137,55 @@ pub(crate) fn read(path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
             return Ok(out);
         }
     }
+}
+
+/// The first `len` bytes of `file`, read by up to four threads with positioned reads, or
+/// `None` when the file turned out shorter. Stops early (with an `Interrupted` error) when
+/// `cancel` is set.
+fn read_parallel(file: &File, len: usize, cancel: &CancelFlag) -> io::Result<Option<Vec<u8>>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, 4);
+    // Zeroed memory from the allocator is fresh pages, faulted in by the reads themselves.
+    let mut buffer = vec![0_u8; len];
+    let step = len.div_ceil(threads).max(1);
+    let complete = std::thread::scope(|scope| {
+        let mut parts = buffer.chunks_mut(step).enumerate();
+        let first = parts.next();
+        let handles: Vec<_> = parts
+            .map(|(index, part)| scope.spawn(move || fill_at(file, part, index * step, cancel)))
+            .collect();
+        let mut complete = first.map_or(Ok(true), |(_, part)| fill_at(file, part, 0, cancel));
+        for handle in handles {
+            let result = handle
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("a reading thread panicked")));
+            complete = match (complete, result) {
+                (Err(error), _) | (_, Err(error)) => Err(error),
+                (Ok(a), Ok(b)) => Ok(a && b),
+            };
+        }
+        complete
+    })?;
+    Ok(complete.then_some(buffer))
+}
+
+/// Fills `part` from `offset`; `false` when the file ended first.
+fn fill_at(file: &File, part: &mut [u8], offset: usize, cancel: &CancelFlag) -> io::Result<bool> {
+    let mut filled = 0;
+    while filled < part.len() {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled"));
+        }
+        let end = part.len().min(filled + IO_CHUNK);
+        match file.read_at(&mut part[filled..end], (offset + filled) as u64) {
+            Ok(0) => return Ok(false),
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(true)
 }
 
 pub(crate) fn read_start(path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
@@ -219,6 +293,8 @@ fn read_lines_with(
 
 /// From this many bytes left to count, `read_lines` counts on several threads.
 const PARALLEL_COUNT_MIN: u64 = 32 * 1024 * 1024;
+/// Whole-file reads of at least this size run on several threads (see `read_parallel`).
+const PARALLEL_READ_MIN: u64 = 32 * 1024 * 1024;
 
 /// Newlines in a byte range.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -631,10 +707,16 @@ pub(crate) fn write(path: &Path, data: &[u8], cancel: &CancelFlag) -> EnvResult<
         .suffix(".jig-tmp")
         .tempfile_in(dir)
         .map_err(|error| io_error("write", path, error))?;
+    let mut written = 0_u64;
     for chunk in data.chunks(IO_CHUNK) {
         check_cancel("write", path, cancel)?;
         temp.write_all(chunk)
             .map_err(|error| io_error("write", path, error))?;
+        if data.len() > IO_CHUNK {
+            // A big write: the disk starts on each chunk while the next is copied.
+            start_writeback(temp.as_file(), written, chunk.len());
+        }
+        written += chunk.len() as u64;
     }
     let file = temp.as_file();
     file.set_permissions(Permissions::from_mode(mode))
@@ -661,6 +743,22 @@ pub(crate) fn write(path: &Path, data: &[u8], cancel: &CancelFlag) -> EnvResult<
     Ok(WriteOutcome {
         created: existing.is_none(),
     })
+}
+
+/// Starts writing `len` bytes at `offset` of `file` to disk without waiting for them, so the
+/// `fsync` that ends a big write finds most of the data already on its way. Only a hint: any
+/// error shows up again in that `fsync`.
+#[expect(unsafe_code, reason = "sync_file_range has no safe wrapper")]
+fn start_writeback(file: &File, offset: u64, len: usize) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+        return;
+    };
+    // SAFETY: the descriptor stays open for the call (borrowed from `file`); the call reads
+    // only its integer arguments and touches no memory of this process.
+    let _ = unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+    };
 }
 
 pub(crate) fn append(path: &Path, data: &[u8]) -> EnvResult<()> {
@@ -795,6 +893,36 @@ mod tests {
                 assert_eq!(sequential.total_bytes, content.len() as u64);
             }
         }
+    }
+
+    #[test]
+    fn parallel_reading_returns_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let path = dir.path().join("f");
+        for len in [0_usize, 1, 7, 4096, 1_000_003] {
+            let content: Vec<u8> = (0..len).map(|i| u8::try_from(i % 251).unwrap()).collect();
+            fs::write(&path, &content).unwrap();
+            let parallel = read_with(&path, &cancel, 0).unwrap();
+            assert_eq!(parallel.len(), content.len(), "length {len}");
+            assert!(parallel == content, "content of length {len}");
+        }
+    }
+
+    #[test]
+    fn parallel_reading_notices_a_file_shorter_than_expected() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let path = dir.path().join("f");
+        fs::write(&path, vec![b'x'; 10_000]).unwrap();
+        let file = File::open(&path).unwrap();
+        assert_eq!(read_parallel(&file, 10_001, &cancel).unwrap(), None);
+        let whole = read_parallel(&file, 10_000, &cancel).unwrap().unwrap();
+        assert_eq!(whole, vec![b'x'; 10_000]);
+        cancel.store(true, Ordering::Relaxed);
+        assert!(read_parallel(&file, 10_000, &cancel).is_err());
+        let error = read_with(&path, &cancel, 0).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Aborted);
     }
 
     #[test]
