@@ -29,6 +29,10 @@
 //!   is dropped, between buffer fills (every 512 KiB scanned, 8 MiB read or written) and stop
 //!   there. A cancelled `write` removes its temp file and leaves the target untouched; the
 //!   short operations (stat, rename, mkdir, …) simply run to completion.
+//! - **`read`** of a file of 32 MiB or more runs positioned reads on up to four threads:
+//!   filling fresh memory is bound by page faults, which threads take in parallel (half the
+//!   time for 200 MB here). Anything appended meanwhile is read on sequentially; a file that
+//!   shrank meanwhile is read again from the start.
 //! - **`read_lines`** streams the file once through a 512 KiB buffer, finding line ends with
 //!   `memchr`; only the window's lines are kept, so memory is bounded by the window however
 //!   big the file is. Counting the total lines still reads the whole file; once the window is
@@ -40,7 +44,9 @@
 //!   rename would otherwise replace it); the data goes to a fresh `O_EXCL` temp file
 //!   (`.<name>.XXXXXX.jig-tmp`) in the target's directory, which gets the existing file's
 //!   permission bits (new files: `0666 & !umask`) and, where permitted, its owner, is
-//!   `fsync`ed and renamed over the target; then the directory is synced. On any error the
+//!   `fsync`ed and renamed over the target; then the directory is synced. For a big write the
+//!   kernel is asked to start writing each 8 MiB chunk to disk as soon as it is copied
+//!   (`sync_file_range`), so the final `fsync` waits for less. On any error the
 //!   temp file is removed. Only a crash of the whole process between creating and renaming
 //!   the temp file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is
 //!   then untouched. Like every save-by-rename, this replaces the inode: other hard links to
