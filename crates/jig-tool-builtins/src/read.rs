@@ -1,8 +1,11 @@
 //! The `read` tool: a page of a text file with line numbers, or what a binary file is.
 //!
-//! Text is paged through [`ExecutionEnv::read_lines`](jig_env::ExecutionEnv::read_lines), so a
-//! page near the start of a multi-GB file reads only that page (plus one streaming pass to count
-//! the lines) and memory is bounded by the page. UTF-16 files (with a BOM) are decoded whole.
+//! One [`ExecutionEnv::read_head`](jig_env::ExecutionEnv::read_head) call gives the file's
+//! metadata and its first 64 KiB: enough to tell text from binary, and all of most source files,
+//! which are then paged in memory. A bigger text file is paged through
+//! [`ExecutionEnv::read_lines`](jig_env::ExecutionEnv::read_lines), so a page near the start of
+//! a multi-GB file reads only that page (plus one streaming pass to count the lines) and memory
+//! is bounded by the page. UTF-16 files (with a BOM) are decoded whole.
 
 mod page;
 mod sniff;
