@@ -103,19 +103,38 @@ enum Escape {
     TextEsc,
 }
 
-/// Bytes that need more than copying: C0 controls except newline and tab, DEL, and 0xC2 (the
-/// lead byte of the C1 controls U+0080–U+009F).
-static SPECIAL: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 0x20 {
-        table[byte] = byte != b'\n' as usize && byte != b'\t' as usize;
-        byte += 1;
+/// Whether `byte` needs more than copying: C0 controls except newline and tab, DEL, and 0xC2
+/// (the lead byte of the C1 controls U+0080–U+009F). Branch-free, so a block of bytes is
+/// checked with vector instructions.
+#[inline]
+#[expect(
+    clippy::needless_bitwise_bool,
+    reason = "no short-circuit branches: the block test must vectorise"
+)]
+fn is_special(byte: u8) -> bool {
+    (byte < 0x20) & (byte != b'\n') & (byte != b'\t') | (byte == 0x7f) | (byte == 0xc2)
+}
+
+/// The offset of the first special byte in `bytes`. Output is mostly ordinary text: whole
+/// 32-byte blocks are tested at once and only a block with a special byte is searched byte by
+/// byte.
+fn first_special(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 32;
+    let mut offset = 0;
+    for block in bytes.chunks_exact(BLOCK) {
+        if block
+            .iter()
+            .fold(false, |any, &byte| any | is_special(byte))
+        {
+            break;
+        }
+        offset += BLOCK;
     }
-    table[0x7f] = true;
-    table[0xc2] = true;
-    table
-};
+    bytes[offset..]
+        .iter()
+        .position(|&byte| is_special(byte))
+        .map(|position| offset + position)
+}
 
 /// An unterminated OSC/DCS string stops swallowing output after this many bytes.
 const MAX_ESCAPE_STRING: usize = 4096;
@@ -149,10 +168,7 @@ impl Cleaner {
         while i < bytes.len() {
             if self.escape == Escape::None && self.cursor == self.line.len() {
                 // Fast path: copy a run of ordinary bytes; whole lines go straight out.
-                let run_end = bytes[i..]
-                    .iter()
-                    .position(|&b| SPECIAL[b as usize])
-                    .map_or(bytes.len(), |p| i + p);
+                let run_end = first_special(&bytes[i..]).map_or(bytes.len(), |p| i + p);
                 if run_end > i {
                     self.push_plain(&text[i..run_end], out);
                     i = run_end;
@@ -386,6 +402,33 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn the_block_scan_finds_the_first_special_byte_anywhere() {
+        let specials: Vec<u8> = (0..=255_u8)
+            .filter(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2)
+            .collect();
+        assert_eq!(specials.len(), 32);
+        for len in [0, 1, 31, 32, 33, 64, 100] {
+            let plain = vec![b'a'; len];
+            assert_eq!(first_special(&plain), None, "length {len}");
+            for position in 0..len {
+                for &special in &specials {
+                    let mut bytes = plain.clone();
+                    bytes[position] = special;
+                    if position + 1 < len {
+                        bytes[len - 1] = 0x1b;
+                    }
+                    assert_eq!(
+                        first_special(&bytes),
+                        Some(position),
+                        "byte {special:#x} at {position} of {len}"
+                    );
+                }
+            }
+        }
+        assert_eq!(first_special(b"tab\tand newline\n only"), None);
+    }
 
     fn clean(input: &str) -> String {
         let mut cleaner = Cleaner::default();
