@@ -59,7 +59,9 @@ impl ExecSink for DiscardSink {
 ///
 /// # Implementing
 /// The required methods are the primitive operations; the provided ones (`exists`,
-/// `canonical_path_lenient`, `absolute_path`) are built on them and rarely need overriding. Run
+/// `canonical_path_lenient`, `absolute_path`, `read_head`, `walk`, `search`) are built on them.
+/// Override a provided one where the env can do it in fewer round trips (`LocalEnv` does
+/// `read_head` in one blocking call and `walk`/`search` with ripgrep's libraries). Run
 /// the conformance suite (`jig_env::conformance`, feature `test-support`) from the new
 /// implementation's tests: an env is done when it passes.
 #[async_trait]
