@@ -3,15 +3,18 @@
 use std::fmt::Write as _;
 
 use jig_env::search::PathGlob;
-use jig_env::{EntryKinds, ErrorKind, FileKind, IgnoreRules, SearchInputError, WalkRequest};
+use jig_env::{EntryKinds, FileKind, SearchInputError, WalkRequest};
 use jig_protocol::ToolResult;
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
-use jig_truncate::{TruncationOptions, format_size, truncate_head};
+use jig_truncate::format_size;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::search_root::{RootKind, display_path, resolve_root, truncation_details};
+use crate::search_root::{
+    RootKind, bounded_output, display_path, effective_limit, ignore_rules, resolve_root,
+    run_env_search,
+};
 
 /// Results `find` returns when the caller gives no `limit`.
 pub const DEFAULT_FIND_LIMIT: usize = 1000;
@@ -109,36 +112,14 @@ impl Tool for FindTool {
                 root.shown
             )));
         }
-        let limit = input
-            .limit
-            .map_or(self.config.default_limit, |limit| {
-                usize::try_from(limit).unwrap_or(usize::MAX)
-            })
-            .max(1);
+        let limit = effective_limit(input.limit, self.config.default_limit);
         let mut request = WalkRequest::new(root.path.clone());
         request.glob = Some(pattern.to_owned());
         request.kinds = EntryKinds::FilesAndDirectories;
-        request.ignore = if input.include_ignored == Some(true) {
-            IgnoreRules::IncludeIgnored
-        } else {
-            IgnoreRules::Respect
-        };
+        request.ignore = ignore_rules(input.include_ignored);
         request.limit = Some(limit);
         request.cancel = ctx.cancel.child_token();
-
-        let walk = ctx.env.walk(request);
-        let result = tokio::select! {
-            result = walk => result,
-            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-        };
-        let result = match result {
-            Ok(result) => result,
-            Err(error) if error.kind() == ErrorKind::Aborted => return Err(ToolError::Cancelled),
-            Err(error) if error.kind() == ErrorKind::NotFound => {
-                return Err(ToolError::failed(format!("Path not found: {}", root.shown)));
-            }
-            Err(error) => return Err(ToolError::failed(format!("Find failed: {error}"))),
-        };
+        let result = run_env_search(ctx, &root, "Find", ctx.env.walk(request)).await?;
 
         if result.entries.is_empty() {
             return Ok(ToolResult::text("No files found matching pattern")
@@ -156,38 +137,21 @@ impl Tool for FindTool {
         }
         output.pop();
 
-        let truncation = truncate_head(
-            &output,
-            TruncationOptions {
-                max_lines: usize::MAX,
-                max_bytes: self.config.max_bytes,
-            },
-        );
-        let mut text = truncation.content.to_owned();
-        let mut notices = Vec::new();
-        if result.limit_reached {
-            notices.push(format!(
+        let limit_notice = result.limit_reached.then(|| {
+            format!(
                 "{limit} results limit reached. Use limit={} for more, or refine pattern",
                 limit.saturating_mul(2)
-            ));
-        }
-        if truncation.truncated {
-            notices.push(format!(
-                "{} limit reached",
-                format_size(self.config.max_bytes)
-            ));
-        }
-        if !notices.is_empty() {
-            let _ = write!(text, "\n\n[{}]", notices.join(". "));
-        }
+            )
+        });
+        let (text, truncation) = bounded_output(&output, self.config.max_bytes, limit_notice, None);
 
         let mut details = Map::new();
         details.insert("results".into(), json!(result.entries.len()));
         if result.limit_reached {
             details.insert("resultLimitReached".into(), json!(limit));
         }
-        if truncation.truncated {
-            details.insert("truncation".into(), truncation_details(&truncation));
+        if let Some(truncation) = truncation {
+            details.insert("truncation".into(), truncation);
         }
         Ok(ToolResult::text(text).with_details(Value::Object(details)))
     }

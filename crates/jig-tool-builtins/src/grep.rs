@@ -3,17 +3,19 @@
 use std::fmt::Write as _;
 
 use jig_env::{
-    CaseSensitivity, ErrorKind, FileMatches, IgnoreRules, LineKind, PatternSyntax,
-    SearchInputError, SearchRequest, SearchResult,
+    CaseSensitivity, FileMatches, LineKind, PatternSyntax, SearchInputError, SearchRequest,
+    SearchResult,
 };
 use jig_protocol::ToolResult;
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
-use jig_truncate::{TruncationOptions, format_size, truncate_head, truncate_line};
+use jig_truncate::{format_size, truncate_line};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::search_root::{display_path, resolve_root, truncation_details};
+use crate::search_root::{
+    bounded_output, display_path, effective_limit, ignore_rules, resolve_root, run_env_search,
+};
 
 /// Matches `grep` returns when the caller gives no `limit`.
 pub const DEFAULT_GREP_LIMIT: usize = 100;
@@ -113,12 +115,7 @@ impl Tool for GrepTool {
 
     async fn call(&self, ctx: &ToolContext, input: GrepInput) -> Result<ToolResult, ToolError> {
         let root = resolve_root(ctx, input.path.as_deref()).await?;
-        let limit = input
-            .limit
-            .map_or(self.config.default_limit, |limit| {
-                usize::try_from(limit).unwrap_or(usize::MAX)
-            })
-            .max(1);
+        let limit = effective_limit(input.limit, self.config.default_limit);
         let context = input.context.unwrap_or(0) as usize;
         let mut request = SearchRequest::new(root.path.clone(), input.pattern.clone());
         request.syntax = if input.literal == Some(true) {
@@ -132,11 +129,7 @@ impl Tool for GrepTool {
             CaseSensitivity::Sensitive
         };
         request.glob = input.glob.clone().filter(|glob| !glob.trim().is_empty());
-        request.ignore = if input.include_ignored == Some(true) {
-            IgnoreRules::IncludeIgnored
-        } else {
-            IgnoreRules::Respect
-        };
+        request.ignore = ignore_rules(input.include_ignored);
         request.context_lines = context;
         request.limit = Some(limit);
         // Enough bytes for `max_line_chars` characters of any width.
@@ -150,20 +143,7 @@ impl Tool for GrepTool {
             return Err(input_error(&error));
         }
 
-        let search = ctx.env.search(request);
-        let result = tokio::select! {
-            result = search => result,
-            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-        };
-        let result = match result {
-            Ok(result) => result,
-            Err(error) if error.kind() == ErrorKind::Aborted => return Err(ToolError::Cancelled),
-            Err(error) if error.kind() == ErrorKind::NotFound => {
-                return Err(ToolError::failed(format!("Path not found: {}", root.shown)));
-            }
-            Err(error) => return Err(ToolError::failed(format!("Search failed: {error}"))),
-        };
-
+        let result = run_env_search(ctx, &root, "Search", ctx.env.search(request)).await?;
         Ok(self.render(&result, limit, context))
     }
 }
@@ -194,34 +174,24 @@ impl GrepTool {
             output.pop();
         }
 
-        let options = TruncationOptions {
-            max_lines: usize::MAX,
-            max_bytes: self.config.max_bytes,
-        };
-        let truncation = truncate_head(&output, options);
-        let mut text = truncation.content.to_owned();
-        let mut notices = Vec::new();
-        if result.limit_reached {
-            notices.push(format!(
+        let limit_notice = result.limit_reached.then(|| {
+            format!(
                 "{limit} matches limit reached. Use limit={} for more, or refine pattern",
                 limit.saturating_mul(2)
-            ));
-        }
-        if truncation.truncated {
-            notices.push(format!(
-                "{} limit reached",
-                format_size(self.config.max_bytes)
-            ));
-        }
-        if lines_truncated {
-            notices.push(format!(
+            )
+        });
+        let cut_lines_notice = lines_truncated.then(|| {
+            format!(
                 "Some lines truncated to {} chars. Use read to see full lines",
                 self.config.max_line_chars
-            ));
-        }
-        if !notices.is_empty() {
-            let _ = write!(text, "\n\n[{}]", notices.join(". "));
-        }
+            )
+        });
+        let (text, truncation) = bounded_output(
+            &output,
+            self.config.max_bytes,
+            limit_notice,
+            cut_lines_notice,
+        );
 
         let mut details = Map::new();
         details.insert("matches".into(), json!(result.matches));
@@ -229,8 +199,8 @@ impl GrepTool {
         if result.limit_reached {
             details.insert("matchLimitReached".into(), json!(limit));
         }
-        if truncation.truncated {
-            details.insert("truncation".into(), truncation_details(&truncation));
+        if let Some(truncation) = truncation {
+            details.insert("truncation".into(), truncation);
         }
         if lines_truncated {
             details.insert("linesTruncated".into(), json!(true));

@@ -1,10 +1,13 @@
-//! What `grep` and `find` share: resolving the searched root and describing truncation.
+//! What `grep` and `find` share: resolving the searched root, the limit and ignore options,
+//! running the env's search, and bounding and annotating the output.
 
+use std::fmt::Write as _;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 
-use jig_env::{ErrorKind, FileKind};
+use jig_env::{EnvResult, ErrorKind, FileKind, IgnoreRules};
 use jig_tool::{ToolContext, ToolError, paths};
-use jig_truncate::TruncationResult;
+use jig_truncate::{TruncationOptions, TruncationResult, format_size, truncate_head};
 use serde_json::{Value, json};
 
 /// Whether the searched root is a directory or a single file.
@@ -76,4 +79,77 @@ pub(crate) fn truncation_details(truncation: &TruncationResult<'_>) -> Value {
         "outputBytes": truncation.output_bytes,
         "maxBytes": truncation.max_bytes,
     })
+}
+
+/// The result limit of a call: the caller's, else the configured default; at least 1.
+pub(crate) fn effective_limit(requested: Option<u64>, default: usize) -> usize {
+    requested
+        .map_or(default, |limit| {
+            usize::try_from(limit).unwrap_or(usize::MAX)
+        })
+        .max(1)
+}
+
+/// The ignore rules for the `includeIgnored` argument.
+pub(crate) fn ignore_rules(include_ignored: Option<bool>) -> IgnoreRules {
+    if include_ignored == Some(true) {
+        IgnoreRules::IncludeIgnored
+    } else {
+        IgnoreRules::Respect
+    }
+}
+
+/// Runs the env's walk or search until it ends or the call is cancelled; env failures become
+/// the messages a model reads (`what` names the operation: `Search`, `Find`).
+pub(crate) async fn run_env_search<T>(
+    ctx: &ToolContext,
+    root: &SearchRoot,
+    what: &str,
+    search: impl Future<Output = EnvResult<T>>,
+) -> Result<T, ToolError> {
+    let result = tokio::select! {
+        result = search => result,
+        () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+    };
+    match result {
+        Ok(result) => Ok(result),
+        Err(error) if error.kind() == ErrorKind::Aborted => Err(ToolError::Cancelled),
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            Err(ToolError::failed(format!("Path not found: {}", root.shown)))
+        }
+        Err(error) => Err(ToolError::failed(format!("{what} failed: {error}"))),
+    }
+}
+
+/// `output` cut to `max_bytes` (whole lines from the start), followed by the notices in brackets:
+/// `limit_notice` first, then the size limit when it cut, then `extra`. Also returns the
+/// `truncation` details when the size limit cut.
+pub(crate) fn bounded_output(
+    output: &str,
+    max_bytes: usize,
+    limit_notice: Option<String>,
+    extra: Option<String>,
+) -> (String, Option<Value>) {
+    let truncation = truncate_head(
+        output,
+        TruncationOptions {
+            max_lines: usize::MAX,
+            max_bytes,
+        },
+    );
+    let mut text = truncation.content.to_owned();
+    let size_notice = truncation
+        .truncated
+        .then(|| format!("{} limit reached", format_size(max_bytes)));
+    let notices: Vec<String> = [limit_notice, size_notice, extra]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !notices.is_empty() {
+        let _ = write!(text, "\n\n[{}]", notices.join(". "));
+    }
+    let details = truncation
+        .truncated
+        .then(|| truncation_details(&truncation));
+    (text, details)
 }
