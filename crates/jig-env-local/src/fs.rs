@@ -786,20 +786,8 @@ pub(crate) fn new_private_dir() -> io::Result<tempfile::TempDir> {
     Ok(dir)
 }
 
-pub(crate) fn validate_affix(operation: &'static str, affix: &str) -> EnvResult<()> {
-    if affix.contains('/') || affix.contains('\0') {
-        return Err(EnvError::new(
-            ErrorKind::Invalid,
-            operation,
-            format!("temp name part {affix:?} must not contain '/' or NUL"),
-        ));
-    }
-    Ok(())
-}
-
+/// A new `0600` file in `dir`; `prefix` and `suffix` are checked by the caller.
 pub(crate) fn create_temp_file(dir: &Path, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
-    validate_affix("tempfile", prefix)?;
-    validate_affix("tempfile", suffix)?;
     let file = tempfile::Builder::new()
         .prefix(prefix)
         .suffix(suffix)
@@ -812,8 +800,8 @@ pub(crate) fn create_temp_file(dir: &Path, prefix: &str, suffix: &str) -> EnvRes
     Ok(path)
 }
 
+/// A new `0700` directory in `dir`; `prefix` is checked by the caller.
 pub(crate) fn create_temp_dir(dir: &Path, prefix: &str) -> EnvResult<PathBuf> {
-    validate_affix("tempdir", prefix)?;
     let temp = tempfile::Builder::new()
         .prefix(prefix)
         .permissions(Permissions::from_mode(0o700))

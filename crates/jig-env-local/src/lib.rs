@@ -89,7 +89,7 @@ use async_trait::async_trait;
 use jig_env::{
     Bytes, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink,
     ExecutionEnv, FileHead, FileInfo, LineWindow, LinesRead, Recursive, SearchRequest,
-    SearchResult, WalkRequest, WalkResult, WriteOutcome, check_path,
+    SearchResult, WalkRequest, WalkResult, WriteOutcome, check_path, check_temp_affix,
 };
 
 /// The host machine as an [`ExecutionEnv`]: its filesystem and its processes.
@@ -296,8 +296,8 @@ impl ExecutionEnv for LocalEnv {
     }
 
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
-        fs::validate_affix("tempfile", prefix)?;
-        fs::validate_affix("tempfile", suffix)?;
+        check_temp_affix("tempfile", prefix)?;
+        check_temp_affix("tempfile", suffix)?;
         let dir = self.private_temp_dir()?;
         let (prefix, suffix) = (prefix.to_owned(), suffix.to_owned());
         blocking("tempfile", move |_| {
@@ -307,7 +307,7 @@ impl ExecutionEnv for LocalEnv {
     }
 
     async fn create_temp_dir(&self, prefix: &str) -> EnvResult<PathBuf> {
-        fs::validate_affix("tempdir", prefix)?;
+        check_temp_affix("tempdir", prefix)?;
         let dir = self.private_temp_dir()?;
         let prefix = prefix.to_owned();
         blocking("tempdir", move |_| fs::create_temp_dir(&dir, &prefix)).await

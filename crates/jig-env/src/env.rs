@@ -402,6 +402,19 @@ pub fn check_no_nul(operation: &'static str, path: &Path) -> EnvResult<()> {
     Ok(())
 }
 
+/// Fails with [`ErrorKind::Invalid`] when a temp-name prefix or suffix (`create_temp_file`,
+/// `create_temp_dir`) contains `/` or NUL: it must stay one file name inside the temp directory.
+pub fn check_temp_affix(operation: &'static str, affix: &str) -> EnvResult<()> {
+    if affix.contains('/') || affix.contains('\0') {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            operation,
+            format!("temp name part {affix:?} must not contain '/' or NUL"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

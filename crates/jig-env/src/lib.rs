@@ -34,7 +34,9 @@ mod types;
 pub mod conformance;
 
 pub use bytes::Bytes;
-pub use env::{DiscardSink, ExecSink, ExecutionEnv, check_no_nul, check_path, normalize_path};
+pub use env::{
+    DiscardSink, ExecSink, ExecutionEnv, check_no_nul, check_path, check_temp_affix, normalize_path,
+};
 pub use error::{EnvError, EnvResult, ErrorKind};
 pub use memory::{MemoryEnv, lines_window};
 pub use search::{

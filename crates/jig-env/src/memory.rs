@@ -191,17 +191,6 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn validate_affix(operation: &'static str, affix: &str) -> EnvResult<()> {
-    if affix.contains('/') || affix.contains('\0') {
-        return Err(EnvError::new(
-            ErrorKind::Invalid,
-            operation,
-            format!("temp name part {affix:?} must not contain '/' or NUL"),
-        ));
-    }
-    Ok(())
-}
-
 impl State {
     fn new() -> Self {
         Self {
@@ -453,8 +442,8 @@ impl State {
         suffix: &str,
         node: &Node,
     ) -> EnvResult<PathBuf> {
-        validate_affix(op, prefix)?;
-        validate_affix(op, suffix)?;
+        crate::check_temp_affix(op, prefix)?;
+        crate::check_temp_affix(op, suffix)?;
         let dir = self.ensure_temp_dir(env_id)?;
         let resolved = self.resolve(op, &dir, true)?;
         let parent = resolved.physical();
