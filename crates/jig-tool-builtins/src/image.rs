@@ -538,20 +538,18 @@ fn encode_png(image: &DynamicImage) -> Option<Vec<u8>> {
         other if other.color().has_alpha() => DynamicImage::ImageRgba8(other.to_rgba8()),
         other => DynamicImage::ImageRgb8(other.to_rgb8()),
     };
-    encoder
-        .write_image(
-            image.as_bytes(),
-            image.width(),
-            image.height(),
-            image.color().into(),
-        )
-        .ok()?;
+    write_with(encoder, &image)?;
     Some(out)
 }
 
 fn encode_jpeg(image: &DynamicImage, quality: u8) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    let encoder = JpegEncoder::new_with_quality(&mut out, quality);
+    write_with(JpegEncoder::new_with_quality(&mut out, quality), image)?;
+    Some(out)
+}
+
+/// Encodes `image`'s pixels with `encoder`; `None` when the encoder refuses them.
+fn write_with(encoder: impl ImageEncoder, image: &DynamicImage) -> Option<()> {
     encoder
         .write_image(
             image.as_bytes(),
@@ -559,8 +557,7 @@ fn encode_jpeg(image: &DynamicImage, quality: u8) -> Option<Vec<u8>> {
             image.height(),
             image.color().into(),
         )
-        .ok()?;
-    Some(out)
+        .ok()
 }
 
 /// Files larger than this are not decoded (the text says so).
