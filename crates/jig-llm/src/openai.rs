@@ -112,8 +112,7 @@ fn user_content(blocks: &[ContentBlock]) -> Value {
         .iter()
         .all(|block| matches!(block, ContentBlock::Text { .. }))
     {
-        let texts: Vec<&str> = blocks.iter().filter_map(ContentBlock::as_text).collect();
-        return Value::String(texts.join("\n"));
+        return Value::String(ContentBlock::join_text(blocks));
     }
     blocks
         .iter()

@@ -21,6 +21,12 @@ pub enum ContentBlock {
 }
 
 impl ContentBlock {
+    /// The text of the text blocks among `blocks`, joined with newlines (images are skipped).
+    pub fn join_text(blocks: &[ContentBlock]) -> String {
+        let texts: Vec<&str> = blocks.iter().filter_map(Self::as_text).collect();
+        texts.join("\n")
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }
@@ -80,11 +86,6 @@ impl ToolResult {
 
     /// All text blocks joined with newlines (images are skipped).
     pub fn text_content(&self) -> String {
-        let texts: Vec<&str> = self
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_text)
-            .collect();
-        texts.join("\n")
+        ContentBlock::join_text(&self.content)
     }
 }

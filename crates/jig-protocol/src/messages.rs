@@ -237,12 +237,7 @@ impl ToolResultMessage {
 
     /// The text blocks joined with newlines.
     pub fn text(&self) -> String {
-        let texts: Vec<&str> = self
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_text)
-            .collect();
-        texts.join("\n")
+        ContentBlock::join_text(&self.content)
     }
 }
 
