@@ -4,9 +4,11 @@
 //! - `tools/list`: every tool with its JSON Schema, a `title`, and annotations derived from
 //!   [`Effects`](jig_tool::Effects): `readOnlyHint` for read-only tools, `destructiveHint` for tools
 //!   that change files or run processes, `openWorldHint` for process tools.
-//! - `tools/call`: text and image blocks, `isError` for tool errors (invalid arguments and
-//!   refused paths included), the tool's `details` as `structuredContent`. An unknown tool is a
-//!   JSON-RPC error (`-32602`).
+//! - `tools/call`: text and image blocks (what the model reads: the same text `jig tool`
+//!   prints), `isError` for tool errors (invalid arguments and refused paths included), the
+//!   tool's `details` in `_meta` under [`DETAILS_META_KEY`] (never `structuredContent`, which
+//!   some clients show the model instead of the text). An unknown tool is a JSON-RPC error
+//!   (`-32602`).
 //! - Cancellation (`notifications/cancelled`) cancels the call's
 //!   [`ToolContext`](jig_tool::ToolContext) token; progress notifications carry the tail of a
 //!   tool's streamed output when the client sent a progress token; calls run concurrently.
@@ -33,7 +35,9 @@ use rmcp::ServiceExt as _;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use roots::file_uri_path;
-pub use server::{JigMcpServer, RootsSource, ServerOptions, mcp_result, mcp_tool};
+pub use server::{
+    DETAILS_META_KEY, JigMcpServer, RootsSource, ServerOptions, mcp_result, mcp_tool,
+};
 pub use transport::{JsonLinesTransport, MAX_LINE_LENGTH};
 
 /// How long running calls get to finish after they were aborted at shutdown.

@@ -13,7 +13,7 @@ use jig_truncate::{TruncationOptions, truncate_tail};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent,
     Implementation, InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -368,8 +368,17 @@ pub fn mcp_tool(tool: &dyn DynTool) -> McpTool {
         .with_annotations(annotations)
 }
 
-/// A jig result as an MCP `CallToolResult`: text and image blocks, `isError`, and `details` as
-/// `structuredContent`.
+/// The `_meta` key under which a result carries the tool's machine-readable `details`.
+///
+/// `details` are not `structuredContent`: clients that find `structuredContent` (Claude Code,
+/// Codex) hand the model that object instead of the text, and the model would never see the
+/// file's lines or the command's output. `_meta` is for the client's code only, so the model
+/// gets exactly the text `jig tool` prints, and a client that wants the details still has them.
+pub const DETAILS_META_KEY: &str = "jig/details";
+
+/// A jig result as an MCP `CallToolResult`: text and image blocks (what the model reads, the
+/// same text `jig tool` prints), `isError`, and `details` in `_meta` under [`DETAILS_META_KEY`].
+/// There is no `structuredContent` (see [`DETAILS_META_KEY`] for why).
 pub fn mcp_result(result: ToolResult) -> CallToolResult {
     let content: Vec<McpContent> = result
         .content
@@ -384,12 +393,11 @@ pub fn mcp_result(result: ToolResult) -> CallToolResult {
     } else {
         CallToolResult::success(content)
     };
-    out.structured_content = match result.details {
-        Value::Null => None,
-        object @ Value::Object(_) => Some(object),
-        // structuredContent is an object in MCP; wrap anything else.
-        other => Some(json!({ "value": other })),
-    };
+    if !result.details.is_null() {
+        let mut meta = JsonObject::new();
+        meta.insert(DETAILS_META_KEY.to_owned(), result.details);
+        out.meta = Some(MetaObject(meta));
+    }
     out
 }
 

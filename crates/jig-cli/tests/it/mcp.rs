@@ -81,7 +81,8 @@ async fn rmcp_client_lists_and_calls_tools() {
     let result = call(&client, "read", json!({"path": "task.txt"})).await;
     assert_eq!(result.is_error, Some(false));
     assert_eq!(text(&result), "   1│ status: draft");
-    assert_eq!(result.structured_content.as_ref().unwrap()["lines"], 1);
+    assert_eq!(result.structured_content, None);
+    assert_eq!(result.meta.as_ref().unwrap().0["jig/details"]["lines"], 1);
 
     let written = call(
         &client,

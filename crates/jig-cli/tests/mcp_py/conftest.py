@@ -85,6 +85,14 @@ def text_of(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
+def details(result: types.CallToolResult) -> dict[str, Any]:
+    """The tool's machine-readable details: in `_meta`, never in `structuredContent` (which
+    clients would show the model instead of the text)."""
+    assert result.structured_content is None
+    assert result.meta is not None, "result carries no _meta"
+    return result.meta["jig/details"]
+
+
 def processes_with(marker: str) -> list[int]:
     """PIDs of live processes whose command line contains `marker`."""
     found = []

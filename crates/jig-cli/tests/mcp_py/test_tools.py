@@ -1,4 +1,4 @@
-"""Each tool through MCP: content blocks, structured details, errors, containment, concurrency."""
+"""Each tool through MCP: content blocks, details in _meta, errors, containment, concurrency."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import anyio
 import pytest
 import mcp.types as types
 
-from conftest import connect, require_tool, text_of
+from conftest import connect, details, require_tool, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -38,8 +38,8 @@ async def test_read_shows_numbered_lines_and_details(workspace: Path) -> None:
         result = await session.call_tool("read", {"path": "task.txt"})
     assert result.is_error is False
     assert text_of(result) == "   1│ status: draft"
-    assert result.structured_content["lines"] == 1
-    assert result.structured_content["path"].endswith("task.txt")
+    assert details(result)["lines"] == 1
+    assert details(result)["path"].endswith("task.txt")
 
 
 async def test_read_pages_with_offset(workspace: Path) -> None:
@@ -55,8 +55,8 @@ async def test_write_then_read_back(workspace: Path) -> None:
     async with connect(workspace) as session:
         written = await session.call_tool("write", {"path": "sub/new.txt", "content": "héllo\n"})
         assert written.is_error is False, text_of(written)
-        assert written.structured_content["bytes"] == 7
-        assert written.structured_content["created"] is True
+        assert details(written)["bytes"] == 7
+        assert details(written)["created"] is True
     assert (workspace / "sub" / "new.txt").read_text() == "héllo\n"
 
 
@@ -68,7 +68,7 @@ async def test_ls_lists_entries(workspace: Path) -> None:
         result = await session.call_tool("ls", {})
     assert result.is_error is False
     assert text_of(result).splitlines() == [".hidden", "A/", "b.txt"]
-    assert result.structured_content["entries"] == 3
+    assert details(result)["entries"] == 3
 
 
 async def test_edit_replaces_text(workspace: Path) -> None:

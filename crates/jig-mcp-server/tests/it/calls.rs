@@ -49,12 +49,14 @@ async fn lists_tools_with_schemas_titles_and_annotations() {
 }
 
 #[tokio::test]
-async fn read_returns_text_and_details_as_structured_content() {
+async fn read_returns_text_for_the_model_and_details_in_meta() {
     let h = start(Setup::default()).await;
     let result = call(&h, "read", json!({"path": "task.txt"})).await;
     assert_eq!(result.is_error, Some(false));
     assert_eq!(text(&result), "   1│ status: draft");
-    let details = result.structured_content.unwrap();
+    // Clients show the model `structuredContent` instead of the text when it is present.
+    assert_eq!(result.structured_content, None);
+    let details = &result.meta.unwrap().0[jig_mcp_server::DETAILS_META_KEY];
     assert_eq!(details["lines"], 1);
     assert_eq!(details["path"], "/ws/task.txt");
 }

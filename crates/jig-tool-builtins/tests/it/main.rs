@@ -10,5 +10,6 @@ mod grep;
 mod image;
 mod ls;
 mod read;
+mod schemas;
 mod support;
 mod write;
