@@ -6,6 +6,8 @@
 //! - [`ToolRegistry`]: the tools a host offers.
 //! - [`ToolContext`]: what a call may use — the `ExecutionEnv`, cwd, [`Containment`],
 //!   cancellation, an update sink, session variables and the [`MutationQueue`].
+//! - [`schema`]: the portable form of input schemas every client accepts, and checks against
+//!   OpenAI's strict and Gemini's subsets.
 //! - [`paths`]: turning what a model wrote into a path, and refusing paths outside the roots.
 //! - [`ToolError`]: what the model sees as an error result versus what ends a turn.
 //!
@@ -24,6 +26,7 @@ mod error;
 mod mutation_queue;
 pub mod paths;
 mod registry;
+pub mod schema;
 mod tool;
 mod validate;
 

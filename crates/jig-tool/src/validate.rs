@@ -14,7 +14,8 @@ pub(crate) struct ArgumentValidator {
 
 impl ArgumentValidator {
     pub(crate) fn for_type<T: JsonSchema>() -> Self {
-        let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+        let generated = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+        let mut schema = crate::schema::portable(generated);
         if let Value::Object(map) = &mut schema {
             // The root title is the Rust type's name, which means nothing to a model.
             map.remove("title");
@@ -37,6 +38,7 @@ impl ArgumentValidator {
             Value::Null => Value::Object(Map::new()),
             other => other,
         };
+        drop_null_optionals(&self.schema, &mut args);
         coerce_numeric_strings(&self.schema, &mut args);
         let mut problems: Vec<String> = Vec::new();
         if !args.is_object() {
@@ -80,6 +82,19 @@ fn type_name(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// Models often send `"limit": null` for an argument they leave out; the published schema has no
+/// `null` type (not every consumer accepts type unions), so a top-level `null` for a property
+/// that is not required means "absent".
+fn drop_null_optionals(schema: &Value, args: &mut Value) {
+    let Value::Object(values) = args else { return };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    values.retain(|name, value| !value.is_null() || required.contains(&name.as_str()));
 }
 
 /// Models often send `"10"` for `10`: convert strings holding numbers where the schema wants an
@@ -162,5 +177,33 @@ mod tests {
             text.contains("Received arguments:\n{\"extra\":1,\"limit\":\"x\"}"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn null_for_an_optional_argument_means_absent_but_not_for_a_required_one() {
+        let validator = ArgumentValidator::for_type::<Input>();
+        let input: Input = validator
+            .validate("t", serde_json::json!({"path": "a", "limit": null}))
+            .unwrap();
+        assert_eq!(input.limit, None);
+        let error = validator
+            .validate::<Input>("t", serde_json::json!({"path": null}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("/path: null is not of type \"string\""),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_published_schema_is_portable() {
+        let validator = ArgumentValidator::for_type::<Input>();
+        let schema = validator.schema();
+        assert_eq!(
+            schema["properties"]["limit"],
+            serde_json::json!({"description": "A count.", "type": "integer", "minimum": 0})
+        );
+        assert!(crate::schema::gemini_violations(schema).is_empty());
     }
 }
