@@ -1,10 +1,10 @@
 //! `jig mcp`: serve the tools to an MCP client over stdio.
 //!
 //! stdout carries the protocol only; logs go to stderr (`JIG_LOG` sets the filter, default
-//! `warn`). End of input, SIGINT or SIGTERM abort running calls, kill their processes, remove
-//! temp files and exit 0.
+//! `warn`). End of input finishes the calls already received, then exits 0; SIGINT, SIGTERM or
+//! a client that is gone abort running calls, kill their processes, remove temp files and exit.
 
-use std::io::{self, IsTerminal as _};
+use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,6 +18,11 @@ use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use crate::CliResult;
 use crate::exit::{self, CliError};
 use crate::workspace::{self, ContainmentArg};
+
+/// Shown on stderr when stdin is a terminal.
+const TERMINAL_HINT: &str = "jig mcp: serving MCP over stdin/stdout. An MCP client starts this \
+command (setup: docs/mcp.md); by hand, type one JSON-RPC message per line, starting with \
+`initialize`. Ctrl-D quits.";
 
 /// Arguments of `jig mcp`.
 #[derive(Debug, Args)]
@@ -41,6 +46,10 @@ pub(crate) struct McpArgs {
 /// Runs `jig mcp`.
 pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
     init_logging();
+    if io::stdin().is_terminal() {
+        // Typed by hand, `jig mcp` would otherwise sit silent waiting for JSON-RPC.
+        let _ = writeln!(io::stderr().lock(), "{TERMINAL_HINT}");
+    }
     let registry = select_tools(
         builtin_registry(&BuiltinsConfig::default()),
         args.tools.as_deref(),
@@ -89,9 +98,21 @@ fn select_tools(
     read_only: bool,
 ) -> Result<ToolRegistry, CliError> {
     if let Some(names) = names {
+        // `--tools "read, grep"`: spaces around the names are not part of them.
+        let names: Vec<&str> = names
+            .iter()
+            .map(|name| name.trim())
+            .filter(|name| !name.is_empty())
+            .collect();
+        if names.is_empty() {
+            return Err(CliError::usage(format!(
+                "--tools: no tool named; available tools: {}",
+                registry.names().join(", ")
+            )));
+        }
         let unknown: Vec<&str> = names
             .iter()
-            .map(String::as_str)
+            .copied()
             .filter(|name| registry.get(name).is_none())
             .collect();
         if !unknown.is_empty() {
@@ -102,7 +123,7 @@ fn select_tools(
                 registry.names().join(", ")
             )));
         }
-        registry.retain(|tool| names.iter().any(|name| name == tool.name()));
+        registry.retain(|tool| names.contains(&tool.name()));
     }
     if read_only {
         registry.retain(|tool| tool.effects().is_read_only());
@@ -121,22 +142,17 @@ async fn base_context(
     args: &McpArgs,
 ) -> Result<jig_tool::ToolContext, CliError> {
     let mode: ContainmentMode = args.containment.into();
-    let first = args.roots.first().map(PathBuf::as_path);
-    let mut base = workspace::tool_context(env.clone(), first, mode).await?;
-    let mut roots = vec![base.cwd.clone()];
-    for root in args.roots.iter().skip(1) {
-        let ctx = workspace::tool_context(env.clone(), Some(root), mode)
-            .await
-            .map_err(|error| match error {
-                CliError::Usage(error) => {
-                    CliError::usage(format!("{error:#}").replacen("--cwd", "--root", 1))
-                }
-                other @ CliError::Failure(_) => other,
-            })?;
-        if !roots.contains(&ctx.cwd) {
-            roots.push(ctx.cwd);
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if args.roots.is_empty() {
+        roots.push(workspace::directory_arg(env.as_ref(), "--root", None).await?);
+    }
+    for root in &args.roots {
+        let root = workspace::directory_arg(env.as_ref(), "--root", Some(root)).await?;
+        if !roots.contains(&root) {
+            roots.push(root);
         }
     }
+    let mut base = jig_tool::ToolContext::new(env, roots[0].clone());
     base.containment = Containment { mode, roots };
     Ok(base)
 }

@@ -46,54 +46,49 @@ pub(crate) fn open_env() -> Result<Arc<dyn ExecutionEnv>, CliError> {
 ///
 /// The cwd is canonicalised (so a cwd reached through a symlink works and relative paths
 /// resolve against its real location) and is the single containment root. A cwd that does not
-/// exist or is not a directory is a usage error.
+/// exist or is not a directory is a usage error naming `--cwd`.
 pub(crate) async fn tool_context(
     env: Arc<dyn ExecutionEnv>,
     cwd: Option<&Path>,
     containment: ContainmentMode,
 ) -> Result<ToolContext, CliError> {
-    let requested: PathBuf = match cwd {
-        Some(dir) => dir.to_path_buf(),
-        None => std::env::current_dir()
-            .context("cannot determine the current directory")
-            .map_err(CliError::Failure)?,
-    };
-    let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let absolute = env.absolute_path(&base, &requested);
-    let canonical = match env.canonical_path(&absolute).await {
-        Ok(path) => path,
-        Err(error) if error.kind() == ErrorKind::NotFound => {
-            return Err(CliError::usage(format!(
-                "--cwd {}: no such directory",
-                requested.display()
-            )));
-        }
-        Err(error) => {
-            return Err(CliError::usage(format!(
-                "--cwd {}: {error}",
-                requested.display()
-            )));
-        }
-    };
-    match env.stat(&canonical).await {
-        Ok(info) if info.kind == FileKind::Directory => {}
-        Ok(_) => {
-            return Err(CliError::usage(format!(
-                "--cwd {}: not a directory",
-                requested.display()
-            )));
-        }
-        Err(error) => {
-            return Err(CliError::usage(format!(
-                "--cwd {}: {error}",
-                requested.display()
-            )));
-        }
-    }
+    let canonical = directory_arg(env.as_ref(), "--cwd", cwd).await?;
     let mut ctx = ToolContext::new(env, canonical.clone());
     ctx.containment = Containment {
         mode: containment,
         roots: vec![canonical],
     };
     Ok(ctx)
+}
+
+/// The canonical form of the directory given to `flag` (default: the process's current
+/// directory). A path that does not exist or is not a directory is a usage error naming `flag`.
+pub(crate) async fn directory_arg(
+    env: &dyn ExecutionEnv,
+    flag: &str,
+    dir: Option<&Path>,
+) -> Result<PathBuf, CliError> {
+    let requested: PathBuf = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir()
+            .context("cannot determine the current directory")
+            .map_err(CliError::Failure)?,
+    };
+    let shown = requested.display();
+    let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let absolute = env.absolute_path(&base, &requested);
+    let canonical = match env.canonical_path(&absolute).await {
+        Ok(path) => path,
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            return Err(CliError::usage(format!(
+                "{flag} {shown}: no such directory"
+            )));
+        }
+        Err(error) => return Err(CliError::usage(format!("{flag} {shown}: {error}"))),
+    };
+    match env.stat(&canonical).await {
+        Ok(info) if info.kind == FileKind::Directory => Ok(canonical),
+        Ok(_) => Err(CliError::usage(format!("{flag} {shown}: not a directory"))),
+        Err(error) => Err(CliError::usage(format!("{flag} {shown}: {error}"))),
+    }
 }

@@ -15,9 +15,9 @@
 //! - Roots: fixed by the host, or the client's (`roots/list`, followed on
 //!   `notifications/roots/list_changed`); they are the containment roots.
 //! - [`serve`] runs the server over a byte stream (stdio in `jig mcp`): malformed lines get a
-//!   JSON-RPC error and the server keeps serving; end of input or the host's shutdown signal
-//!   aborts running calls, waits for them, and cleans the env up (killing processes, removing
-//!   temp files).
+//!   JSON-RPC error and the server keeps serving; at end of input the requests already received
+//!   are answered (unless the client is gone), the host's shutdown signal aborts running calls;
+//!   either way the env is then cleaned up (killing processes, removing temp files).
 //!
 //! ```ignore
 //! let server = JigMcpServer::new(registry, base_context, ServerOptions::default());
@@ -38,7 +38,7 @@ pub use roots::file_uri_path;
 pub use server::{
     DETAILS_META_KEY, JigMcpServer, RootsSource, ServerOptions, mcp_result, mcp_tool,
 };
-pub use transport::{JsonLinesTransport, MAX_LINE_LENGTH};
+pub use transport::{JsonLinesTransport, MAX_LINE_LENGTH, NOT_INITIALIZED, PeerGone};
 
 /// How long running calls get to finish after they were aborted at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -61,8 +61,9 @@ pub enum ServeError {
 }
 
 /// Serves `server` over `reader`/`writer` (newline-delimited JSON-RPC) until the input ends or
-/// `shutdown` completes. Either way running calls are aborted and awaited, then the env is
-/// cleaned up. A client that disconnects before initializing is a normal stop.
+/// `shutdown` completes. At end of input the requests already received are answered first
+/// (calls run to their end); on `shutdown` running calls are aborted and awaited. Either way
+/// the env is then cleaned up. A client that disconnects before initializing is a normal stop.
 pub async fn serve<R, W>(
     server: JigMcpServer,
     reader: R,
@@ -73,8 +74,27 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_watching(server, reader, writer, shutdown, None).await
+}
+
+/// [`serve`], and at end of input stop waiting for running calls once `peer_gone` completes
+/// (the client can no longer read their answers).
+async fn serve_watching<R, W>(
+    server: JigMcpServer,
+    reader: R,
+    writer: W,
+    shutdown: impl Future<Output = ()> + Send,
+    peer_gone: Option<PeerGone>,
+) -> Result<StopReason, ServeError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let stop = server.shutdown_token().clone();
-    let transport = JsonLinesTransport::new(reader, writer, stop.clone());
+    let mut transport = JsonLinesTransport::new(reader, writer, stop.clone());
+    if let Some(peer_gone) = peer_gone {
+        transport = transport.with_peer_gone(peer_gone);
+    }
     let service_ct = jig_env::CancellationToken::new();
     let outcome = run(&server, transport, service_ct.clone(), shutdown).await;
     // Abort whatever still runs, give it time to stop, then release the env.
@@ -138,5 +158,43 @@ pub async fn serve_stdio(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<StopReason, ServeError> {
     let (reader, writer) = rmcp::transport::io::stdio_pipes();
-    serve(server, reader, writer, shutdown).await
+    serve_watching(
+        server,
+        reader,
+        writer,
+        shutdown,
+        Some(Box::pin(stdout_closed())),
+    )
+    .await
+}
+
+/// Completes when nobody reads stdout any more (the reading end of a pipe or socket closed):
+/// the client is gone. Polled on a blocking thread every quarter second; never completes for
+/// a terminal or a file.
+async fn stdout_closed() {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let check = || {
+        let stdout = std::io::stdout();
+        let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+        let timeout = Timespec {
+            tv_sec: 0,
+            tv_nsec: 250_000_000,
+        };
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(_) => fds[0]
+                .revents()
+                .intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL),
+            Err(_) => false,
+        }
+    };
+    loop {
+        match tokio::task::spawn_blocking(check).await {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(error) => {
+                tracing::debug!(%error, "cannot watch stdout");
+                std::future::pending::<()>().await;
+            }
+        }
+    }
 }

@@ -7,16 +7,29 @@
 //! request`, carrying the request's `id` when it has one. Unknown notifications are ignored, as
 //! JSON-RPC requires.
 //!
-//! End of input cancels a token (the server's shutdown token), so running tool calls are aborted
-//! at once instead of after rmcp's response-drain timeout.
+//! The transport also keeps the session honest where rmcp alone would not:
+//! - a request sent before `initialize` gets a clear error (`-32002`) naming the handshake, and
+//!   a notification sent before it is dropped instead of ending the session;
+//! - a request whose `id` is not a string or an integer gets `-32600` (echoing the id where it
+//!   can), one whose id is already in use by a request in progress gets `-32600`, and one for a
+//!   method the server serves whose `params` have the wrong shape gets `-32602`;
+//! - at end of input, requests already received are answered before the input is reported
+//!   closed: calls run to their end (bounded by their own timeouts), unless the client has gone
+//!   away entirely (the `peer_gone` future), in which case nobody would read the answers. Then a
+//!   token (the server's shutdown token) is cancelled, aborting whatever might still run.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use jig_env::CancellationToken;
 use rmcp::RoleServer;
-use rmcp::model::{ErrorData, JsonRpcMessage, NumberOrString};
+use rmcp::model::{
+    CallToolRequestParams, ClientNotification, ClientRequest, ErrorCode, ErrorData, GetMeta as _,
+    InitializeRequestParams, JsonRpcMessage, NumberOrString, PaginatedRequestParams, RequestId,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -29,9 +42,56 @@ pub const MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
 
 type SharedWriter<W> = Arc<Mutex<Option<W>>>;
 
+/// Completes when the client can no longer read answers (its end of the output closed).
+pub type PeerGone = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The JSON-RPC code for a request sent before the session was initialized (the code LSP uses
+/// for the same situation; JSON-RPC reserves -32000 to -32099 for server errors).
+pub const NOT_INITIALIZED: i32 = -32002;
+
+/// What the transport knows of the session: whether `initialize` was seen, and the ids of the
+/// requests received and not yet answered.
+#[derive(Debug, Default)]
+struct Session {
+    initialized: bool,
+    outstanding: HashSet<RequestId>,
+}
+
+/// [`Session`] shared between `receive` and the send futures.
+#[derive(Debug, Default)]
+struct SessionState {
+    session: std::sync::Mutex<Session>,
+    answered: tokio::sync::Notify,
+}
+
+impl SessionState {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn answered(&self, id: &RequestId) {
+        let mut session = self.lock();
+        if session.outstanding.remove(id) && session.outstanding.is_empty() {
+            self.answered.notify_waiters();
+        }
+    }
+
+    /// Waits until every received request has been answered.
+    async fn all_answered(&self) {
+        loop {
+            let notified = self.answered.notified();
+            if self.lock().outstanding.is_empty() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
 /// A server-side transport over a reader (requests) and a writer (responses), one JSON message
 /// per line.
-#[derive(Debug)]
 pub struct JsonLinesTransport<R, W> {
     reader: BufReader<R>,
     writer: SharedWriter<W>,
@@ -40,6 +100,8 @@ pub struct JsonLinesTransport<R, W> {
     /// Set while skipping the rest of an oversized line.
     discarding: bool,
     eof: CancellationToken,
+    state: Arc<SessionState>,
+    peer_gone: Option<PeerGone>,
 }
 
 impl<R, W> JsonLinesTransport<R, W>
@@ -55,7 +117,113 @@ where
             line: Vec::new(),
             discarding: false,
             eof,
+            state: Arc::default(),
+            peer_gone: None,
         }
+    }
+
+    /// Stops waiting for running calls at end of input once `peer_gone` completes: the client
+    /// has gone away and nobody would read their answers.
+    #[must_use]
+    pub fn with_peer_gone(mut self, peer_gone: PeerGone) -> Self {
+        self.peer_gone = Some(peer_gone);
+        self
+    }
+
+    /// End of input: answer what was received, then report the input closed.
+    async fn finish_input(&mut self) {
+        let pending = self.state.lock().outstanding.len();
+        if pending > 0 {
+            tracing::info!(
+                pending,
+                "input closed; finishing the requests already received"
+            );
+            let answered = self.state.all_answered();
+            match self.peer_gone.as_mut() {
+                Some(gone) => {
+                    tokio::select! {
+                        () = answered => {}
+                        () = gone => tracing::info!("the client is gone; aborting running calls"),
+                    }
+                }
+                None => answered.await,
+            }
+        }
+        self.eof.cancel();
+    }
+
+    /// Checks a well-formed message against the session, and records requests as outstanding.
+    fn admit(&self, message: RxJsonRpcMessage<RoleServer>) -> Parsed {
+        let mut session = self.state.lock();
+        match &message {
+            JsonRpcMessage::Request(request) => {
+                let method = request.request.method();
+                let is_initialize = matches!(request.request, ClientRequest::InitializeRequest(_));
+                if !session.initialized
+                    && !is_initialize
+                    && !matches!(
+                        request.request,
+                        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
+                    )
+                    && request.request.get_meta().protocol_version().is_none()
+                {
+                    return Parsed::Reply(Box::new(TxJsonRpcMessage::<RoleServer>::error(
+                        ErrorData::new(
+                            ErrorCode(NOT_INITIALIZED),
+                            format!(
+                                "Not initialized: `{method}` was sent before `initialize`. An MCP \
+                                 session starts with an `initialize` request, answered by the \
+                                 server, then a `notifications/initialized` notification; send \
+                                 those first."
+                            ),
+                            None,
+                        ),
+                        Some(request.id.clone()),
+                    )));
+                }
+                if let ClientRequest::CustomRequest(custom) = &request.request
+                    && let Some(problem) = params_problem(&custom.method, custom.params.as_ref())
+                {
+                    return Parsed::Reply(Box::new(TxJsonRpcMessage::<RoleServer>::error(
+                        ErrorData::invalid_params(problem, None),
+                        Some(request.id.clone()),
+                    )));
+                }
+                if !session.outstanding.insert(request.id.clone()) {
+                    return Parsed::Reply(Box::new(TxJsonRpcMessage::<RoleServer>::error(
+                        ErrorData::invalid_request(
+                            format!(
+                                "Invalid request: id {} is already used by a request in \
+                                 progress; give every request its own id",
+                                request.id
+                            ),
+                            None,
+                        ),
+                        Some(request.id.clone()),
+                    )));
+                }
+                if is_initialize {
+                    session.initialized = true;
+                }
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if !session.initialized {
+                    // rmcp ends the session on anything but a request before `initialize`.
+                    tracing::debug!("dropping a notification sent before initialize");
+                    return Parsed::Ignore;
+                }
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    // A cancelled request is not answered.
+                    drop(session);
+                    self.state.answered(id);
+                }
+            }
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
+        }
+        Parsed::Message(Box::new(message))
     }
 
     /// Reads up to the next newline into `self.line`. Cancel-safe: bytes read before a
@@ -90,6 +258,16 @@ where
         }
     }
 
+    /// Sends an already serialised reply from a task of its own.
+    fn reply_raw_in_background(&self, reply: Value) {
+        let writer = Arc::clone(&self.writer);
+        tokio::spawn(async move {
+            if let Err(error) = write_bytes(&writer, &reply).await {
+                tracing::warn!(%error, "cannot send an error response");
+            }
+        });
+    }
+
     /// Sends `message` from a task of its own, so a cancelled `receive` cannot cut it short.
     fn reply_in_background(&self, message: TxJsonRpcMessage<RoleServer>) {
         let writer = Arc::clone(&self.writer);
@@ -101,10 +279,38 @@ where
     }
 }
 
+impl<R, W> std::fmt::Debug for JsonLinesTransport<R, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonLinesTransport")
+            .field("buffered", &self.line.len())
+            .field("discarding", &self.discarding)
+            .field("session", &*self.state.lock())
+            .field("watches_peer", &self.peer_gone.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 enum LineRead {
     Line,
     Oversized,
     Eof,
+}
+
+async fn write_bytes<W: AsyncWrite + Unpin>(
+    writer: &SharedWriter<W>,
+    value: &Value,
+) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec(value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    let mut guard = writer.lock().await;
+    let Some(writer) = guard.as_mut() else {
+        return Err(io::Error::new(
+            io::ErrorKind::NotConnected,
+            "the transport is closed",
+        ));
+    };
+    writer.write_all(&bytes).await?;
+    writer.flush().await
 }
 
 async fn write_message<W: AsyncWrite + Unpin>(
@@ -140,6 +346,34 @@ enum Parsed {
     Message(Box<RxJsonRpcMessage<RoleServer>>),
     Ignore,
     Reply(Box<TxJsonRpcMessage<RoleServer>>),
+    /// An error reply whose `id` rmcp's types cannot hold (a float).
+    RawReply(Value),
+}
+
+/// Why `params` do not fit `method`, for the methods this server serves whose request rmcp
+/// could not parse (it then takes them for custom requests, which would be answered
+/// "method not found").
+fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
+    fn check<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> Option<String> {
+        let params = params.cloned().unwrap_or(Value::Null);
+        serde_json::from_value::<T>(params)
+            .err()
+            .map(|e| e.to_string())
+    }
+    let problem = match method {
+        "initialize" => check::<InitializeRequestParams>(params),
+        "tools/call" => check::<CallToolRequestParams>(params),
+        "tools/list" => check::<Option<PaginatedRequestParams>>(params),
+        "ping" => match params {
+            None | Some(Value::Object(_) | Value::Null) => None,
+            Some(other) => Some(format!("expected an object, got {other}")),
+        },
+        _ => return None,
+    };
+    Some(format!(
+        "Invalid params for `{method}`: {}",
+        problem.unwrap_or_else(|| "they do not match the MCP schema".to_owned())
+    ))
 }
 
 fn parse_line(line: &[u8]) -> Parsed {
@@ -160,10 +394,40 @@ fn parse_line(line: &[u8]) -> Parsed {
     };
     let id = request_id(&value);
     let method = value.get("method").and_then(Value::as_str);
+    if let Some(raw_id) = value.get("id")
+        && id.is_none()
+    {
+        // A request (or a reply) whose id is null, a float, an object…: JSON-RPC says to answer
+        // with an error; MCP ids are strings or integers.
+        tracing::debug!(%raw_id, "request id is not a string or an integer");
+        let echoed = if raw_id.is_number() || raw_id.is_string() {
+            raw_id.clone()
+        } else {
+            Value::Null
+        };
+        return Parsed::RawReply(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": echoed,
+            "error": {
+                "code": ErrorCode::INVALID_REQUEST.0,
+                "message": format!(
+                    "Invalid request: the id must be a string or an integer, got {raw_id}"
+                ),
+            },
+        }));
+    }
     if id.is_none() && method.is_some() && value.get("result").is_none() {
         // A notification the server does not understand: JSON-RPC forbids replying.
         tracing::debug!(?method, %error, "ignoring an unknown or malformed notification");
         return Parsed::Ignore;
+    }
+    if let (Some(id), Some(method)) = (&id, method)
+        && let Some(problem) = params_problem(method, value.get("params"))
+    {
+        return Parsed::Reply(Box::new(TxJsonRpcMessage::<RoleServer>::error(
+            ErrorData::invalid_params(problem, None),
+            Some(id.clone()),
+        )));
     }
     tracing::debug!(%error, "invalid JSON-RPC message");
     Parsed::Reply(Box::new(TxJsonRpcMessage::<RoleServer>::error(
@@ -192,7 +456,19 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
-        async move { write_message(&writer, &item).await }
+        let state = Arc::clone(&self.state);
+        async move {
+            let answered = match &item {
+                JsonRpcMessage::Response(response) => Some(response.id.clone()),
+                JsonRpcMessage::Error(error) => error.id.clone(),
+                JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+            };
+            let sent = write_message(&writer, &item).await;
+            if let Some(id) = answered {
+                state.answered(&id);
+            }
+            sent
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -215,7 +491,7 @@ where
                 }
                 Ok(LineRead::Eof) => {
                     tracing::info!("input closed");
-                    self.eof.cancel();
+                    self.finish_input().await;
                     return None;
                 }
                 Err(error) => {
@@ -230,10 +506,15 @@ where
             if trimmed.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match parse_line(trimmed) {
+            let parsed = match parse_line(trimmed) {
+                Parsed::Message(message) => self.admit(*message),
+                other => other,
+            };
+            match parsed {
                 Parsed::Message(message) => return Some(*message),
                 Parsed::Ignore => {}
                 Parsed::Reply(reply) => self.reply_in_background(*reply),
+                Parsed::RawReply(reply) => self.reply_raw_in_background(reply),
             }
         }
     }
@@ -254,6 +535,7 @@ mod tests {
     fn reply_json(parsed: Parsed) -> Value {
         match parsed {
             Parsed::Reply(reply) => serde_json::to_value(&*reply).unwrap(),
+            Parsed::RawReply(value) => value,
             Parsed::Message(_) => panic!("expected a reply, got a message"),
             Parsed::Ignore => panic!("expected a reply, got nothing"),
         }
@@ -298,7 +580,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn keeps_serving_after_garbage_and_cancels_on_eof() {
+    async fn keeps_serving_after_garbage_and_answers_before_eof() {
         let input = b"garbage\n\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".to_vec();
         let (out_writer, mut out_reader) = tokio::io::duplex(4096);
         let eof = CancellationToken::new();
@@ -307,21 +589,43 @@ mod tests {
             .receive()
             .await
             .expect("the ping after the garbage");
-        assert!(matches!(
-            message,
-            RxJsonRpcMessage::<RoleServer>::Request(_)
-        ));
+        let RxJsonRpcMessage::<RoleServer>::Request(request) = message else {
+            panic!("expected the ping request, got {message:?}");
+        };
+        // End of input waits until the ping has been answered.
+        let pending =
+            tokio::time::timeout(std::time::Duration::from_millis(100), transport.receive()).await;
+        assert!(pending.is_err(), "end of input reported before the answer");
+        assert!(!eof.is_cancelled());
+        transport
+            .send(TxJsonRpcMessage::<RoleServer>::response(
+                rmcp::model::ServerResult::empty(()),
+                request.id,
+            ))
+            .await
+            .unwrap();
         assert!(transport.receive().await.is_none());
         assert!(eof.is_cancelled());
-        // The error reply is written by a background task.
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         transport.close().await.unwrap();
         let mut written = String::new();
         tokio::io::AsyncReadExt::read_to_string(&mut out_reader, &mut written)
             .await
             .unwrap();
-        let reply: Value = serde_json::from_str(written.trim()).unwrap();
-        assert_eq!(reply["error"]["code"], -32700);
-        assert_eq!(reply.get("id"), Some(&Value::Null));
+        let replies: Vec<Value> = written
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 2, "{written}");
+        let parse_error = replies
+            .iter()
+            .find(|reply| reply.get("error").is_some())
+            .expect("the parse error");
+        assert_eq!(parse_error["error"]["code"], -32700);
+        assert_eq!(parse_error.get("id"), Some(&Value::Null));
+        assert!(
+            replies
+                .iter()
+                .any(|reply| reply["id"] == 1 && reply.get("result").is_some())
+        );
     }
 }

@@ -141,3 +141,106 @@ def test_stdout_carries_only_protocol_messages(raw_server, workspace: Path) -> N
     for line in server.proc.stdout.read().splitlines():
         assert line.startswith(b"{"), line
     assert server.stderr_text().strip(), "debug logging should have written to stderr"
+
+
+def test_a_request_before_initialize_gets_a_clear_error(raw_server) -> None:
+    server = raw_server()
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    error = server.receive_response(1)["error"]
+    assert error["code"] == -32002
+    assert error["message"].startswith("Not initialized: `tools/list` was sent before `initialize`")
+    # A stray notification before the handshake does not end the session.
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert server.receive_response(2)["result"]["tools"]
+
+
+@pytest.mark.parametrize(
+    ("raw_id", "echoed"), [({"a": 1}, None), (1.5, 1.5), (None, None), ([1], None)]
+)
+def test_a_request_with_an_invalid_id_gets_an_invalid_request_error(raw_server, raw_id, echoed) -> None:
+    server = raw_server()
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": raw_id, "method": "tools/list"})
+    reply = server.receive()
+    assert reply["id"] == echoed
+    assert reply["error"]["code"] == -32600
+    assert "the id must be a string or an integer" in reply["error"]["message"]
+    server.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+    assert server.receive_response(7)["result"] == {}
+
+
+def test_wrong_typed_params_are_invalid_params(raw_server) -> None:
+    server = raw_server()
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "read"})
+    error = server.receive_response(3)["error"]
+    assert error["code"] == -32602, error
+    assert error["message"].startswith("Invalid params for `tools/call`"), error
+    server.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": 5}})
+    assert server.receive_response(4)["error"]["code"] == -32602
+
+
+def test_a_reused_id_of_a_request_in_progress_is_refused(raw_server) -> None:
+    server = raw_server()
+    server.initialize()
+    slow = {"name": "bash", "arguments": {"command": "sleep 1; echo first"}}
+    server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+    server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+    refused = server.receive_response(5)
+    assert refused["error"]["code"] == -32600
+    assert "id 5 is already used by a request in progress" in refused["error"]["message"]
+    answered = server.receive_response(5)
+    assert "first" in answered["result"]["content"][0]["text"]
+    # Once answered, the id may be used again.
+    server.send({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+    assert server.receive_response(5)["result"] == {}
+
+
+def test_tools_flag_trims_spaces(raw_server) -> None:
+    server = raw_server("--tools", "read, grep ")
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    names = {tool["name"] for tool in server.receive_response(1)["result"]["tools"]}
+    assert names == {"read", "grep"}
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_bad_root_is_reported_as_root(workspace: Path, kind: str) -> None:
+    target = workspace / "nope"
+    if kind == "file":
+        target.write_text("x")
+    result = subprocess.run(
+        [jig_bin(), "mcp", "--root", str(target)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    expected = "no such directory" if kind == "missing" else "not a directory"
+    assert f"--root {target}: {expected}" in result.stderr, result.stderr
+    assert "--cwd" not in result.stderr
+
+
+def test_typed_in_a_terminal_it_says_what_it_is(workspace: Path) -> None:
+    import os
+    import pty
+
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [jig_bin(), "mcp"],
+            cwd=workspace,
+            stdin=secondary,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        os.write(primary, b"\x04")  # Ctrl-D: end of input
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert proc.returncode == 0
+    assert stderr.decode().startswith("jig mcp: serving MCP over stdin/stdout."), stderr

@@ -51,7 +51,23 @@ def test_end_of_input_before_initialize_exits_zero(raw_server) -> None:
     assert server.wait(10) == 0
 
 
-def test_end_of_input_kills_running_commands_and_removes_temp_files(
+def test_end_of_input_finishes_the_calls_already_received(raw_server, workspace: Path) -> None:
+    # `printf '…' | jig mcp`: the input ends right after the requests; their answers still come.
+    (workspace / "task.txt").write_text("status: draft\n")
+    server = raw_server()
+    server.initialize()
+    call(server, 1, "read", {"path": "task.txt"})
+    call(server, 2, "bash", {"command": "sleep 1.5; echo finished"})
+    server.close_stdin()
+    answers = {1: server.receive_response(1), 2: server.receive_response(2)}
+    assert server.wait(10) == 0
+    assert answers[1]["result"]["content"][0]["text"] == "   1│ status: draft"
+    bash = answers[2]["result"]
+    assert bash["isError"] is False, bash
+    assert "finished" in bash["content"][0]["text"]
+
+
+def test_end_of_input_with_the_client_gone_kills_running_commands_and_removes_temp_files(
     raw_server, tmp_path: Path
 ) -> None:
     tmpdir = tmp_path / "tmp"
@@ -65,7 +81,10 @@ def test_end_of_input_kills_running_commands_and_removes_temp_files(
     call(server, 1, "bash", {"command": f"seq 1 300000; sleep {duration}"})
     assert wait_until(lambda: processes_with(f"sleep {duration}")), "command did not start"
     started = time.monotonic()
+    # The client exits: both ends of the pipes close, nobody can read an answer.
     server.close_stdin()
+    assert server.proc.stdout is not None
+    server.proc.stdout.close()
     assert server.wait(15) == 0
     assert time.monotonic() - started < 8
     assert wait_until(lambda: not processes_with(f"sleep {duration}"), 5), "sleep survived"

@@ -1,4 +1,5 @@
-//! Shutdown: end of input and the host's signal both abort running calls and clean the env up.
+//! Shutdown: end of input finishes the calls already received, the host's signal aborts them;
+//! both clean the env up.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use serde_json::json;
 use crate::support::{Setup, args, eventually, start};
 
 #[tokio::test]
-async fn end_of_input_aborts_calls_and_cleans_up() {
+async fn end_of_input_finishes_received_calls_then_cleans_up() {
     let h = start(Setup::default()).await;
     let temp = h.env.create_temp_file("jig-test", ".log").await.unwrap();
     assert!(h.env.exists(&temp).await.unwrap());
@@ -20,27 +21,24 @@ async fn end_of_input_aborts_calls_and_cleans_up() {
         .client
         .send_cancellable_request(
             ClientRequest::CallToolRequest(Request::new(
-                CallToolRequestParams::new("slow").with_arguments(args(json!({}))),
+                CallToolRequestParams::new("slow").with_arguments(args(json!({"steps": 10}))),
             )),
             PeerRequestOptions::no_options(),
         )
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(60)).await;
-    let started = std::time::Instant::now();
     h.client.cancel().await.unwrap();
     let stop = tokio::time::timeout(Duration::from_secs(5), h.served)
         .await
-        .expect("the server stops promptly")
+        .expect("the server stops once the call has finished")
         .unwrap()
         .unwrap();
     assert_eq!(stop, StopReason::InputClosed);
     assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
+        !h.saw_cancel.load(Ordering::SeqCst),
+        "a call received before the end of input was aborted"
     );
-    assert!(h.saw_cancel.load(Ordering::SeqCst));
     assert!(!h.env.exists(&temp).await.unwrap(), "temp file left behind");
 }
 
