@@ -22,9 +22,10 @@ mod tolerant;
 
 use std::fmt::Write as _;
 
-use jig_env::{Bytes, ErrorKind, FileKind};
+use jig_env::{Bytes, EnvError, ErrorKind, FileKind};
 use jig_protocol::ToolResult;
 use jig_tool::{Effects, Tool, ToolContext, ToolError, paths};
+use jig_truncate::format_size;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -108,6 +109,10 @@ impl Tool for EditTool {
 }
 
 /// Key spellings of one edit's two fields accepted from models trained on other tools.
+/// The largest file `edit` changes: it holds the file, its decoded text and the result in
+/// memory at once. Larger files are refused before anything is read.
+pub(crate) const MAX_EDIT_BYTES: u64 = 1024 * 1024 * 1024;
+
 const OLD_KEYS: [&str; 3] = ["oldText", "old_text", "old_string"];
 const NEW_KEYS: [&str; 3] = ["newText", "new_text", "new_string"];
 
@@ -210,11 +215,13 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
         .env
         .stat(path)
         .await
-        .map_err(|error| file_error(shown, error.kind(), "read"))?;
+        .map_err(|error| file_error(shown, &error, "read"))?;
     match info.kind {
         FileKind::File => {}
         FileKind::Directory => {
-            return Err(file_error(shown, ErrorKind::IsADirectory, "read"));
+            return Err(ToolError::failed(format!(
+                "Cannot edit {shown}: it is a directory, not a file."
+            )));
         }
         FileKind::Symlink | FileKind::Other => {
             return Err(ToolError::failed(format!(
@@ -222,11 +229,20 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
             )));
         }
     }
+    if info.size > MAX_EDIT_BYTES {
+        return Err(ToolError::failed(format!(
+            "Cannot edit {shown}: it is {}, more than the {} edit holds in memory. The file was \
+             left unchanged. Change it with a command through bash (for example sed or a \
+             script that streams it), or split it.",
+            large_size(info.size),
+            large_size(MAX_EDIT_BYTES),
+        )));
+    }
     let original = ctx
         .env
         .read(path)
         .await
-        .map_err(|error| file_error(shown, error.kind(), "read"))?;
+        .map_err(|error| file_error(shown, &error, "read"))?;
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
     let source = Source::with_cr(&decoded.text, decoded.has_cr);
@@ -265,7 +281,7 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     ctx.env
         .write(path, Bytes::from(new_content))
         .await
-        .map_err(|error| file_error(shown, error.kind(), "write"))?;
+        .map_err(|error| file_error(shown, &error, "write"))?;
 
     let mut text = format!("Successfully replaced {count} block(s) in {shown}.");
     for (index, tier) in &tiers {
@@ -293,7 +309,22 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     Ok(ToolResult::text(text).with_details(details))
 }
 
-fn file_error(shown: &str, kind: ErrorKind, operation: &str) -> ToolError {
+/// A size in GiB with at most one decimal (`32 GiB`, `1.5 GiB`), or smaller units below 1 GiB.
+fn large_size(bytes: u64) -> String {
+    const GIB: u64 = 1024 * 1024 * 1024;
+    if bytes < GIB {
+        return format_size(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+    let tenths = (u128::from(bytes) * 10 + u128::from(GIB) / 2) / u128::from(GIB);
+    if tenths % 10 == 0 {
+        format!("{} GiB", tenths / 10)
+    } else {
+        format!("{}.{} GiB", tenths / 10, tenths % 10)
+    }
+}
+
+fn file_error(shown: &str, error: &EnvError, operation: &str) -> ToolError {
+    let kind = error.kind();
     if kind == ErrorKind::Aborted {
         return ToolError::Cancelled;
     }
@@ -311,8 +342,9 @@ fn file_error(shown: &str, kind: ErrorKind, operation: &str) -> ToolError {
         ErrorKind::NotADirectory => {
             format!("File not found: {shown}. A component of the path is not a directory.")
         }
-        other => format!(
-            "Could not edit {shown}: {operation} failed ({other}). The file was left unchanged."
+        _ => format!(
+            "Could not edit {shown}: {operation} failed: {}. The file was left unchanged.",
+            error.message()
         ),
     })
 }
@@ -523,6 +555,18 @@ fn span_lines((first, last): (usize, usize)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_sizes_read_in_gib() {
+        const GIB: u64 = 1024 * 1024 * 1024;
+        assert_eq!(large_size(32 * GIB), "32 GiB");
+        assert_eq!(large_size(GIB), "1 GiB");
+        assert_eq!(large_size(GIB + GIB / 2), "1.5 GiB");
+        assert_eq!(
+            large_size(512 * 1024 * 1024),
+            format_size(512 * 1024 * 1024)
+        );
+    }
 
     #[test]
     fn prepare_arguments_folds_legacy_shapes() {

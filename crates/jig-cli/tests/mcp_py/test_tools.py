@@ -233,3 +233,24 @@ async def test_concurrent_edits_to_one_file_all_apply(workspace: Path) -> None:
     assert all(result.is_error is False for result in results), [text_of(r) for r in results]
     expected = "".join(f"line {i} NEW\n" for i in range(count))
     assert (workspace / "many.txt").read_text() == expected
+
+
+async def test_edit_refuses_a_file_larger_than_memory_and_keeps_serving(workspace: Path) -> None:
+    huge = workspace / "huge.log"
+    with open(huge, "wb") as f:
+        f.write(b"first line\n")
+        f.truncate(32 * 1024**3)  # sparse: 32 GiB, more than the machine's memory
+    (workspace / "small.txt").write_text("still here\n")
+    async with connect(workspace) as session:
+        edited = await session.call_tool(
+            "edit", {"path": "huge.log", "edits": [{"oldText": "first", "newText": "1st"}]}
+        )
+        assert edited.is_error is True
+        message = text_of(edited)
+        assert "32.0GB" in message or "32 GiB" in message or "32.0 GiB" in message, message
+        assert "left unchanged" in message and "bash" in message, message
+        after = await session.call_tool("read", {"path": "small.txt"})
+    assert text_of(after) == "   1│ still here"
+    assert huge.stat().st_size == 32 * 1024**3
+    with open(huge, "rb") as f:
+        assert f.read(11) == b"first line\n"
