@@ -26,7 +26,7 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 # The marker that identifies the scripted conversation's first user message.
 TASK_MARKER = "JIG-CLIENT-E2E"
@@ -53,6 +53,8 @@ class ModelServer:
     script: list[Step]
     requests: list[Recorded] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # The tool names offered with the last request of the scripted conversation.
+    task_tools: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
 
@@ -127,7 +129,8 @@ class ModelServer:
         """Every request as JSON lines, for a failing test's report."""
         with self._lock:
             return "\n".join(
-                json.dumps({"method": r.method, "path": r.path, "body": r.body}) for r in self.requests
+                json.dumps({"method": r.method, "path": r.path, "body": r.body})
+                for r in self.requests
             )
 
     # -- recording and routing ---------------------------------------------------------------
@@ -160,48 +163,49 @@ class ModelServer:
             return self._gemini(body, stream=False)
         return 404, "application/json", _json({"error": {"message": f"no route for POST {route}"}})
 
-    def _next(self, offered: list[str], results_so_far: int) -> tuple[str, dict[str, Any]] | None:
-        """The next scripted call as (client tool name, arguments), or None when done."""
-        if results_so_far >= len(self.script):
+    def _turn(self, conversation: Any, offered: list[str], done: int) -> tuple[str, Any] | None:
+        """The scripted model's move: `("call", (tool name, arguments))` for the next step,
+        `("text", "done")` after the last one, or None when this request is not the scripted
+        conversation (a side request) or jig's tools are not offered. `done` counts the scripted
+        calls whose results are already in the conversation."""
+        if not _mentions_task(conversation):
             return None
-        step = self.script[results_so_far]
-        return pick_tool(offered, step.tool), step.arguments
+        self.task_tools = offered
+        if not has_jig_tools(offered):
+            return None
+        if done >= len(self.script):
+            return "text", "done"
+        step = self.script[done]
+        return "call", (pick_tool(offered, step.tool), step.arguments)
 
     # -- Anthropic Messages ------------------------------------------------------------------
 
     def _anthropic(self, body: dict[str, Any]) -> tuple[int, str, bytes]:
         offered = [tool.get("name", "") for tool in body.get("tools") or []]
         messages = body.get("messages") or []
-        scripted = _mentions_task(messages) and has_jig_tools(offered)
+        results = [
+            str(block.get("tool_use_id", ""))
+            for message in messages
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+        done = sum(1 for call_id in results if call_id.startswith("toolu_jig_"))
+        move = self._turn(messages, offered, done)
         deferred = sorted(set(re.findall(r"\bmcp__jig__[a-z]+\b", flatten_text(messages))))
-        call = None
-        if _mentions_task(messages) and not has_jig_tools(offered) and "ToolSearch" in offered and deferred and "toolu_search_0" not in json.dumps(messages):
-            # Claude Code defers MCP tools: their schemas are sent only after the model loads
-            # them with ToolSearch, as a model does when the task needs them.
-            scripted = True
-            wanted = sorted({pick_tool(deferred, step.tool) for step in self.script})
-            call = ("ToolSearch", {"query": "select:" + ",".join(wanted)})
-            call_id = "toolu_search_0"
-        elif scripted:
-            results = sum(
-                1
-                for message in messages
-                if message.get("role") == "user" and isinstance(message.get("content"), list)
-                for block in message["content"]
-                if block.get("type") == "tool_result"
-                and str(block.get("tool_use_id", "")).startswith("toolu_jig_")
-            )
-            call = self._next(offered, results)
-            call_id = f"toolu_jig_{results}"
-        if call is None:
-            text = "done" if scripted else "ok"
-            content = [{"type": "text", "text": text}]
+        if move is None and _mentions_task(messages) and "ToolSearch" in offered and deferred:
+            if "toolu_search_0" not in results:
+                # Claude Code defers MCP tools: their schemas are sent only after the model
+                # loads them with ToolSearch, as a model does when the task needs them.
+                wanted = sorted({pick_tool(deferred, step.tool) for step in self.script})
+                move = "search", ("ToolSearch", {"query": "select:" + ",".join(wanted)})
+        if move is None or move[0] == "text":
+            content = [{"type": "text", "text": move[1] if move else "ok"}]
             stop = "end_turn"
         else:
-            name, arguments = call
-            content = [
-                {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
-            ]
+            name, arguments = move[1]
+            call_id = "toolu_search_0" if move[0] == "search" else f"toolu_jig_{done}"
+            content = [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}]
             stop = "tool_use"
         message = {
             "id": f"msg_{len(self.requests)}",
@@ -215,22 +219,29 @@ class ModelServer:
         }
         if not body.get("stream"):
             return 200, "application/json", _json(message)
-        events = [("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}})]
+        start = {**message, "content": [], "stop_reason": None}
+        events: list[tuple[str, Any]] = [("message_start", {"message": start})]
         for index, block in enumerate(content):
             if block["type"] == "text":
-                start = {"type": "text", "text": ""}
+                opening = {"type": "text", "text": ""}
                 delta = {"type": "text_delta", "text": block["text"]}
             else:
-                start = {**block, "input": {}}
+                opening = {**block, "input": {}}
                 delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
             events += [
-                ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
-                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
-                ("content_block_stop", {"type": "content_block_stop", "index": index}),
+                ("content_block_start", {"index": index, "content_block": opening}),
+                ("content_block_delta", {"index": index, "delta": delta}),
+                ("content_block_stop", {"index": index}),
             ]
         events += [
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 10}}),
-            ("message_stop", {"type": "message_stop"}),
+            (
+                "message_delta",
+                {
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 10},
+                },
+            ),
+            ("message_stop", {}),
         ]
         return 200, "text/event-stream", _sse(events)
 
@@ -241,28 +252,30 @@ class ModelServer:
         items = body.get("input") or []
         if isinstance(items, str):
             items = [{"type": "message", "role": "user", "content": items}]
-        scripted = _mentions_task([i for i in items if i.get("role") == "user"]) and has_jig_tools(offered)
-        call = None
-        if scripted:
-            results = sum(1 for item in items if item.get("type") == "function_call_output")
-            call = self._next(offered, results)
-        response_id = f"resp_{len(self.requests)}"
-        if call is None:
-            text = "done" if scripted else "ok"
+        done = sum(
+            1
+            for item in items
+            if item.get("type") == "function_call_output"
+            and str(item.get("call_id", "")).startswith("call_jig_")
+        )
+        move = self._turn(items, offered, done)
+        if move is None or move[0] == "text":
             item = {
                 "type": "message",
                 "id": f"msg_{len(self.requests)}",
                 "role": "assistant",
                 "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
+                "content": [
+                    {"type": "output_text", "text": move[1] if move else "ok", "annotations": []}
+                ],
             }
         else:
-            name, arguments = call
+            name, arguments = move[1]
             item = {
                 "type": "function_call",
                 "id": f"fc_{len(self.requests)}",
                 "status": "completed",
-                "call_id": f"call_jig_{results}",
+                "call_id": f"call_jig_{done}",
                 "arguments": json.dumps(arguments),
                 **split_namespace(name),
             }
@@ -273,21 +286,32 @@ class ModelServer:
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": 110,
         }
-        response = {"id": response_id, "object": "response", "status": "in_progress", "model": body.get("model"), "output": []}
-        events = [
-            ("response.created", {"type": "response.created", "response": response}),
-            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+        response = {
+            "id": f"resp_{len(self.requests)}",
+            "object": "response",
+            "status": "in_progress",
+            "model": body.get("model"),
+            "output": [],
+        }
+        completed = {**response, "status": "completed", "output": [item], "usage": usage}
+        if not body.get("stream", False):
+            return 200, "application/json", _json(completed)
+        events: list[tuple[str, Any]] = [
+            ("response.created", {"response": response}),
+            ("response.output_item.added", {"output_index": 0, "item": item}),
         ]
         if item["type"] == "message":
+            text = item["content"][0]["text"]
             events.append(
-                ("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0, "delta": item["content"][0]["text"]})
+                (
+                    "response.output_text.delta",
+                    {"item_id": item["id"], "output_index": 0, "content_index": 0, "delta": text},
+                )
             )
         events += [
-            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-            ("response.completed", {"type": "response.completed", "response": {**response, "status": "completed", "output": [item], "usage": usage}}),
+            ("response.output_item.done", {"output_index": 0, "item": item}),
+            ("response.completed", {"response": completed}),
         ]
-        if not body.get("stream", False):
-            return 200, "application/json", _json({**response, "status": "completed", "output": [item], "usage": usage})
         return 200, "text/event-stream", _sse(events)
 
     # -- Gemini ------------------------------------------------------------------------------
@@ -300,24 +324,32 @@ class ModelServer:
         ]
         contents = body.get("contents") or []
         config = body.get("generationConfig") or {}
-        scripted = _mentions_task(contents) and has_jig_tools(offered)
         if config.get("responseMimeType") == "application/json":
-            # Side questions that want JSON: the next-speaker check, model routing, loop checks.
+            # Side questions that want JSON: model routing, the next-speaker check.
             schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
-            part = {"text": json.dumps(json_for_schema(schema))}
-        elif scripted:
-            results = sum(1 for c in contents for p in c.get("parts") or [] if "functionResponse" in p)
-            call = self._next(offered, results)
-            if call is None:
-                part = {"text": "done"}
-            else:
-                name, arguments = call
-                part = {"functionCall": {"name": name, "args": arguments, "id": f"call_jig_{results}"}}
+            part: dict[str, Any] = {"text": json.dumps(json_for_schema(schema))}
         else:
-            part = {"text": "ok"}
+            done = sum(
+                1
+                for content in contents
+                for p in content.get("parts") or []
+                if str((p.get("functionResponse") or {}).get("id", "")).startswith("call_jig_")
+            )
+            move = self._turn(contents, offered, done)
+            if move is None or move[0] == "text":
+                part = {"text": move[1] if move else "ok"}
+            else:
+                name, arguments = move[1]
+                part = {"functionCall": {"name": name, "args": arguments, "id": f"call_jig_{done}"}}
         response = {
-            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+            "candidates": [
+                {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 100,
+                "candidatesTokenCount": 10,
+                "totalTokenCount": 110,
+            },
             "modelVersion": "scripted",
         }
         if not stream:
@@ -326,9 +358,6 @@ class ModelServer:
 
 
 # -- helpers shared with the tests ---------------------------------------------------------------
-
-JIG_TOOLS = ("read", "write", "edit", "bash", "grep", "find", "ls")
-
 
 def pick_tool(offered: list[str], tool: str) -> str:
     """The client's name for jig's `tool`: `tool` itself or a prefixed form ending in a separator
@@ -373,8 +402,8 @@ def split_namespace(name: str) -> dict[str, str]:
 
 
 def json_for_schema(schema: dict[str, Any]) -> Any:
-    """A small value that satisfies `schema`. Gemini CLI asks who speaks next; the answer is the
-    user (so it stops), which is the first fitting value for `next_speaker`."""
+    """A small value that satisfies `schema`, for a client's side questions (Gemini CLI's model
+    router asks for a complexity score; its next-speaker check gets `user`, so the turn ends)."""
     kind = schema.get("type")
     kind = kind.lower() if isinstance(kind, str) else kind
     if "enum" in schema:
@@ -386,7 +415,8 @@ def json_for_schema(schema: dict[str, Any]) -> Any:
     if kind == "array":
         return []
     if kind in ("integer", "number"):
-        return 0
+        # Scores are often 1-based ("complexity score from 1-100"): 1 unless a minimum says more.
+        return max(1, schema.get("minimum", 1))
     if kind == "boolean":
         return False
     return "ok"
@@ -412,8 +442,10 @@ def _json(value: Any) -> bytes:
 
 
 def _sse(events: list[tuple[str, Any]]) -> bytes:
+    """Server-sent events; each event's data carries its name as `type`, as both APIs do."""
     return b"".join(
-        f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events
+        f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n".encode()
+        for name, data in events
     )
 
 
@@ -432,5 +464,3 @@ def _decode_body(raw: bytes, encoding: str | None) -> Any:
     except ValueError:
         return {"_raw": raw.decode(errors="replace")}
 
-
-ToolResults = Callable[[list[Recorded]], list[str]]

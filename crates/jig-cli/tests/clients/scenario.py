@@ -69,12 +69,14 @@ class Outcome:
 
     results: list[str]
     workspace: Path
+    offered: list[str]  # the tool names the client offered the model
 
     def check(self) -> None:
         problems = []
         if len(self.results) < len(SCRIPT):
             problems.append(
-                f"the model saw {len(self.results)} tool results, expected {len(SCRIPT)}"
+                f"the model saw {len(self.results)} tool results, expected {len(SCRIPT)}; "
+                f"the client offered it these tools: {self.offered}"
             )
         for step, text in zip(SCRIPT, self.results):
             missing = [want for want in EXPECTED[step.tool] if want not in text]

@@ -34,12 +34,16 @@ def tool_results(setup: Setup) -> list[str]:
     return [longest[f"toolu_jig_{i}"] for i in range(len(SCRIPT)) if f"toolu_jig_{i}" in longest]
 
 
-def test_claude_code_shows_the_model_what_jig_tools_return(setup: Setup) -> None:
+def invocation(
+    setup: Setup, allowed: str | None = ALLOWED, command: str | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """`claude -p` with jig as the only MCP server and, unless `allowed` is None, jig's tools
+    allowed up front (print mode cannot ask)."""
     mcp_config = {
         "mcpServers": {
             "jig": {
                 "type": "stdio",
-                "command": setup.jig,
+                "command": command or setup.jig,
                 "args": ["mcp", "--root", str(setup.workspace)],
             }
         }
@@ -50,24 +54,25 @@ def test_claude_code_shows_the_model_what_jig_tools_return(setup: Setup) -> None
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
     }
-    run = run_client(
-        [
-            client_bin("claude"),
-            "-p",
-            PROMPT,
-            "--mcp-config",
-            json.dumps(mcp_config),
-            "--strict-mcp-config",
-            "--allowedTools",
-            ALLOWED,
-            "--output-format",
-            "text",
-        ],
-        env,
-        setup.workspace,
-        setup.logs,
-    )
+    argv = [
+        client_bin("claude"),
+        "-p",
+        PROMPT,
+        "--mcp-config",
+        json.dumps(mcp_config),
+        "--strict-mcp-config",
+        "--output-format",
+        "text",
+    ]
+    if allowed is not None:
+        argv += ["--allowedTools", allowed]
+    return argv, env
+
+
+def test_claude_code_shows_the_model_what_jig_tools_return(setup: Setup) -> None:
+    argv, env = invocation(setup)
+    run = run_client(argv, env, setup.workspace, setup.logs)
     assert not setup.model.errors, setup.model.errors
     assert run.returncode == 0, run.report()
-    Outcome(tool_results(setup), setup.workspace).check()
+    Outcome(tool_results(setup), setup.workspace, setup.model.task_tools).check()
     assert "done" in run.stdout, run.report()

@@ -14,7 +14,9 @@ def toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def write_config(setup: Setup) -> Path:
+def write_config(
+    setup: Setup, approve: bool = True, command: str | None = None, extra: str = ""
+) -> Path:
     codex_home = setup.home / ".codex"
     codex_home.mkdir()
     args = ", ".join(toml_string(a) for a in ["mcp", "--root", str(setup.workspace)])
@@ -22,8 +24,6 @@ def write_config(setup: Setup) -> Path:
         f"""\
 model = "scripted-model"
 model_provider = "scripted"
-approval_policy = "never"
-sandbox_mode = "workspace-write"
 
 [model_providers.scripted]
 name = "Scripted"
@@ -33,16 +33,20 @@ env_key = "SCRIPTED_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 
+# `required`: without it `codex exec` waits only briefly for the server to start and then
+# runs without its tools, silently.
 [mcp_servers.jig]
-command = {toml_string(setup.jig)}
+command = {toml_string(command or setup.jig)}
 args = [{args}]
-default_tools_approval_mode = "approve"
-"""
+required = true
+{'default_tools_approval_mode = "approve"' if approve else ""}
+{extra}"""
     )
     return codex_home
 
 
 def tool_results(setup: Setup) -> list[str]:
+    """The tool results in the longest scripted conversation, in call order."""
     longest: dict[str, str] = {}
     for request in setup.model.requests:
         body = request.body
@@ -61,28 +65,28 @@ def tool_results(setup: Setup) -> list[str]:
     return [longest[f"call_jig_{i}"] for i in range(len(SCRIPT)) if f"call_jig_{i}" in longest]
 
 
-def test_codex_shows_the_model_what_jig_tools_return(setup: Setup) -> None:
-    codex_home = write_config(setup)
+def invocation(setup: Setup, codex_home: Path) -> tuple[list[str], dict[str, str]]:
     env = base_env(setup.home) | {
         "CODEX_HOME": str(codex_home),
         "SCRIPTED_API_KEY": "sk-scripted",
     }
-    run = run_client(
-        [
-            client_bin("codex"),
-            "exec",
-            "--skip-git-repo-check",
-            "--cd",
-            str(setup.workspace),
-            "--color",
-            "never",
-            PROMPT,
-        ],
-        env,
-        setup.workspace,
-        setup.logs,
-    )
+    argv = [
+        client_bin("codex"),
+        "exec",
+        "--skip-git-repo-check",
+        "--cd",
+        str(setup.workspace),
+        "--color",
+        "never",
+        PROMPT,
+    ]
+    return argv, env
+
+
+def test_codex_shows_the_model_what_jig_tools_return(setup: Setup) -> None:
+    argv, env = invocation(setup, write_config(setup))
+    run = run_client(argv, env, setup.workspace, setup.logs)
     assert not setup.model.errors, setup.model.errors
     assert run.returncode == 0, run.report()
-    Outcome(tool_results(setup), setup.workspace).check()
+    Outcome(tool_results(setup), setup.workspace, setup.model.task_tools).check()
     assert "done" in run.stdout, run.report()

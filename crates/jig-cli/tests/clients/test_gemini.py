@@ -10,17 +10,19 @@ from model import TASK_MARKER, flatten_text
 from scenario import PROMPT, SCRIPT, Outcome
 
 
-def write_settings(setup: Setup) -> None:
+def write_settings(setup: Setup, trust: bool = True, command: str | None = None) -> None:
     gemini_dir = setup.home / ".gemini"
     gemini_dir.mkdir()
     settings = {
         "mcpServers": {
             "jig": {
-                "command": setup.jig,
+                "command": command or setup.jig,
                 "args": ["mcp", "--root", str(setup.workspace)],
-                "trust": True,
+                "trust": trust,
             }
         },
+        # With GOOGLE_GEMINI_BASE_URL set, Gemini CLI otherwise picks its "gateway" auth and
+        # stops with "Invalid auth method selected."
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
@@ -29,7 +31,8 @@ def write_settings(setup: Setup) -> None:
 
 
 def tool_results(setup: Setup) -> list[str]:
-    longest: list[str] = []
+    """The tool results in the longest scripted conversation, in call order."""
+    longest: dict[str, str] = {}
     for request in setup.model.requests:
         body = request.body
         if "GenerateContent" not in request.path and "generateContent" not in request.path:
@@ -39,33 +42,43 @@ def tool_results(setup: Setup) -> list[str]:
         contents = body.get("contents") or []
         if TASK_MARKER not in json.dumps(contents):
             continue
-        found = [
-            flatten_text(part["functionResponse"].get("response"))
+        found = {
+            str(part["functionResponse"].get("id")): flatten_text(
+                part["functionResponse"].get("response")
+            )
             for content in contents
             for part in content.get("parts") or []
             if "functionResponse" in part
-        ]
+        }
         if len(found) > len(longest):
             longest = found
-    return longest[: len(SCRIPT)]
+    return [longest[f"call_jig_{i}"] for i in range(len(SCRIPT)) if f"call_jig_{i}" in longest]
+
+
+def invocation(setup: Setup, trust_workspace: bool = True) -> tuple[list[str], dict[str, str]]:
+    env = base_env(setup.home) | {
+        "GEMINI_API_KEY": "scripted-key",
+        "GOOGLE_GEMINI_BASE_URL": setup.model.base_url,
+    }
+    if trust_workspace:
+        env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+    argv = [
+        client_bin("gemini"),
+        "-p",
+        PROMPT,
+        "--output-format",
+        "text",
+    ]
+    return argv, env
 
 
 def test_gemini_cli_shows_the_model_what_jig_tools_return(setup: Setup) -> None:
     write_settings(setup)
-    env = base_env(setup.home) | {
-        "GEMINI_API_KEY": "scripted-key",
-        "GOOGLE_GEMINI_BASE_URL": setup.model.base_url,
-        "GEMINI_CLI_TRUST_WORKSPACE": "true",
-    }
-    run = run_client(
-        [client_bin("gemini"), "-p", PROMPT, "--model", "gemini-2.5-flash", "--output-format", "text"],
-        env,
-        setup.workspace,
-        setup.logs,
-    )
+    argv, env = invocation(setup)
+    run = run_client(argv, env, setup.workspace, setup.logs)
     assert not setup.model.errors, setup.model.errors
     assert run.returncode == 0, run.report()
-    Outcome(tool_results(setup), setup.workspace).check()
+    Outcome(tool_results(setup), setup.workspace, setup.model.task_tools).check()
     assert "done" in run.stdout, run.report()
-    warnings = re.findall(r'unknown format "[^"]+" ignored[^\n]*', run.stderr)
+    warnings = re.findall(r'unknown format "[^"]+" ignored[^\n]*', run.stderr + run.stdout)
     assert not warnings, "Gemini CLI warned about jig's schemas:\n" + "\n".join(warnings)
