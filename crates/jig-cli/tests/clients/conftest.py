@@ -113,10 +113,14 @@ class Setup:
     logs: Path
     model: ModelServer
     jig: str
+    jig_args: list[str]  # the server's arguments, `mcp` first
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> Iterator[Setup]:
+@pytest.fixture(params=["root", "default-root"])
+def setup(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Setup]:
+    """A temporary HOME, workspace and model endpoint. `root` runs `jig mcp --root WORKSPACE`;
+    `default-root` runs plain `jig mcp` as the documented configurations do, so the workspace is
+    the client's working directory or the roots the client offers."""
     home = tmp_path / "home"
     home.mkdir()
     workspace = tmp_path / "workspace"
@@ -125,7 +129,8 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
     logs.mkdir()
     model = ModelServer(script=SCRIPT).start()
     try:
-        yield Setup(home, workspace, logs, model, jig_bin())
+        args = ["mcp", "--root", str(workspace)] if request.param == "root" else ["mcp"]
+        yield Setup(home, workspace, logs, model, jig_bin(), args)
     finally:
         model.stop()
         (logs / "requests.jsonl").write_text(model.dump())

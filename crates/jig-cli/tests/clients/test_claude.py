@@ -44,7 +44,7 @@ def invocation(
             "jig": {
                 "type": "stdio",
                 "command": command or setup.jig,
-                "args": ["mcp", "--root", str(setup.workspace)],
+                "args": setup.jig_args,
             }
         }
     }

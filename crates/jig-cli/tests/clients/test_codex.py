@@ -19,7 +19,7 @@ def write_config(
 ) -> Path:
     codex_home = setup.home / ".codex"
     codex_home.mkdir()
-    args = ", ".join(toml_string(a) for a in ["mcp", "--root", str(setup.workspace)])
+    args = ", ".join(toml_string(a) for a in setup.jig_args)
     (codex_home / "config.toml").write_text(
         f"""\
 model = "scripted-model"

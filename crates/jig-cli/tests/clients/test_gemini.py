@@ -17,7 +17,7 @@ def write_settings(setup: Setup, trust: bool = True, command: str | None = None)
         "mcpServers": {
             "jig": {
                 "command": command or setup.jig,
-                "args": ["mcp", "--root", str(setup.workspace)],
+                "args": setup.jig_args,
                 "trust": trust,
             }
         },
