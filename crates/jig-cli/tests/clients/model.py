@@ -171,7 +171,7 @@ class ModelServer:
         if not _mentions_task(conversation):
             return None
         self.task_tools = offered
-        if not has_jig_tools(offered):
+        if not offers_tools(offered, {step.tool for step in self.script}):
             return None
         if done >= len(self.script):
             return "text", "done"
@@ -372,9 +372,10 @@ def pick_tool(offered: list[str], tool: str) -> str:
     return chosen[0]
 
 
-def has_jig_tools(offered: list[str]) -> bool:
+def offers_tools(offered: list[str], tools: set[str]) -> bool:
+    """Whether the client offers every one of jig's `tools` (under whatever name)."""
     try:
-        for tool in ("read", "edit", "bash", "grep", "ls"):
+        for tool in tools:
             pick_tool(offered, tool)
     except LookupError:
         return False
