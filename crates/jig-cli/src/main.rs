@@ -19,6 +19,7 @@ mod exit;
 mod mcp_cmd;
 mod render;
 mod run_cmd;
+mod signals;
 mod tool_cmd;
 mod workspace;
 

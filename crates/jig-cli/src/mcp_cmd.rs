@@ -62,7 +62,11 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         .map_err(CliError::Failure)?;
     let env = workspace::open_env()?;
     let outcome = runtime.block_on(async {
-        let shutdown = shutdown_signal();
+        let termination = crate::signals::termination();
+        let shutdown = async move {
+            let signal = termination.await;
+            tracing::info!(signal = signal.name(), "stopping");
+        };
         let base = match base_context(env.clone(), args).await {
             Ok(base) => base,
             Err(error) => {
@@ -166,39 +170,4 @@ fn init_logging() {
         .with_writer(io::stderr)
         .with_ansi(io::stderr().is_terminal())
         .try_init();
-}
-
-/// A future completing on SIGINT or SIGTERM. The handlers are installed now, not when the future
-/// is first polled, so a signal that arrives while the session starts is not missed.
-fn shutdown_signal() -> impl Future<Output = ()> + Send {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let interrupt = signal(SignalKind::interrupt());
-        let terminate = signal(SignalKind::terminate());
-        async move {
-            match (interrupt, terminate) {
-                (Ok(mut interrupt), Ok(mut terminate)) => {
-                    tokio::select! {
-                        _ = interrupt.recv() => {}
-                        _ = terminate.recv() => {}
-                    }
-                }
-                (interrupt, terminate) => {
-                    let error = interrupt.err().or(terminate.err());
-                    tracing::warn!(
-                        ?error,
-                        "cannot install signal handlers; stop the server by closing its input"
-                    );
-                    std::future::pending::<()>().await;
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        async {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }

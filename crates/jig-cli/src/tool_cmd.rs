@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::CliResult;
 use crate::exit::{self, CliError};
 use crate::render::render_text;
+use crate::signals;
 use crate::workspace::{self, ContainmentArg};
 
 /// Arguments of `jig tool`.
@@ -93,12 +94,23 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             }
         };
         let started = Instant::now();
-        let result = tool.run(&ctx, call_args).await;
+        let termination = signals::termination();
+        let run = tool.run(&ctx, call_args);
+        tokio::pin!(run, termination);
+        let (result, stopped_by) = tokio::select! {
+            result = &mut run => (result, None),
+            signal = &mut termination => {
+                // Abort the call the way a client's cancel does (bash kills the command's
+                // whole process tree), then let it report what it had.
+                ctx.cancel.cancel();
+                (run.await, Some(signal))
+            }
+        };
         let elapsed = started.elapsed();
         env.cleanup().await;
-        Ok((result, elapsed))
+        Ok((result, elapsed, stopped_by))
     });
-    let (result, elapsed) = outcome?;
+    let (result, elapsed, stopped_by) = outcome?;
     let output = if args.json {
         let mut line = serde_json::to_string(&result)
             .context("cannot serialise the result")
@@ -116,6 +128,15 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             "{}",
             json!({"timing": {"exec_ms": millis}})
         );
+    }
+    if let Some(signal) = stopped_by {
+        let _ = writeln!(
+            io::stderr().lock(),
+            "jig: stopped by {}: the call was aborted, its processes killed and its temporary \
+             files removed",
+            signal.name()
+        );
+        return Ok(ExitCode::from(signal.exit_code()));
     }
     Ok(ExitCode::from(if result.is_error {
         exit::TOOL_ERROR

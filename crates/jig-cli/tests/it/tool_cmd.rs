@@ -298,3 +298,80 @@ fn paging_a_multi_megabyte_file_is_exact() {
     assert_eq!(result["details"]["bytes"], content.len());
     assert_eq!(result["details"]["nextOffset"], 200_002);
 }
+
+/// Processes whose command line contains `marker`.
+#[expect(clippy::unwrap_used, reason = "a test helper fails loudly")]
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let state = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z");
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !zombie && cmdline.contains(marker) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[expect(clippy::unwrap_used, reason = "a test helper fails loudly")]
+fn signal_stops_bash(signal: rustix::process::Signal, name: &str, code: i32, marker: &str) {
+    let sandbox = Sandbox::new();
+    let tmp = tempfile::tempdir().unwrap();
+    // A child in the background, one that leaves the session, and one in the foreground.
+    let command = format!(
+        "seq 1 100000; sleep {marker} & ( setsid sleep {marker} & ); sleep {marker}; echo never"
+    );
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jig"))
+        .args(["tool", "bash", "--cwd"])
+        .arg(&sandbox.ws)
+        .arg("--args")
+        .arg(json!({ "command": command }).to_string())
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while processes_with(&format!("sleep {marker}")).len() < 3 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the command did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, signal).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(code), "{}", stderr_of(&output));
+    assert!(
+        stderr_of(&output).contains(&format!("jig: stopped by {name}")),
+        "{}",
+        stderr_of(&output)
+    );
+    assert!(!stdout_of(&output).contains("never"));
+    let survivors = processes_with(&format!("sleep {marker}"));
+    assert!(survivors.is_empty(), "still running: {survivors:?}");
+    let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "temp files left: {left:?}");
+}
+
+#[test]
+fn sigint_kills_the_command_tree_and_removes_temp_files() {
+    signal_stops_bash(rustix::process::Signal::INT, "SIGINT", 130, "30.1357");
+}
+
+#[test]
+fn sigterm_kills_the_command_tree_and_removes_temp_files() {
+    signal_stops_bash(rustix::process::Signal::TERM, "SIGTERM", 143, "30.2468");
+}
