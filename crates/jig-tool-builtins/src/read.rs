@@ -225,8 +225,11 @@ impl ReadTool {
         let offset = input.offset.unwrap_or(1);
         let path_text = path.absolute_display();
         if total_lines == 0 && offset == 1 {
-            return Ok(ToolResult::text("(empty file)").with_details(json!({
+            // The content of an empty file is nothing: any text here could be mistaken for the
+            // file's content. The fact is in the details.
+            return Ok(ToolResult::text("").with_details(json!({
                 "path": path_text,
+                "empty": true,
                 "bytes": total_bytes,
                 "lines": 0,
                 "startLine": 0,

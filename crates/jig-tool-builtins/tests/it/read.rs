@@ -82,13 +82,13 @@ async fn a_final_line_without_newline_counts_and_a_trailing_newline_does_not() {
 }
 
 #[tokio::test]
-async fn an_empty_file_says_so() {
+async fn an_empty_file_reads_as_nothing_and_says_so_in_details() {
     let ws = Workspace::new();
     ws.file("empty.txt", "");
-    assert_eq!(
-        ws.ok("read", json!({"path": "empty.txt"})).await,
-        "(empty file)"
-    );
+    assert_eq!(ws.ok("read", json!({"path": "empty.txt"})).await, "");
+    let result = ws.call("read", json!({"path": "empty.txt"})).await;
+    assert_eq!(result.details["empty"], true);
+    assert_eq!(result.details["lines"], 0);
     let text = ws
         .err("read", json!({"path": "empty.txt", "offset": 2}))
         .await;
