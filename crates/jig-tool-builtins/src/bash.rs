@@ -14,6 +14,7 @@
 mod accumulator;
 mod clean;
 mod guard;
+mod head_tail;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,6 +36,7 @@ use serde_json::{Value, json};
 
 use self::accumulator::{Limits, OutputAccumulator, Reserve, Shown, TextStore, Truncation};
 pub use self::guard::CommandGuard;
+use self::head_tail::{HeadTail, describe_bytes};
 use crate::config::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 
 /// The default timeout: 180 seconds.
@@ -54,6 +56,10 @@ pub const SESSION_VARIABLES: [&str; 5] = [
 
 /// Raw output is written to the full-output file in batches of this size.
 const SPILL_BATCH: usize = 1024 * 1024;
+
+/// The default bound of one full-output file: 16 MiB, the first and the last 8 MiB of the
+/// output.
+pub const DEFAULT_FULL_OUTPUT_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// More than any status line takes (`\n\nCommand timed out after 2147483.647 seconds`).
 const STATUS_RESERVE: Reserve = Reserve {
@@ -135,6 +141,9 @@ pub struct BashConfig {
     /// default); a one-shot host that cleans the env on exit turns it off unless asked to keep
     /// temp files, so no path to a deleted file is ever offered.
     pub keep_full_output: bool,
+    /// The most a full-output file holds: the first and the last half of this many bytes, with
+    /// a line saying how much was left out between them.
+    pub full_output_max_bytes: u64,
     /// Streaming updates are sent at most this often.
     pub update_interval: Duration,
 }
@@ -166,6 +175,7 @@ impl Default for BashConfig {
             spawn_hook: None,
             guard: CommandGuard::Off,
             keep_full_output: true,
+            full_output_max_bytes: DEFAULT_FULL_OUTPUT_MAX_BYTES,
             update_interval: Duration::from_millis(100),
         }
     }
@@ -205,6 +215,7 @@ impl fmt::Debug for BashConfig {
             .field("spawn_hook", &self.spawn_hook.as_ref().map(|_| "<hook>"))
             .field("guard", &self.guard)
             .field("keep_full_output", &self.keep_full_output)
+            .field("full_output_max_bytes", &self.full_output_max_bytes)
             .field("update_interval", &self.update_interval)
             .finish()
     }
@@ -231,6 +242,7 @@ impl PartialEq for BashConfig {
             && self.command_prefix == other.command_prefix
             && self.guard == other.guard
             && self.keep_full_output == other.keep_full_output
+            && self.full_output_max_bytes == other.full_output_max_bytes
             && self.update_interval == other.update_interval
     }
 }
@@ -290,7 +302,9 @@ impl Tool for BashTool {
             size = format_size(config.max_bytes),
         );
         text.push_str(if config.keep_full_output {
-            ", and the path of a file holding the full output (read it with the read tool or grep)."
+            ", and the path of a file holding the full output (read it with the read tool or grep; \
+             a very long output keeps its first and last part there, with a line saying how much \
+             was left out)."
         } else {
             "."
         });
@@ -535,8 +549,9 @@ fn exec_failure(error: &EnvError, shells: &str) -> ToolError {
 enum FullOutput {
     /// The output fit; no file was needed.
     NotNeeded,
-    /// Saved at this path (lives until the env is cleaned up).
-    Kept(PathBuf),
+    /// Saved at this path (lives until the env is cleaned up), with `dropped` bytes from the
+    /// middle left out when the output was longer than the file's bound.
+    Kept { path: PathBuf, dropped: u64 },
     /// Not kept by configuration.
     NotKept,
     /// Could not be written.
@@ -550,8 +565,13 @@ enum Spill {
     Disabled,
     /// Below the limits: every raw byte so far, to seed the file if it becomes needed.
     Buffering(Vec<u8>),
-    /// The file exists; `buffer` holds bytes not yet appended.
-    Writing { path: PathBuf, buffer: Vec<u8> },
+    /// The file exists; `buffer` holds bytes not yet appended; `capped` decides which bytes
+    /// go to the file.
+    Writing {
+        path: PathBuf,
+        buffer: Vec<u8>,
+        capped: HeadTail,
+    },
     /// Creating or writing the file failed; `path` is what to remove.
     Failed {
         path: Option<PathBuf>,
@@ -565,6 +585,7 @@ struct BashSink<'a> {
     limits: Limits,
     accumulator: OutputAccumulator,
     spill: Spill,
+    full_output_max_bytes: u64,
     raw_bytes: u64,
     raw_newlines: u64,
     update_interval: Duration,
@@ -586,6 +607,7 @@ impl<'a> BashSink<'a> {
             } else {
                 Spill::Disabled
             },
+            full_output_max_bytes: config.full_output_max_bytes,
             raw_bytes: 0,
             raw_newlines: 0,
             update_interval: config.update_interval,
@@ -609,7 +631,11 @@ impl<'a> BashSink<'a> {
                 if over_limits {
                     let seed = std::mem::take(buffer);
                     self.spill = match env.create_temp_file("bash-", ".log").await {
-                        Ok(path) => Spill::Writing { path, buffer: seed },
+                        Ok(path) => Spill::Writing {
+                            path,
+                            buffer: seed,
+                            capped: HeadTail::new(self.full_output_max_bytes),
+                        },
                         Err(error) => Spill::Failed {
                             path: None,
                             reason: error.to_string(),
@@ -629,13 +655,27 @@ impl<'a> BashSink<'a> {
 
     /// Appends buffered raw bytes to the file (all of them when `all`, else whole batches).
     async fn flush_spill(&mut self, all: bool) {
-        let Spill::Writing { path, buffer } = &mut self.spill else {
+        let Spill::Writing {
+            path,
+            buffer,
+            capped,
+        } = &mut self.spill
+        else {
             return;
         };
         if buffer.is_empty() || (!all && buffer.len() < SPILL_BATCH) {
             return;
         }
-        let data = Bytes::from(std::mem::take(buffer));
+        let pending = std::mem::take(buffer);
+        let head = capped.push(&pending);
+        if head.is_empty() {
+            return;
+        }
+        let data = if head.len() == pending.len() {
+            Bytes::from(pending)
+        } else {
+            Bytes::copy_from_slice(head)
+        };
         if let Err(error) = self.ctx.env.append(path, data).await {
             let path = path.clone();
             self.spill = Spill::Failed {
@@ -666,7 +706,10 @@ impl<'a> BashSink<'a> {
         self.last_update = Some(now);
         let store = self.accumulator.snapshot();
         let full = match self.full_output_now() {
-            Some(path) => FullOutput::Kept(path.to_path_buf()),
+            Some(path) => FullOutput::Kept {
+                path: path.to_path_buf(),
+                dropped: 0,
+            },
             None if matches!(self.spill, Spill::Disabled) => FullOutput::NotKept,
             None => FullOutput::NotNeeded,
         };
@@ -678,7 +721,7 @@ impl<'a> BashSink<'a> {
                 truncation_details(truncation, &self.limits, &full),
             );
         }
-        if let FullOutput::Kept(path) = &full {
+        if let FullOutput::Kept { path, .. } = &full {
             details.insert("fullOutputPath".into(), json!(path.display().to_string()));
         }
         self.ctx
@@ -706,9 +749,16 @@ impl<'a> BashSink<'a> {
                 }
             }
             Spill::Buffering(_) => FullOutput::NotNeeded,
-            Spill::Writing { path, .. } => {
+            Spill::Writing { path, capped, .. } => {
                 if truncated {
-                    FullOutput::Kept(path)
+                    let (rest, dropped) = capped.finish();
+                    match env.append(&path, Bytes::from(rest)).await {
+                        Ok(()) => FullOutput::Kept { path, dropped },
+                        Err(error) => {
+                            let _ = env.remove(&path, Recursive::No).await;
+                            FullOutput::Failed(error.to_string())
+                        }
+                    }
                 } else {
                     // The raw bytes were over the limits but the cleaned text fits: the model
                     // saw everything, so the file is not needed.
@@ -900,7 +950,12 @@ fn notice(truncation: &Truncation, limits: &Limits, full: &FullOutput) -> String
         jig_truncate::TruncatedBy::Lines => format!("{} line limit", limits.max_lines),
     };
     let full = match full {
-        FullOutput::Kept(path) => format!("Full output: {}", path.display()),
+        FullOutput::Kept { path, dropped: 0 } => format!("Full output: {}", path.display()),
+        FullOutput::Kept { path, dropped } => format!(
+            "Full output, without {} from the middle: {}",
+            describe_bytes(*dropped),
+            path.display()
+        ),
         FullOutput::NotKept | FullOutput::NotNeeded => "Full output not kept.".to_owned(),
         FullOutput::Failed(reason) => format!("Full output could not be saved ({reason})."),
     };
@@ -920,13 +975,18 @@ fn truncation_details(truncation: &Truncation, limits: &Limits, full: &FullOutpu
         "maxLines": limits.max_lines,
         "maxBytes": limits.max_bytes,
         "fullOutput": match full {
-            FullOutput::Kept(_) => "kept",
+            FullOutput::Kept { .. } => "kept",
             FullOutput::NotKept | FullOutput::NotNeeded => "notKept",
             FullOutput::Failed(_) => "failed",
         },
     });
     if let (FullOutput::Failed(reason), Some(map)) = (full, details.as_object_mut()) {
         map.insert("fullOutputError".into(), json!(reason));
+    }
+    if let (FullOutput::Kept { dropped, .. }, Some(map)) = (full, details.as_object_mut())
+        && *dropped > 0
+    {
+        map.insert("fullOutputDroppedBytes".into(), json!(dropped));
     }
     details
 }
@@ -960,7 +1020,7 @@ fn final_result(
             truncation_details(truncation, &limits, &output.full),
         );
     }
-    if let (FullOutput::Kept(path), Some(_)) = (&output.full, &truncation) {
+    if let (FullOutput::Kept { path, .. }, Some(_)) = (&output.full, &truncation) {
         details.insert("fullOutputPath".into(), json!(path.display().to_string()));
     }
     let mut result = ToolResult::text(text).with_details(Value::Object(details));

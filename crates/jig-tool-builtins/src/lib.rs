@@ -32,7 +32,7 @@ use jig_tool::{ErasedTool, ToolRegistry};
 
 pub use bash::{
     BashConfig, BashInput, BashTool, CommandGuard, DEFAULT_BASH_MAX_TIMEOUT, DEFAULT_BASH_TIMEOUT,
-    SESSION_VARIABLES, SpawnHook, SpawnRequest,
+    DEFAULT_FULL_OUTPUT_MAX_BYTES, SESSION_VARIABLES, SpawnHook, SpawnRequest,
 };
 pub use config::{
     BuiltinsConfig, DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, LsConfig, ReadConfig,

@@ -254,3 +254,39 @@ async def test_edit_refuses_a_file_larger_than_memory_and_keeps_serving(workspac
     assert huge.stat().st_size == 32 * 1024**3
     with open(huge, "rb") as f:
         assert f.read(11) == b"first line\n"
+
+
+def disk_used(directory: Path) -> int:
+    return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
+
+
+async def test_endless_output_keeps_a_bounded_full_output_file(workspace: Path, tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    cap = 16 * 1024 * 1024
+    peak = 0
+    async with connect(workspace, env={"TMPDIR": str(temp)}) as session:
+        async with anyio.create_task_group() as group:
+            done = anyio.Event()
+
+            async def watch() -> None:
+                nonlocal peak
+                while not done.is_set():
+                    peak = max(peak, disk_used(temp))
+                    await anyio.sleep(0.05)
+
+            group.start_soon(watch)
+            result = await session.call_tool("bash", {"command": "timeout 4 yes; true"})
+            done.set()
+        text = text_of(result)
+        meta = details(result)
+        path = Path(meta["fullOutputPath"])
+        dropped = meta["truncation"]["fullOutputDroppedBytes"]
+        assert "from the middle" in text and str(path) in text, text
+        assert dropped > cap, dropped
+        content = path.read_bytes()
+        assert len(content) < cap + 4096
+        assert b"left out here" in content
+        assert content.startswith(b"y\ny\n") and content.endswith(b"y\n")
+        peak = max(peak, disk_used(temp))
+    assert peak < cap + 4096, peak
