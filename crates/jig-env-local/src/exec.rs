@@ -25,12 +25,14 @@
 //! # What is guaranteed, and what is not
 //! On **Linux**, after a timeout or abort no process of the command is left running if every
 //! process either (a) stayed in the shell's session, (b) had a parent among the command's
-//! processes when a scan ran, or (c) was orphaned to jig still carrying its `JIG_EXEC_TAG`.
-//! That covers background jobs, processes ignoring SIGTERM, and `setsid`/`nohup`/double-fork
-//! daemons. Not covered: a process that calls `setsid`, clears its environment (`env -i`) and
-//! is orphaned between two scans; a process re-parented to another subreaper (e.g. a nested
-//! container runtime or `systemd-run`); processes in uninterruptible sleep (they die once it
-//! ends). Reaping: zombies of the command's orphans are reaped; an orphan of some other jig
+//! processes when a scan ran, (c) was orphaned to jig still carrying its `JIG_EXEC_TAG`, or
+//! (d) was orphaned to jig with no `JIG_EXEC_TAG` at all (it cleared its environment) and
+//! started after the command's shell. That covers background jobs, processes ignoring SIGTERM,
+//! `setsid`/`nohup`/double-fork daemons, and `( setsid env -i … & )`. Rule (d) cannot tell
+//! two commands running at once apart: stopping one also stops an environment-clearing orphan
+//! the other started after it. Not covered: a process re-parented to another subreaper (e.g. a
+//! nested container runtime or `systemd-run`); processes in uninterruptible sleep (they die
+//! once it ends); anything still running when jig itself is killed with SIGKILL. Reaping: zombies of the command's orphans are reaped; an orphan of some other jig
 //! child process that re-parents to jig stays a zombie until jig exits.
 //!
 //! On **other Unix systems** only the process group is signalled: a process that left the
@@ -212,7 +214,10 @@ impl ProcessTracker {
         })?;
         let session = child.id().map_or(0, u32::cast_signed);
         let mut guard = KillOnDrop {
-            membership: Some(Membership::new(session, tag)),
+            membership: Some(
+                Membership::new(session, tag)
+                    .claiming_untagged_orphans(procfs::start_time(session)),
+            ),
         };
 
         let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))

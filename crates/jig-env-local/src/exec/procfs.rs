@@ -44,6 +44,9 @@ pub(crate) struct Membership {
     pub(crate) tag: String,
     /// Processes seen in earlier scans.
     pub(crate) known: HashSet<ProcessKey>,
+    /// The shell's start time: an orphan re-parented to jig that carries no tag at all (it
+    /// cleared its environment) and started no earlier than this is taken as the command's.
+    pub(crate) since: Option<u64>,
 }
 
 impl Membership {
@@ -52,7 +55,15 @@ impl Membership {
             session,
             tag,
             known: HashSet::new(),
+            since: None,
         }
+    }
+
+    /// The same membership, also claiming untagged orphans started at or after the shell
+    /// (`since`, its start time in clock ticks).
+    pub(crate) fn claiming_untagged_orphans(mut self, since: Option<u64>) -> Self {
+        self.since = since;
+        self
     }
 
     /// The command's processes in the current process table (zombies included), remembering
@@ -64,9 +75,13 @@ impl Membership {
             if info.pid == own_pid {
                 continue;
             }
+            let adopted = info.ppid == own_pid && !info.zombie;
             let is_member = info.session == self.session
                 || self.known.contains(&(info.pid, info.start_time))
-                || (info.ppid == own_pid && !info.zombie && environ_has_tag(info.pid, &self.tag));
+                || (adopted && environ_has_tag(info.pid, &self.tag))
+                || (adopted
+                    && self.since.is_some_and(|since| info.start_time >= since)
+                    && environ_has_no_tag(info.pid));
             if is_member {
                 member.insert(info.pid);
             }
@@ -186,6 +201,38 @@ fn environ_has_tag(pid: i32, tag: &str) -> bool {
 #[cfg(not(target_os = "linux"))]
 fn environ_has_tag(_pid: i32, _tag: &str) -> bool {
     false
+}
+
+/// Whether the process's initial environment is readable and has no [`TAG_VARIABLE`] at all:
+/// an orphan of jig that cleared its environment (`setsid env -i …`). Every process jig starts
+/// itself carries a tag, so such an orphan can only come from a command.
+#[cfg(target_os = "linux")]
+fn environ_has_no_tag(pid: i32) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let prefix = format!("{TAG_VARIABLE}=");
+    !environ
+        .split(|&b| b == 0)
+        .any(|entry| entry.starts_with(prefix.as_bytes()))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn environ_has_no_tag(_pid: i32) -> bool {
+    false
+}
+
+/// The start time of `pid` in clock ticks since boot, when it can be read.
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        read_stat(pid).map(|info| info.start_time)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
 }
 
 /// Sends `signal` to the command's process group and to every live member.

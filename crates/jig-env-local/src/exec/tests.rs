@@ -340,3 +340,56 @@ async fn a_flood_does_not_starve_an_abort() {
         started.elapsed()
     );
 }
+
+/// Live processes whose command line is exactly `sleep <seconds>`.
+#[cfg(target_os = "linux")]
+fn sleeping(seconds: &str) -> Vec<i32> {
+    let wanted = format!("sleep\0{seconds}\0");
+    procfs::scan()
+        .into_iter()
+        .filter(|info| !info.zombie)
+        .filter(|info| {
+            std::fs::read(format!("/proc/{}/cmdline", info.pid))
+                .is_ok_and(|cmdline| cmdline == wanted.as_bytes())
+        })
+        .map(|info| info.pid)
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+async fn assert_none_sleeping(seconds: &str) {
+    let until = Instant::now() + Duration::from_secs(2);
+    while !sleeping(seconds).is_empty() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(sleeping(seconds), Vec::<i32>::new(), "survived");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn an_orphan_that_cleared_its_environment_is_killed_at_timeout() {
+    // setsid leaves the session, env -i drops the tag, and the subshell exits at once: the
+    // sleep is an untagged orphan of jig before any scan sees it.
+    let tracker = ProcessTracker::new();
+    let mut request = bash("( setsid env -i sleep 300.77 > /dev/null 2>&1 & ); sleep 300");
+    request.timeout = Some(Duration::from_millis(600));
+    let (outcome, _) = run(&tracker, request).await;
+    assert!(outcome.timed_out);
+    assert_none_sleeping("300.77").await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn an_orphan_that_cleared_its_environment_is_killed_at_cleanup() {
+    let tracker = ProcessTracker::new();
+    let request = bash("( setsid env -i sleep 300.88 > /dev/null 2>&1 & ); echo started");
+    let (outcome, output) = run(&tracker, request).await;
+    assert_eq!(outcome.exit_code, 0, "{output}");
+    let until = Instant::now() + Duration::from_secs(2);
+    while sleeping("300.88").is_empty() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(sleeping("300.88").len(), 1, "the daemon did not start");
+    tracker.kill_all().await;
+    assert_none_sleeping("300.88").await;
+}
