@@ -61,6 +61,10 @@ const SPILL_BATCH: usize = 1024 * 1024;
 /// output.
 pub const DEFAULT_FULL_OUTPUT_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The default bound of all full-output files one `bash` tool keeps: 256 MiB. Beyond it the
+/// oldest files are removed.
+pub const DEFAULT_FULL_OUTPUTS_TOTAL_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
 /// More than any status line takes (`\n\nCommand timed out after 2147483.647 seconds`).
 const STATUS_RESERVE: Reserve = Reserve {
     bytes: 64,
@@ -144,6 +148,9 @@ pub struct BashConfig {
     /// The most a full-output file holds: the first and the last half of this many bytes, with
     /// a line saying how much was left out between them.
     pub full_output_max_bytes: u64,
+    /// The most all full-output files of one tool (one session) hold together: when a new file
+    /// takes the total over this, the oldest files are removed (the newest is always kept).
+    pub full_outputs_total_max_bytes: u64,
     /// Streaming updates are sent at most this often.
     pub update_interval: Duration,
 }
@@ -176,6 +183,7 @@ impl Default for BashConfig {
             guard: CommandGuard::Off,
             keep_full_output: true,
             full_output_max_bytes: DEFAULT_FULL_OUTPUT_MAX_BYTES,
+            full_outputs_total_max_bytes: DEFAULT_FULL_OUTPUTS_TOTAL_MAX_BYTES,
             update_interval: Duration::from_millis(100),
         }
     }
@@ -216,6 +224,10 @@ impl fmt::Debug for BashConfig {
             .field("guard", &self.guard)
             .field("keep_full_output", &self.keep_full_output)
             .field("full_output_max_bytes", &self.full_output_max_bytes)
+            .field(
+                "full_outputs_total_max_bytes",
+                &self.full_outputs_total_max_bytes,
+            )
             .field("update_interval", &self.update_interval)
             .finish()
     }
@@ -243,6 +255,7 @@ impl PartialEq for BashConfig {
             && self.guard == other.guard
             && self.keep_full_output == other.keep_full_output
             && self.full_output_max_bytes == other.full_output_max_bytes
+            && self.full_outputs_total_max_bytes == other.full_outputs_total_max_bytes
             && self.update_interval == other.update_interval
     }
 }
@@ -264,12 +277,41 @@ pub struct BashInput {
 #[derive(Debug, Clone, Default)]
 pub struct BashTool {
     config: BashConfig,
+    kept: Arc<KeptFiles>,
+}
+
+/// The full-output files a tool has kept, oldest first, with their sizes.
+#[derive(Debug, Default)]
+struct KeptFiles(std::sync::Mutex<std::collections::VecDeque<(PathBuf, u64)>>);
+
+impl KeptFiles {
+    /// Records a new file; returns the oldest files to remove so the total stays within
+    /// `max_total` (the new file itself is never one of them).
+    fn add(&self, path: PathBuf, size: u64, max_total: u64) -> Vec<PathBuf> {
+        let mut files = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        files.push_back((path, size));
+        let mut total: u64 = files.iter().map(|(_, size)| size).sum();
+        let mut evicted = Vec::new();
+        while total > max_total && files.len() > 1 {
+            if let Some((old, size)) = files.pop_front() {
+                total -= size;
+                evicted.push(old);
+            }
+        }
+        evicted
+    }
 }
 
 impl BashTool {
     /// The tool with `config`.
     pub fn new(config: BashConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            kept: Arc::default(),
+        }
     }
 
     /// Its options.
@@ -342,7 +384,7 @@ impl Tool for BashTool {
     }
 
     async fn call(&self, ctx: &ToolContext, input: BashInput) -> Result<ToolResult, ToolError> {
-        run(&self.config, ctx, input).await
+        run(&self.config, &self.kept, ctx, input).await
     }
 }
 
@@ -407,6 +449,7 @@ fn resolve_timeout(
 
 async fn run(
     config: &BashConfig,
+    kept: &KeptFiles,
     ctx: &ToolContext,
     input: BashInput,
 ) -> Result<ToolResult, ToolError> {
@@ -491,6 +534,12 @@ async fn run(
         }));
     };
     let output = sink.finish().await;
+    if let FullOutput::Kept { path, .. } = &output.full {
+        let size = ctx.env.stat(path).await.map_or(0, |info| info.size);
+        for old in kept.add(path.clone(), size, config.full_outputs_total_max_bytes) {
+            let _ = ctx.env.remove(&old, Recursive::No).await;
+        }
+    }
     Ok(final_result(
         config,
         &outcome,

@@ -32,7 +32,8 @@ use jig_tool::{ErasedTool, ToolRegistry};
 
 pub use bash::{
     BashConfig, BashInput, BashTool, CommandGuard, DEFAULT_BASH_MAX_TIMEOUT, DEFAULT_BASH_TIMEOUT,
-    DEFAULT_FULL_OUTPUT_MAX_BYTES, SESSION_VARIABLES, SpawnHook, SpawnRequest,
+    DEFAULT_FULL_OUTPUT_MAX_BYTES, DEFAULT_FULL_OUTPUTS_TOTAL_MAX_BYTES, SESSION_VARIABLES,
+    SpawnHook, SpawnRequest,
 };
 pub use config::{
     BuiltinsConfig, DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, LsConfig, ReadConfig,

@@ -714,3 +714,37 @@ async fn output_that_only_grows_past_the_limit_when_cleaned_still_keeps_the_raw_
     let path = PathBuf::from(details(&result)["fullOutputPath"].as_str().unwrap());
     assert_eq!(std::fs::read(&path).unwrap(), vec![0xff; 20_000]);
 }
+
+#[tokio::test]
+async fn full_output_files_are_bounded_each_and_in_total() {
+    let host = Host::new();
+    let config = BashConfig {
+        full_output_max_bytes: 4096,
+        full_outputs_total_max_bytes: 10_000,
+        ..BashConfig::default()
+    };
+    let tool = ErasedTool::new(BashTool::new(config));
+    let mut paths = Vec::new();
+    for _ in 0..4 {
+        let result = tool
+            .run(&host.ctx(), json!({ "command": "seq 1 100000" }))
+            .await;
+        let path = PathBuf::from(details(&result)["fullOutputPath"].as_str().unwrap());
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size < 4096 + 256, "{size}");
+        assert!(details(&result)["truncation"]["fullOutputDroppedBytes"].as_u64() > Some(500_000));
+        paths.push(path);
+    }
+    let kept: Vec<&PathBuf> = paths.iter().filter(|path| path.exists()).collect();
+    assert!(!paths[0].exists(), "the oldest file was not removed");
+    assert!(paths[3].exists(), "the newest file was removed");
+    let total: u64 = kept
+        .iter()
+        .map(|path| std::fs::metadata(path).unwrap().len())
+        .sum();
+    assert!(total <= 10_000, "{total} bytes in {kept:?}");
+    let newest = std::fs::read_to_string(&paths[3]).unwrap();
+    assert!(newest.starts_with("1\n2\n3\n") && newest.ends_with("99999\n100000\n"));
+    assert!(newest.contains("left out here"));
+    host.env.cleanup().await;
+}
