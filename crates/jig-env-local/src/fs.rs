@@ -280,6 +280,14 @@ fn read_lines_with(
                     .map_err(|error| io_error("read", path, error))?;
             }
         }
+        let position = scanner.total_bytes;
+        if let Some(hole) = hole_at(&file, position) {
+            // A hole reads as zeros, which hold no line break: count it without reading it.
+            scanner.feed_zeros(hole);
+            file.seek(SeekFrom::Start(position + hole))
+                .map_err(|error| io_error("read", path, error))?;
+            continue;
+        }
         let read = match file.read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => read,
@@ -366,6 +374,16 @@ fn count_range(file: &File, from: u64, to: u64, cancel: &CancelFlag) -> io::Resu
     let mut counted = Counted::default();
     let mut position = from;
     while position < to && !cancel.load(Ordering::Relaxed) {
+        if let Some(hole) = hole_at(file, position) {
+            let hole = hole.min(to - position);
+            counted = counted.then(Counted {
+                newlines: 0,
+                tail: None,
+                bytes: hole,
+            });
+            position += hole;
+            continue;
+        }
         let want = usize::try_from(to - position)
             .unwrap_or(usize::MAX)
             .min(buffer.len());
@@ -385,6 +403,28 @@ fn count_range(file: &File, from: u64, to: u64, cancel: &CancelFlag) -> io::Resu
         position += read as u64;
     }
     Ok(counted)
+}
+
+/// The length of the hole (a sparse region, which reads as zeros) starting at `position`, if
+/// there is one and the file system reports holes (`SEEK_DATA`); `None` when data starts at
+/// `position`, at the end of the file, or when holes cannot be asked for. Moves the file's
+/// offset: callers position explicitly afterwards or use positioned reads.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn hole_at(file: &File, position: u64) -> Option<u64> {
+    match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(position)) {
+        Ok(data) => (data > position).then(|| data - position),
+        // ENXIO: no data at or after `position`, so the rest of the file is one hole.
+        Err(rustix::io::Errno::NXIO) => {
+            let end = file.metadata().ok()?.len();
+            (end > position).then(|| end - position)
+        }
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+fn hole_at(_file: &File, _position: u64) -> Option<u64> {
+    None
 }
 
 /// The state of a `read_lines` scan; fed chunk by chunk.
@@ -475,6 +515,18 @@ impl<'w> LineScanner<'w> {
                 rest = &[];
             }
         }
+    }
+
+    /// Feeds `count` zero bytes without materialising them (a hole of a sparse file): they hold
+    /// no line break, so they only lengthen the current line.
+    fn feed_zeros(&mut self, count: u64) {
+        if self.in_window() {
+            let room = self.window.max_bytes.saturating_sub(self.current.len());
+            let take = room.min(usize::try_from(count).unwrap_or(usize::MAX));
+            self.current.resize(self.current.len() + take, 0);
+        }
+        self.current_len += count;
+        self.total_bytes += count;
     }
 
     /// Takes over a count made elsewhere (only once the window is full).
@@ -879,6 +931,41 @@ mod tests {
                     "start {start_line}, ending {ending:?}"
                 );
                 assert_eq!(sequential.total_bytes, content.len() as u64);
+            }
+        }
+    }
+
+    /// A sparse file: text, holes and text again, counted without the holes gives the same
+    /// lines as the scan of the same bytes from memory.
+    #[test]
+    fn holes_are_counted_without_being_read() {
+        use std::os::unix::fs::FileExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let path = dir.path().join("sparse");
+        let file = File::create(&path).unwrap();
+        file.write_all_at(b"one\ntwo\n", 0).unwrap();
+        file.write_all_at(b"\nthree\nfour", 5 * 1024 * 1024)
+            .unwrap();
+        file.write_all_at(b"five\n", 40 * 1024 * 1024).unwrap();
+        file.set_len(48 * 1024 * 1024).unwrap();
+        drop(file);
+        let content = fs::read(&path).unwrap();
+        for start_line in [1, 2, 3, 5, 6, 7, 8] {
+            for max_lines in [1, 2, 100] {
+                let window = LineWindow {
+                    start_line,
+                    max_lines,
+                    max_bytes: 1000,
+                };
+                let expected = scan(&[&content], &window);
+                for parallel_min in [u64::MAX, 0, PARALLEL_COUNT_MIN] {
+                    let read = read_lines_with(&path, &window, &cancel, parallel_min).unwrap();
+                    assert_eq!(
+                        read, expected,
+                        "start {start_line}, max {max_lines}, parallel from {parallel_min}"
+                    );
+                }
             }
         }
     }
