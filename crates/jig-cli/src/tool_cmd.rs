@@ -78,7 +78,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
     let env: std::sync::Arc<dyn jig_env::ExecutionEnv> =
-        std::sync::Arc::new(jig_env_local::LocalEnv::new().keep_temp_files(args.keep_temp));
+        std::sync::Arc::new(workspace::local_env().keep_temp_files(args.keep_temp));
     let outcome = runtime.block_on(async {
         let ctx = match workspace::tool_context(
             env.clone(),

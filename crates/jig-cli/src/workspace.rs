@@ -39,7 +39,27 @@ impl From<ContainmentArg> for ContainmentMode {
     reason = "opening other envs (remote, sandboxed) can fail; callers already handle it"
 )]
 pub(crate) fn open_env() -> Result<Arc<dyn ExecutionEnv>, CliError> {
-    Ok(Arc::new(jig_env_local::LocalEnv::new()))
+    Ok(Arc::new(local_env()))
+}
+
+/// The hidden first argument that makes `jig` run as the watchdog of another jig's commands.
+pub(crate) const WATCHDOG_ARG: &str = "__watchdog";
+
+/// The host env, with this executable as the watchdog that kills the commands' processes if
+/// jig is killed without cleaning up. Without a path to this executable there is no
+/// watchdog, and a warning says so.
+pub(crate) fn local_env() -> jig_env_local::LocalEnv {
+    let env = jig_env_local::LocalEnv::new();
+    match std::env::current_exe() {
+        Ok(program) => env.with_watchdog(jig_env_local::WatchdogCommand {
+            program,
+            args: vec![WATCHDOG_ARG.into()],
+        }),
+        Err(error) => {
+            tracing::warn!(%error, "cannot locate the jig executable; commands are not watched if jig is killed");
+            env
+        }
+    }
 }
 
 /// The context for tool calls in `cwd` (default: the process's current directory).

@@ -32,13 +32,16 @@
 //! two commands running at once apart: stopping one also stops an environment-clearing orphan
 //! the other started after it. Not covered: a process re-parented to another subreaper (e.g. a
 //! nested container runtime or `systemd-run`); processes in uninterruptible sleep (they die
-//! once it ends); anything still running when jig itself is killed with SIGKILL. Reaping: zombies of the command's orphans are reaped; an orphan of some other jig
+//! once it ends). If jig itself dies without cleaning up (SIGKILL, a crash), the host's
+//! watchdog (see [`run_watchdog`], `LocalEnv::with_watchdog`) kills what is left, except a
+//! process that left the session and cleared its environment. Reaping: zombies of the command's orphans are reaped; an orphan of some other jig
 //! child process that re-parents to jig stays a zombie until jig exits.
 //!
 //! On **other Unix systems** only the process group is signalled: a process that left the
 //! group (`setsid`) is not found.
 
 mod procfs;
+mod watchdog;
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -54,6 +57,8 @@ use tokio::net::unix::pipe;
 use tokio::task::JoinHandle;
 
 use self::procfs::{Membership, TAG_VARIABLE};
+use self::watchdog::Watchdog;
+pub use self::watchdog::{WatchdogCommand, run_watchdog};
 
 /// After the shell exits, output is read for at most this long (a background process that keeps
 /// printing would otherwise hold the call open forever).
@@ -89,6 +94,10 @@ pub(crate) async fn exec(
 #[derive(Debug, Default)]
 pub(crate) struct ProcessTracker {
     background: Mutex<Vec<Background>>,
+    /// How to start the watchdog, when the host has one.
+    watchdog_command: Option<WatchdogCommand>,
+    /// The watchdog, started with the first command.
+    watchdog: std::sync::OnceLock<Option<Watchdog>>,
 }
 
 /// One finished command that left processes running.
@@ -103,6 +112,26 @@ impl ProcessTracker {
     /// A tracker with nothing tracked.
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// Starts `command` as the watchdog with the first command (see [`watchdog`]).
+    pub(crate) fn set_watchdog(&mut self, command: WatchdogCommand) {
+        self.watchdog_command = Some(command);
+    }
+
+    /// The watchdog, started on first use; `None` without one.
+    fn watchdog(&self) -> Option<&Watchdog> {
+        let command = self.watchdog_command.as_ref()?;
+        self.watchdog
+            .get_or_init(|| Watchdog::start(command))
+            .as_ref()
+    }
+
+    /// Tells the watchdog that nothing of the command in `session` runs any more.
+    fn forget(&self, session: i32) {
+        if let Some(watchdog) = self.watchdog.get().and_then(Option::as_ref) {
+            watchdog.finished(session);
+        }
     }
 
     /// How many finished commands still have processes running (for tests and logs).
@@ -134,6 +163,9 @@ impl ProcessTracker {
             .map(|record| record.membership)
             .collect();
         terminate(&mut memberships, CLEANUP_GRACE, None).await;
+        for membership in &memberships {
+            self.forget(membership.session);
+        }
     }
 
     /// Reaps zombies of finished background processes and forgets records with nothing left.
@@ -147,8 +179,11 @@ impl ProcessTracker {
             let members = record.membership.members(&table);
             procfs::reap(&members, None);
             let alive = procfs::live(&members).next().is_some();
-            if !alive && let Some(drain) = record.drain.take() {
-                drain.abort();
+            if !alive {
+                if let Some(drain) = record.drain.take() {
+                    drain.abort();
+                }
+                self.forget(record.membership.session);
             }
             alive
         });
@@ -213,10 +248,13 @@ impl ProcessTracker {
             EnvError::new(kind, "exec", message).with_path(&request.program)
         })?;
         let session = child.id().map_or(0, u32::cast_signed);
+        let shell_started = procfs::start_time(session);
+        if let (Some(watchdog), Some(start_time)) = (self.watchdog(), shell_started) {
+            watchdog.started(session, start_time, &tag);
+        }
         let mut guard = KillOnDrop {
             membership: Some(
-                Membership::new(session, tag)
-                    .claiming_untagged_orphans(procfs::start_time(session)),
+                Membership::new(session, tag).claiming_untagged_orphans(shell_started),
             ),
         };
 
@@ -287,7 +325,11 @@ impl ProcessTracker {
                 Some(session),
             )
             .await;
-        } else if procfs::has_children() == Some(false) && cfg!(target_os = "linux") {
+            self.forget(session);
+        } else if procfs::has_children(self.watchdog().and_then(Watchdog::pid)) == Some(false)
+            && cfg!(target_os = "linux")
+        {
+            self.forget(session);
             // The shell is reaped and jig has no child: nothing of the command is running
             // (see `procfs::has_children`). Keep draining a pipe someone may still hold.
             if let Some(reader) = reader {
@@ -301,10 +343,13 @@ impl ProcessTracker {
             if survivors {
                 let drain = reader.map(|reader| tokio::spawn(drain_pipe(reader)));
                 self.lock().push(Background { membership, drain });
-            } else if let Some(reader) = reader {
-                // Nothing of ours is alive, yet the pipe is open: a writer we cannot see (for
-                // example one that escaped tracking). Keep draining so it never blocks.
-                tokio::spawn(drain_pipe(reader));
+            } else {
+                self.forget(session);
+                if let Some(reader) = reader {
+                    // Nothing of ours is alive, yet the pipe is open: a writer we cannot see
+                    // (for example one that escaped tracking). Keep draining so it never blocks.
+                    tokio::spawn(drain_pipe(reader));
+                }
             }
         }
 

@@ -78,6 +78,8 @@
 )]
 
 mod exec;
+
+pub use exec::{WatchdogCommand, run_watchdog};
 mod fs;
 mod search;
 
@@ -131,6 +133,15 @@ impl LocalEnv {
             temp_dir: Mutex::new(None),
             keep_temp_files: false,
         }
+    }
+
+    /// The same env with a watchdog: `command` must run [`run_watchdog`]. It is started with the
+    /// first command and kills what is left of the commands if this process dies without
+    /// cleaning up (SIGKILL, a crash); see [`run_watchdog`].
+    #[must_use]
+    pub fn with_watchdog(mut self, command: WatchdogCommand) -> Self {
+        self.processes.set_watchdog(command);
+        self
     }
 
     /// The same env, but `cleanup` leaves the private temp directory and its files (such as

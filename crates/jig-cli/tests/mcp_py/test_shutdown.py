@@ -114,3 +114,41 @@ def test_signal_while_idle_exits_zero(raw_server) -> None:
     server.initialize()
     server.proc.send_signal(signal.SIGTERM)
     assert server.wait(10) == 0
+
+
+@pytest.mark.parametrize("tool_cmd", [False, True])
+def test_sigkill_of_jig_leaves_no_command_running(raw_server, workspace: Path, tool_cmd: bool) -> None:
+    # jig cannot clean up after SIGKILL; its watchdog sees jig's end and kills what is left:
+    # a background job, a process that left the session, and the foreground command.
+    duration = f"{random.randint(300, 900)}.{random.randint(100, 999)}"
+    command = f"sleep {duration} & ( setsid sleep {duration} & ); sleep {duration}"
+    if tool_cmd:
+        import json
+        import subprocess
+
+        from conftest import jig_bin
+
+        proc = subprocess.Popen(
+            [jig_bin(), "tool", "bash", "--args", json.dumps({"command": command})],
+            cwd=workspace,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        pid = proc.pid
+    else:
+        server = raw_server()
+        server.initialize()
+        call(server, 1, "bash", {"command": command})
+        pid = server.proc.pid
+    import os
+
+    def sleeping() -> list[int]:
+        return [p for p in processes_with(f"sleep {duration}") if p != pid]
+
+    try:
+        assert wait_until(lambda: len(sleeping()) == 3), sleeping()
+        os.kill(pid, signal.SIGKILL)
+        assert wait_until(lambda: not sleeping(), timeout=5), sleeping()
+    finally:
+        for leftover in sleeping():
+            os.kill(leftover, signal.SIGKILL)

@@ -170,11 +170,14 @@ pub(crate) fn parse_stat(pid: i32, text: &str) -> Option<ProcInfo> {
 /// command that is still running descends from one of jig's children (orphans re-parent to jig,
 /// the subreaper), so "no children" means nothing survived and the full scan can be skipped.
 #[cfg(target_os = "linux")]
-pub(crate) fn has_children() -> Option<bool> {
+pub(crate) fn has_children(except: Option<i32>) -> Option<bool> {
     let tasks = std::fs::read_dir("/proc/self/task").ok()?;
     for task in tasks.flatten() {
         let children = std::fs::read_to_string(task.path().join("children")).ok()?;
-        if !children.trim().is_empty() {
+        if children
+            .split_ascii_whitespace()
+            .any(|child| child.parse::<i32>().ok() != except)
+        {
             return Some(true);
         }
     }
@@ -182,7 +185,7 @@ pub(crate) fn has_children() -> Option<bool> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn has_children() -> Option<bool> {
+pub(crate) fn has_children(_except: Option<i32>) -> Option<bool> {
     None
 }
 
@@ -201,6 +204,23 @@ fn environ_has_tag(pid: i32, tag: &str) -> bool {
 #[cfg(not(target_os = "linux"))]
 fn environ_has_tag(_pid: i32, _tag: &str) -> bool {
     false
+}
+
+/// The value of [`TAG_VARIABLE`] in the process's initial environment, if it has one.
+#[cfg(target_os = "linux")]
+pub(crate) fn environ_tag(pid: i32) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{TAG_VARIABLE}=");
+    environ.split(|&b| b == 0).find_map(|entry| {
+        entry
+            .strip_prefix(prefix.as_bytes())
+            .map(|tag| String::from_utf8_lossy(tag).into_owned())
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn environ_tag(_pid: i32) -> Option<String> {
+    None
 }
 
 /// Whether the process's initial environment is readable and has no [`TAG_VARIABLE`] at all:
