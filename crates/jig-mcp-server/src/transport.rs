@@ -300,7 +300,14 @@ async fn write_bytes<W: AsyncWrite + Unpin>(
     writer: &SharedWriter<W>,
     value: &Value,
 ) -> io::Result<()> {
-    let mut bytes = serde_json::to_vec(value).map_err(io::Error::other)?;
+    write_line(writer, serde_json::to_vec(value).map_err(io::Error::other)?).await
+}
+
+/// Writes one serialised message and its newline, and flushes.
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &SharedWriter<W>,
+    mut bytes: Vec<u8>,
+) -> io::Result<()> {
     bytes.push(b'\n');
     let mut guard = writer.lock().await;
     let Some(writer) = guard.as_mut() else {
@@ -317,7 +324,7 @@ async fn write_message<W: AsyncWrite + Unpin>(
     writer: &SharedWriter<W>,
     message: &TxJsonRpcMessage<RoleServer>,
 ) -> io::Result<()> {
-    let mut bytes = match message {
+    let bytes = match message {
         // JSON-RPC 2.0: an error that cannot name its request carries `"id": null` (rmcp's
         // serialisation omits the field).
         JsonRpcMessage::Error(error) if error.id.is_none() => {
@@ -329,16 +336,7 @@ async fn write_message<W: AsyncWrite + Unpin>(
         }
         _ => serde_json::to_vec(message).map_err(io::Error::other)?,
     };
-    bytes.push(b'\n');
-    let mut guard = writer.lock().await;
-    let Some(writer) = guard.as_mut() else {
-        return Err(io::Error::new(
-            io::ErrorKind::NotConnected,
-            "the transport is closed",
-        ));
-    };
-    writer.write_all(&bytes).await?;
-    writer.flush().await
+    write_line(writer, bytes).await
 }
 
 /// What to do with one input line.
