@@ -473,20 +473,30 @@ fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
                 ),
             }
         }
-        PlanError::Unreindentable {
+        PlanError::Refused {
             index,
+            tier,
             line,
-            new_line,
-        } => format!(
-            "{} matches the block at line {line} of {shown} only with a different indentation, \
-             but line {new_line} of newText is indented less than the block, so it cannot be \
-             re-indented to match. Copy oldText with the file's exact indentation.",
-            if single {
+            reason,
+        } => {
+            let subject = if single {
                 "The old text".to_owned()
             } else {
                 format!("edits[{index}]")
+            };
+            match tier {
+                Tier::LineNumbers => format!(
+                    "{subject} matches the text at line {line} of {shown} once line-number \
+                     prefixes are stripped, but {reason}. Give oldText and newText without the \
+                     prefixes read adds (`   12│ `)."
+                ),
+                _ => format!(
+                    "{subject} matches the block at line {line} of {shown} only with a different \
+                     indentation, but {reason}. Copy oldText with the file's exact indentation \
+                     and write newText in it."
+                ),
             }
-        ),
+        }
         PlanError::Overlap {
             first,
             second,

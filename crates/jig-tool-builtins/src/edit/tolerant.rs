@@ -5,8 +5,6 @@
 //! original bytes at that span, so every byte outside it is kept. Tiers are independent: each is
 //! tried alone, in the order of [`Tier::ALL`], and each still requires a unique match.
 
-use std::borrow::Cow;
-
 use memchr::{memchr_iter, memmem};
 use unicode_normalization::char::decompose_compatible;
 
@@ -76,8 +74,9 @@ pub(crate) enum TierOutcome {
         count: usize,
         saturated: bool,
     },
-    /// The block was found, but `newText` cannot be re-indented the same way.
-    Unreindentable { start: usize, line: usize },
+    /// The block was found at `start`, but the tier cannot be sure what `newText` means there:
+    /// `reason` says why (a clause for the message).
+    Refused { start: usize, reason: String },
     /// Nothing (or the tier does not apply to this `oldText`).
     None,
 }
@@ -220,16 +219,21 @@ fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
     // When oldText's last line lost trailing whitespace, the match must end a line: otherwise
     // `foo ` would be allowed to match the `foo` of `foobar`.
     let bytes = content.text.as_bytes();
+    let ends_line = |s: usize| matches!(bytes.get(s + old_norm.len()), None | Some(b'\n'));
     let (starts, count, saturated) = find_all_where(bytes, old_norm.as_bytes(), |s| {
-        !old_ends_in_space || matches!(bytes.get(s + old_norm.len()), None | Some(b'\n'))
+        !old_ends_in_space || ends_line(s)
     });
+    // A match that ends a line takes that line's trailing whitespace too: the exact oldText
+    // ran to the end of the line, so newText's last line replaces all of it and no stray
+    // whitespace is left after it.
+    let takes_trailing = starts.first().is_some_and(|&s| ends_line(s));
     spans_outcome(
         &content,
         &starts,
         count,
         saturated,
         old_norm.len(),
-        old_ends_in_space,
+        takes_trailing,
         new,
     )
 }
@@ -374,42 +378,106 @@ fn gcd(a: usize, b: usize) -> usize {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
-/// How the file's indentation relates to oldText's: `old_prefix` became `file_prefix`, and
-/// residual indentation is either identical or converted unit for unit (e.g. 4 spaces → 1 tab).
+/// Indentation converted level for level: `old_unit` × `old_char` becomes `file_unit` ×
+/// `file_char` (4 spaces → 1 tab, 1 tab → 4 spaces, 2 spaces → 4 spaces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Convert {
+    old_char: char,
+    old_unit: usize,
+    file_char: char,
+    file_unit: usize,
+}
+
+impl Convert {
+    /// The smallest units with the ratio `old_count : file_count`.
+    fn from_counts(old_char: char, old_count: usize, file_char: char, file_count: usize) -> Self {
+        let g = gcd(old_count, file_count).max(1);
+        Self {
+            old_char,
+            old_unit: old_count / g,
+            file_char,
+            file_unit: file_count / g,
+        }
+    }
+
+    /// `indent` converted, when it is whole units of `old_char` (or empty).
+    fn apply(self, indent: &str) -> Option<String> {
+        if indent.is_empty() {
+            return Some(String::new());
+        }
+        let (c, n) = uniform(indent)?;
+        (c == self.old_char && n % self.old_unit == 0).then(|| {
+            std::iter::repeat_n(self.file_char, n / self.old_unit * self.file_unit).collect()
+        })
+    }
+}
+
+/// How indentation deeper than oldText's common prefix is carried over to the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Residual {
+    /// Kept as it is: oldText and the file indent with the same character (`Some`), or with
+    /// identical indentation altogether (`None`).
+    Same(Option<char>),
+    /// Converted unit for unit.
+    Convert(Convert),
+    /// Not determined by oldText: the two use different characters and no line shows how
+    /// many of one make one of the other.
+    Unknown,
+}
+
+/// How the file's indentation relates to oldText's in the located block: `old_prefix` (common
+/// to oldText's lines) became `file_prefix`, deeper indentation follows `residual`, and every
+/// indentation seen in oldText maps to the file's indentation of that line (`seen`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Shift {
     old_prefix: String,
     file_prefix: String,
-    /// (old char, old unit, file char, file unit) when residuals are converted.
-    convert: Option<(char, usize, char, usize)>,
+    residual: Residual,
+    seen: Vec<(String, String)>,
 }
 
 impl Shift {
     fn derive(pairs: &[(&str, &str)]) -> Option<Self> {
+        // One indentation of oldText stands for one indentation of the file, both ways.
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for &(o, f) in pairs {
+            match seen.iter().find(|(so, sf)| so == o || sf == f) {
+                Some((so, sf)) if so != o || sf != f => return None,
+                Some(_) => {}
+                None => seen.push((o.to_owned(), f.to_owned())),
+            }
+        }
         let old_prefix = common_prefix(pairs.iter().map(|p| p.0));
         let file_prefix = common_prefix(pairs.iter().map(|p| p.1));
         let residuals: Vec<(&str, &str)> = pairs
             .iter()
             .map(|(o, f)| (&o[old_prefix.len()..], &f[file_prefix.len()..]))
             .collect();
-        let mut shift = Self {
+        let residual = if residuals.iter().all(|(o, f)| o == f) {
+            Self::identical_residuals(old_prefix, file_prefix, &residuals)
+        } else {
+            Residual::Convert(Self::converted_residuals(&residuals)?)
+        };
+        Some(Self {
             old_prefix: old_prefix.to_owned(),
             file_prefix: file_prefix.to_owned(),
-            convert: None,
-        };
-        if residuals.iter().all(|(o, f)| o == f) {
-            return Some(shift);
-        }
-        let mut old_char = None;
-        let mut file_char = None;
+            residual,
+            seen,
+        })
+    }
+
+    /// Residuals that differ: each must be whole units of one character on each side, in the
+    /// same ratio on every line.
+    fn converted_residuals(residuals: &[(&str, &str)]) -> Option<Convert> {
+        let mut chars = None;
         let mut old_unit = 0;
         let mut file_unit = 0;
         let mut counts = Vec::with_capacity(residuals.len());
-        for (o, f) in &residuals {
+        for (o, f) in residuals {
             match (uniform(o), uniform(f)) {
                 (None, None) => counts.push((0, 0)),
                 (Some((oc, on)), Some((fc, fn_))) => {
-                    if *old_char.get_or_insert(oc) != oc || *file_char.get_or_insert(fc) != fc {
+                    if *chars.get_or_insert((oc, fc)) != (oc, fc) {
                         return None;
                     }
                     old_unit = gcd(old_unit, on);
@@ -419,30 +487,152 @@ impl Shift {
                 _ => return None,
             }
         }
-        let (Some(old_char), Some(file_char)) = (old_char, file_char) else {
-            return None;
-        };
+        let (old_char, file_char) = chars?;
         if counts.iter().any(|&(o, f)| o / old_unit != f / file_unit) {
             return None;
         }
-        shift.convert = Some((old_char, old_unit, file_char, file_unit));
-        Some(shift)
+        Some(Convert::from_counts(
+            old_char, old_unit, file_char, file_unit,
+        ))
     }
 
-    /// The file-style indentation of a newText line's indentation, if it can be derived.
-    fn apply(&self, indent: &str) -> Option<String> {
-        let residual = indent.strip_prefix(self.old_prefix.as_str())?;
-        let converted = match (self.convert, uniform(residual)) {
-            (_, None) => String::new(),
-            (None, Some(_)) => residual.to_owned(),
-            (Some((old_char, old_unit, file_char, file_unit)), Some((c, n))) => {
-                if c != old_char || n % old_unit != 0 {
-                    return None;
+    /// Residuals that are identical: deeper indentation is kept when both sides indent with
+    /// the same character. When they differ (spaces in oldText, tabs in the file), the two
+    /// prefixes are the only evidence: `n` spaces for one tab when oldText's prefix is `n`
+    /// spaces per tab of the file's, else the unit is unknown.
+    fn identical_residuals(
+        old_prefix: &str,
+        file_prefix: &str,
+        residuals: &[(&str, &str)],
+    ) -> Residual {
+        if old_prefix == file_prefix {
+            return Residual::Same(None);
+        }
+        let deeper: Option<char> = residuals.iter().find_map(|(o, _)| o.chars().next());
+        match (uniform(old_prefix), uniform(file_prefix)) {
+            (Some((oc, on)), Some((fc, fn_))) if oc != fc => {
+                let convert = Convert::from_counts(oc, on, fc, fn_);
+                let tab_unit = if fc == '\t' {
+                    convert.file_unit
+                } else {
+                    convert.old_unit
+                };
+                if tab_unit == 1 && (oc == '\t' || fc == '\t') {
+                    Residual::Convert(convert)
+                } else {
+                    Residual::Unknown
                 }
-                std::iter::repeat_n(file_char, n / old_unit * file_unit).collect()
             }
-        };
-        Some(format!("{}{converted}", self.file_prefix))
+            (_, Some((fc, _))) => Residual::Same(Some(fc)),
+            (Some((oc, _)), None) if file_prefix.is_empty() && deeper == Some(oc) => {
+                Residual::Same(Some(oc))
+            }
+            _ => Residual::Unknown,
+        }
+    }
+
+    /// Whether oldText's prefix is the file's prefix in another style, with no shift: then
+    /// any indentation converts on its own, a line at column 0 included.
+    fn is_absolute(&self) -> bool {
+        match self.residual {
+            Residual::Same(_) | Residual::Unknown => self.old_prefix == self.file_prefix,
+            Residual::Convert(convert) => {
+                convert.apply(&self.old_prefix).as_deref() == Some(self.file_prefix.as_str())
+            }
+        }
+    }
+
+    /// The file-style form of a newText line's indentation, or why it cannot be derived.
+    fn apply(&self, indent: &str) -> Result<String, String> {
+        if let Some((_, file)) = self.seen.iter().find(|(old, _)| old == indent) {
+            return Ok(file.clone());
+        }
+        if let Some(rest) = indent.strip_prefix(self.old_prefix.as_str()) {
+            if rest.is_empty() {
+                return Ok(self.file_prefix.clone());
+            }
+            let converted = match self.residual {
+                Residual::Same(None) => Some(rest.to_owned()),
+                Residual::Same(Some(c)) => rest.chars().all(|r| r == c).then(|| rest.to_owned()),
+                Residual::Convert(convert) => convert.apply(rest),
+                Residual::Unknown => None,
+            };
+            return converted
+                .map(|converted| format!("{}{converted}", self.file_prefix))
+                .ok_or_else(|| self.unknown_unit(indent));
+        }
+        if indent.is_empty() {
+            // Column 0 is column 0 in every style; only a shifted block makes it ambiguous.
+            return if self.is_absolute() {
+                Ok(String::new())
+            } else {
+                Err(format!(
+                    "it is at column 0, while oldText's lines start at {} and the file's at {} \
+                     (a shift, not only another indentation style), so where column 0 belongs \
+                     in the file is unclear",
+                    describe_indent(&self.old_prefix),
+                    describe_indent(&self.file_prefix)
+                ))
+            };
+        }
+        if self.is_absolute()
+            && let Residual::Convert(convert) = self.residual
+            && let Some(converted) = convert.apply(indent)
+        {
+            return Ok(converted);
+        }
+        if let Some((old_char, _)) = uniform(&self.old_prefix)
+            && !indent.contains(old_char)
+        {
+            return Err(format!(
+                "it is indented with {}, not with {} as oldText is, so newText mixes two \
+                 indentation styles; write all of newText in one",
+                describe_indent(indent),
+                if old_char == '\t' { "tabs" } else { "spaces" }
+            ));
+        }
+        Err(format!(
+            "it is indented less than oldText's lines (with {}), which the file has at {}",
+            describe_indent(indent),
+            describe_indent(&self.file_prefix)
+        ))
+    }
+
+    fn unknown_unit(&self, indent: &str) -> String {
+        match self.residual {
+            Residual::Convert(convert) => format!(
+                "its indentation ({}) is not a whole number of oldText's indentation unit ({}), \
+                 which the file writes as {}",
+                describe_indent(indent),
+                describe_indent(
+                    &std::iter::repeat_n(convert.old_char, convert.old_unit).collect::<String>()
+                ),
+                describe_indent(
+                    &std::iter::repeat_n(convert.file_char, convert.file_unit).collect::<String>()
+                ),
+            ),
+            _ => format!(
+                "it is indented deeper than oldText's lines, with {}, and oldText does not show \
+                 how that converts to the file's indentation there ({})",
+                describe_indent(indent),
+                describe_indent(&self.file_prefix)
+            ),
+        }
+    }
+}
+
+/// `no indentation`, `1 space`, `4 spaces`, `2 tabs`, `mixed tabs and spaces`.
+fn describe_indent(indent: &str) -> String {
+    if indent.is_empty() {
+        return "no indentation".to_owned();
+    }
+    match uniform(indent) {
+        Some((' ', 1)) => "1 space".to_owned(),
+        Some((' ', n)) => format!("{n} spaces"),
+        Some(('\t', 1)) => "1 tab".to_owned(),
+        Some(('\t', n)) => format!("{n} tabs"),
+        _ if indent.chars().all(|c| c == ' ' || c == '\t') => "mixed tabs and spaces".to_owned(),
+        _ => format!("{indent:?}"),
     }
 }
 
@@ -508,27 +698,14 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
                     .get(last + 1)
                     .map_or(view.len(), |&next| next - 1)
             };
-            let mut new_text = String::with_capacity(new.len() + 16);
-            for (k, new_line) in new.split('\n').enumerate() {
-                if k > 0 {
-                    new_text.push('\n');
-                }
-                if is_blank(new_line) {
-                    new_text.push_str(new_line);
-                    continue;
-                }
-                let (indent, rest) = leading_whitespace(new_line);
-                let Some(indent) = shift.apply(indent) else {
-                    return TierOutcome::Unreindentable { start, line: k + 1 };
-                };
-                new_text.push_str(&indent);
-                new_text.push_str(rest);
+            match reindent(shift, old, &view[start..end], new) {
+                Ok(new_text) => TierOutcome::Unique(Located {
+                    start,
+                    end,
+                    new_text,
+                }),
+                Err(reason) => TierOutcome::Refused { start, reason },
             }
-            TierOutcome::Unique(Located {
-                start,
-                end,
-                new_text,
-            })
         }
         _ => TierOutcome::Ambiguous {
             starts: found.iter().map(|(first, _)| line_starts[*first]).collect(),
@@ -538,13 +715,58 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
     }
 }
 
-/// `line` without a `read`-style line-number prefix (`   12│ `, `12|`, `12→`, `12:`, `12\t`).
-fn strip_line_number(line: &str) -> Option<&str> {
+/// The whitespace characters indenting the lines of `text` (all of a whitespace-only line).
+fn indent_chars(text: &str) -> Vec<char> {
+    let mut chars: Vec<char> = Vec::new();
+    for line in text.split('\n') {
+        for c in leading_whitespace(line).0.chars() {
+            if !chars.contains(&c) {
+                chars.push(c);
+            }
+        }
+    }
+    chars
+}
+
+/// newText in the file's indentation: every line's indentation (whitespace-only lines
+/// included) goes through the same [`Shift`]. newText that already indents with the file's
+/// characters only, none of oldText's, is kept as it is when the block is not shifted.
+fn reindent(shift: &Shift, old: &str, block: &str, new: &str) -> Result<String, String> {
+    let (old_chars, file_chars, new_chars) =
+        (indent_chars(old), indent_chars(block), indent_chars(new));
+    let in_file_style = !new_chars.is_empty()
+        && new_chars.iter().all(|c| file_chars.contains(c))
+        && old_chars.iter().all(|c| !file_chars.contains(c));
+    if in_file_style && shift.is_absolute() {
+        return Ok(new.to_owned());
+    }
+    let mut new_text = String::with_capacity(new.len() + 16);
+    for (k, new_line) in new.split('\n').enumerate() {
+        if k > 0 {
+            new_text.push('\n');
+        }
+        let (indent, rest) = leading_whitespace(new_line);
+        if new_line.is_empty() {
+            continue;
+        }
+        let indent = shift.apply(indent).map_err(|reason| {
+            format!("line {} of newText cannot be re-indented: {reason}", k + 1)
+        })?;
+        new_text.push_str(&indent);
+        new_text.push_str(rest);
+    }
+    Ok(new_text)
+}
+
+/// A line-number prefix (`   12│ `, `12|`, `12→`, `12:`, `12\t`): the number, the separator and
+/// the rest of the line (one space after the separator is part of the prefix).
+fn split_line_number(line: &str) -> Option<(u64, char, &str)> {
     let rest = line.trim_start_matches(' ');
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits == 0 {
+    if digits == 0 || digits > 9 {
         return None;
     }
+    let number = rest[..digits].parse().ok()?;
     let rest = &rest[digits..];
     let mut chars = rest.chars();
     let separator = chars.next()?;
@@ -552,13 +774,29 @@ fn strip_line_number(line: &str) -> Option<&str> {
         return None;
     }
     let rest = chars.as_str();
-    Some(rest.strip_prefix(' ').unwrap_or(rest))
+    Some((number, separator, rest.strip_prefix(' ').unwrap_or(rest)))
 }
 
-/// Every non-empty line stripped of its prefix, when every non-empty line has one.
-fn strip_line_numbers(text: &str) -> Option<String> {
+/// How a text's lines are numbered: every non-empty line `k` (0-based) carries a prefix with
+/// `separator` and the number `first + k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Numbering {
+    first: u64,
+    separator: char,
+}
+
+/// Where `text` stops following `numbering`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NumberingBreak {
+    /// Line `k` (0-based) carries no prefix of this kind at all.
+    Missing(usize),
+    /// Line `k` carries one, with another number.
+    Number(usize),
+}
+
+/// `text` with the prefixes of `numbering` stripped, or where it stops following it.
+fn strip_numbering(text: &str, numbering: Numbering) -> Result<String, NumberingBreak> {
     let mut out = String::with_capacity(text.len());
-    let mut any = false;
     for (k, line) in text.split('\n').enumerate() {
         if k > 0 {
             out.push('\n');
@@ -566,31 +804,82 @@ fn strip_line_numbers(text: &str) -> Option<String> {
         if line.is_empty() {
             continue;
         }
-        out.push_str(strip_line_number(line)?);
-        any = true;
+        match split_line_number(line) {
+            Some((number, separator, rest)) if separator == numbering.separator => {
+                if number != numbering.first + k as u64 {
+                    return Err(NumberingBreak::Number(k));
+                }
+                out.push_str(rest);
+            }
+            _ => return Err(NumberingBreak::Missing(k)),
+        }
     }
-    any.then_some(out)
+    Ok(out)
+}
+
+/// `old` without its line-number prefixes, when every non-empty line has one of the same kind
+/// and the numbers are consecutive, as in `read` output.
+fn strip_old_numbers(old: &str) -> Option<(String, Numbering)> {
+    let (k, (number, separator, _)) = old
+        .split('\n')
+        .enumerate()
+        .find_map(|(k, line)| split_line_number(line).map(|prefix| (k, prefix)))?;
+    let numbering = Numbering {
+        first: number.checked_sub(k as u64)?,
+        separator,
+    };
+    let stripped = strip_numbering(old, numbering).ok()?;
+    (!stripped.trim_start_matches('\n').is_empty()).then_some((stripped, numbering))
 }
 
 fn line_numbers(view: &str, old: &str, new: &str) -> TierOutcome {
-    let Some(old_stripped) = strip_line_numbers(old) else {
+    let Some((old_stripped, numbering)) = strip_old_numbers(old) else {
         return TierOutcome::None;
-    };
-    if old_stripped.is_empty() {
-        return TierOutcome::None;
-    }
-    let new_text: Cow<'_, str> = match strip_line_numbers(new) {
-        Some(stripped) => Cow::Owned(stripped),
-        None => Cow::Borrowed(new),
     };
     let (starts, count, saturated) = find_all(view.as_bytes(), old_stripped.as_bytes());
     match count {
         0 => TierOutcome::None,
-        1 => TierOutcome::Unique(Located {
-            start: starts[0],
-            end: starts[0] + old_stripped.len(),
-            new_text: new_text.into_owned(),
-        }),
+        1 => {
+            // newText loses prefixes only when it is numbered the same way as oldText (same
+            // separator, the same consecutive numbers); anything else is its own text.
+            let new_text = match strip_numbering(new, numbering) {
+                Ok(stripped) => stripped,
+                Err(NumberingBreak::Missing(0) | NumberingBreak::Number(0)) => new.to_owned(),
+                Err(NumberingBreak::Missing(k) | NumberingBreak::Number(k))
+                    if new.split('\n').take(k).all(str::is_empty) =>
+                {
+                    new.to_owned()
+                }
+                Err(NumberingBreak::Missing(k)) => {
+                    return TierOutcome::Refused {
+                        start: starts[0],
+                        reason: format!(
+                            "newText starts with a line-number prefix like oldText's while its \
+                             line {} has none, so it is unclear whether the prefixes are part \
+                             of the text",
+                            k + 1
+                        ),
+                    };
+                }
+                Err(NumberingBreak::Number(k)) => {
+                    return TierOutcome::Refused {
+                        start: starts[0],
+                        reason: format!(
+                            "newText starts with a line-number prefix like oldText's while its \
+                             line {} is numbered out of sequence (expected {}), so it is unclear \
+                             whether the prefixes are part of the text",
+                            k + 1,
+                            numbering.first + k as u64
+                        ),
+                    };
+                }
+            };
+            TierOutcome::Unique(Located {
+                start: starts[0],
+                end: starts[0] + old_stripped.len(),
+                new_text,
+            })
+        }
         _ => TierOutcome::Ambiguous {
             starts,
             count,
@@ -675,10 +964,156 @@ mod tests {
             "    if a {\n        b();\n    }",
             "  if a {\n   b();\n  }",
         );
-        assert!(matches!(
-            outcome,
-            Some((Tier::Indentation, TierOutcome::Unreindentable { .. }))
-        ));
+        let Some((Tier::Indentation, TierOutcome::Refused { start: 2, reason })) = outcome else {
+            panic!("expected a refusal, got {outcome:?}");
+        };
+        assert_eq!(
+            reason,
+            "line 1 of newText cannot be re-indented: it is indented less than oldText's lines \
+             (with 2 spaces), which the file has at 1 tab"
+        );
+    }
+
+    fn refusal(view: &str, old: &str, new: &str) -> String {
+        match locate(view, old, new) {
+            Some((_, TierOutcome::Refused { reason, .. })) => reason,
+            other => panic!("expected a refusal for {old:?} -> {new:?}, got {other:?}"),
+        }
+    }
+
+    // Issue 18, case 1: newText loses only prefixes of oldText's kind and numbering.
+    #[test]
+    fn line_numbers_leave_unnumbered_new_text_alone() {
+        let (tier, out) = unique(
+            "guide\nrun:\nend\n",
+            "   2│ run:",
+            "run:\n57:lexopt = \"0.3.0\"",
+        );
+        assert_eq!(tier, Tier::LineNumbers);
+        assert_eq!(out, "guide\nrun:\n57:lexopt = \"0.3.0\"\nend\n");
+        let (_, out) = unique(
+            "codes = {\n    404: 'Missing',\n}\n",
+            "   2│     404: 'Missing',",
+            "    404: 'Missing',\n    410: 'Gone',",
+        );
+        assert_eq!(out, "codes = {\n    404: 'Missing',\n    410: 'Gone',\n}\n");
+        // Same separator, but not the numbering of oldText: text, not a prefix.
+        let (_, out) = unique("log\n12:00 start\n", "2:12:00 start", "12:07 stop");
+        assert_eq!(out, "log\n12:07 stop\n");
+    }
+
+    #[test]
+    fn line_numbers_strip_new_text_numbered_like_old_text() {
+        let (_, out) = unique(
+            "x\na\nb\ny\n",
+            "   2│ a\n   3│ b",
+            "   2│ a\n   3│ 12: inserted\n   4│\n   5│ b",
+        );
+        assert_eq!(out, "x\na\n12: inserted\n\nb\ny\n");
+        let reason = refusal("x\na\nb\n", "   2│ a\n   3│ b", "   2│ a\nnew");
+        assert!(reason.contains("its line 2 has none"), "{reason}");
+        let reason = refusal("x\na\nb\n", "2: a\n3: b", "2: a\n7: b");
+        assert!(
+            reason.contains("its line 2 is numbered out of sequence (expected 3)"),
+            "{reason}"
+        );
+    }
+
+    // Issue 18, case 2.
+    #[test]
+    fn trailing_whitespace_match_takes_the_whole_last_line() {
+        let (tier, out) = unique("a  \nb  \nc\n", "a\nb", "A  \nb  ");
+        assert_eq!(tier, Tier::TrailingWhitespace);
+        assert_eq!(out, "A  \nb  \nc\n");
+        let (_, out) = unique("a  \nb \t\nc\n", "a\nb", "X");
+        assert_eq!(out, "X\nc\n");
+    }
+
+    // Issue 18, case 3: a single indentation level in oldText still fixes the unit.
+    #[test]
+    fn indentation_converts_deeper_lines_without_mixing() {
+        let view = "func f() {\n\tx := 1\n\ty := 2\n}\n";
+        let (tier, out) = unique(
+            view,
+            "    x := 1\n    y := 2",
+            "    x := 1\n    if x {\n        y := 2\n    }",
+        );
+        assert_eq!(tier, Tier::Indentation);
+        assert_eq!(out, "func f() {\n\tx := 1\n\tif x {\n\t\ty := 2\n\t}\n}\n");
+        // Spaces in the file, tabs in oldText.
+        let (_, out) = unique(
+            "fn f() {\n    a();\n}\n",
+            "\ta();",
+            "\tif b {\n\t\ta();\n\t}",
+        );
+        assert_eq!(out, "fn f() {\n    if b {\n        a();\n    }\n}\n");
+        // Nothing says how deeper spaces become tabs: refused, never mixed.
+        let reason = refusal("\tx\n\ty\n", "x\ny", "x\n    z");
+        assert_eq!(
+            reason,
+            "line 2 of newText cannot be re-indented: it is indented deeper than oldText's \
+             lines, with 4 spaces, and oldText does not show how that converts to the file's \
+             indentation there (1 tab)"
+        );
+        // Not a whole number of units.
+        let reason = refusal(view, "    x := 1\n    y := 2", "    x := 1\n      y := 2");
+        assert!(
+            reason.contains("(6 spaces) is not a whole number"),
+            "{reason}"
+        );
+    }
+
+    // Issue 18, case 4.
+    #[test]
+    fn indentation_converts_whitespace_only_lines() {
+        let (_, out) = unique(
+            "a\n\tif x {\n\t\ty()\n\t}\n",
+            "    if x {\n        y()\n    }",
+            "    if x {\n        y()\n        \n\n        z()\n    }",
+        );
+        assert_eq!(out, "a\n\tif x {\n\t\ty()\n\t\t\n\n\t\tz()\n\t}\n");
+    }
+
+    // Issue 18, case 5.
+    #[test]
+    fn indentation_accepts_the_files_style_and_column_zero() {
+        let view = "a\n\tif x {\n\t\ty()\n\t}\n";
+        let old = "    if x {\n        y()\n    }";
+        let (_, out) = unique(view, old, "\tif x {\n\t\tz()\n\t}");
+        assert_eq!(out, "a\n\tif x {\n\t\tz()\n\t}\n");
+        let (_, out) = unique(
+            view,
+            old,
+            "#ifdef X\n    if x {\n        y()\n    }\n#endif",
+        );
+        assert_eq!(out, "a\n#ifdef X\n\tif x {\n\t\ty()\n\t}\n#endif\n");
+        let (_, out) = unique(
+            "int f() {\n\treturn 1;\n}\n",
+            "    return 1;",
+            "#if A\n    return 2;\n#endif",
+        );
+        assert_eq!(out, "int f() {\n#if A\n\treturn 2;\n#endif\n}\n");
+    }
+
+    #[test]
+    fn indentation_refusals_say_what_is_wrong() {
+        let view = "a\n\tif x {\n\t\ty()\n\t}\n";
+        let old = "    if x {\n        y()\n    }";
+        let reason = refusal(view, old, "    if x {\n\t\tz()\n    }");
+        assert_eq!(
+            reason,
+            "line 2 of newText cannot be re-indented: it is indented with 2 tabs, not with \
+             spaces as oldText is, so newText mixes two indentation styles; write all of newText \
+             in one"
+        );
+        // A shifted block (oldText at 4 spaces, the file at 8): column 0 is not certain.
+        let reason = refusal("x\n        a\n        b\n", "    a\n    b", "#a\n    a");
+        assert!(reason.contains("column 0"), "{reason}");
+        let reason = refusal("x\n        a\n        b\n", "    a\n    b", "  a");
+        assert!(
+            reason.contains("indented less than oldText's lines (with 2 spaces)"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -411,7 +411,13 @@ async fn tolerant_ambiguity_and_reindent_failures_are_explained() {
         json!({"path": "f.txt", "edits": [{"oldText": "    if a {\n        b();\n    }", "newText": "  if a {\n   b();\n  }"}]}),
     )
     .await;
-    insta::assert_snapshot!(format!("{ambiguous}\n---\n{reindent}"));
+    let numbers = failing(
+        &fixture,
+        "f.txt",
+        json!({"path": "f.txt", "edits": [{"oldText": "   2│ y\n   3│ x = 1", "newText": "   2│ y\nz = 2"}]}),
+    )
+    .await;
+    insta::assert_snapshot!(format!("{ambiguous}\n---\n{reindent}\n---\n{numbers}"));
 }
 
 #[tokio::test]
