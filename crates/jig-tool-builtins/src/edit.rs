@@ -490,10 +490,15 @@ fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
                      prefixes are stripped, but {reason}. Give oldText and newText without the \
                      prefixes read adds (`   12│ `)."
                 ),
-                _ => format!(
+                Tier::Indentation => format!(
                     "{subject} matches the block at line {line} of {shown} only with a different \
                      indentation, but {reason}. Copy oldText with the file's exact indentation \
                      and write newText in it."
+                ),
+                Tier::TrailingWhitespace | Tier::Unicode => format!(
+                    "{subject} has no exact match in {shown}; at line {line} it matches {}, but \
+                     {reason}. Copy oldText exactly from the file.",
+                    tier.describe()
                 ),
             }
         }

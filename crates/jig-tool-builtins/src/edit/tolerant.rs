@@ -3,7 +3,15 @@
 //! A tier never rewrites the file. It only *locates* a span of the (LF) view whose text differs
 //! from `oldText` in a way the tier forgives; the caller then splices `newText` into the
 //! original bytes at that span, so every byte outside it is kept. Tiers are independent: each is
-//! tried alone, in the order of [`Tier::ALL`], and each still requires a unique match.
+//! tried alone, in the order of [`Tier::ALL`], and each still requires a unique match. The first
+//! tier that finds something decides, unless a later one finds a unique match that would write
+//! other bytes: then which reading was meant is unclear and the edit is refused.
+//!
+//! The contract: a tolerant success writes exactly what the exact edit would have written had
+//! `oldText` been typed exactly, with `newText` adapted only by the rule the tier states (the
+//! indentation tier re-indents every line the same way; the line-number tier strips prefixes
+//! numbered like `oldText`'s; the others keep `newText` as it is). When a tier cannot be sure, it
+//! refuses. `tests/it/edit_differential.rs` checks this over thousands of generated edits.
 
 use memchr::{memchr_iter, memmem};
 use unicode_normalization::char::decompose_compatible;
@@ -84,20 +92,45 @@ pub(crate) enum TierOutcome {
 /// At most this many candidate positions are kept for messages.
 pub(crate) const MAX_LISTED: usize = 20;
 
-/// Tries every tier in order and returns the first that found something.
+fn run_tier(tier: Tier, view: &str, old: &str, new: &str) -> TierOutcome {
+    match tier {
+        Tier::TrailingWhitespace => trailing_whitespace(view, old, new),
+        Tier::Unicode => unicode(view, old, new),
+        Tier::Indentation => indentation(view, old, new),
+        Tier::LineNumbers => line_numbers(view, old, new),
+    }
+}
+
+/// Tries every tier in order and returns the first that found something. A unique match must
+/// not be contradicted: when a later tier also finds a unique match but would write other bytes
+/// (another span, or newText adapted otherwise), which one the caller meant is unclear, and the
+/// edit is refused.
 pub(crate) fn locate(view: &str, old: &str, new: &str) -> Option<(Tier, TierOutcome)> {
-    for tier in Tier::ALL {
-        let outcome = match tier {
-            Tier::TrailingWhitespace => trailing_whitespace(view, old, new),
-            Tier::Unicode => unicode(view, old, new),
-            Tier::Indentation => indentation(view, old, new),
-            Tier::LineNumbers => line_numbers(view, old, new),
-        };
-        if outcome != TierOutcome::None {
-            return Some((tier, outcome));
+    let mut tiers = Tier::ALL.into_iter();
+    let (tier, outcome) = tiers
+        .by_ref()
+        .map(|tier| (tier, run_tier(tier, view, old, new)))
+        .find(|(_, outcome)| *outcome != TierOutcome::None)?;
+    let TierOutcome::Unique(found) = &outcome else {
+        return Some((tier, outcome));
+    };
+    for other in tiers {
+        if let TierOutcome::Unique(alternative) = run_tier(other, view, old, new)
+            && alternative != *found
+        {
+            return Some((
+                tier,
+                TierOutcome::Refused {
+                    start: found.start.min(alternative.start),
+                    reason: format!(
+                        "it also matches {}, and the two readings would write different text",
+                        other.describe()
+                    ),
+                },
+            ));
         }
     }
-    None
+    Some((tier, outcome))
 }
 
 /// Every occurrence of `needle` in `hay`, overlapping ones included (`aa` occurs twice in
@@ -155,9 +188,10 @@ struct Piece {
 
 impl Mapped {
     /// Source offset of normalised offset `n`. Inside a changed piece a start widens to the
-    /// piece's start and an end to its end; at a deletion, a start lands after the deleted
-    /// bytes and an end before them (unless `end_takes_deleted`).
-    fn to_source(&self, n: usize, is_end: bool, end_takes_deleted: bool) -> usize {
+    /// piece's start and an end to its end. At a deletion, the span takes the deleted bytes
+    /// when `takes_deleted` (a start lands before them, an end after them), else leaves them
+    /// out.
+    fn to_source(&self, n: usize, is_end: bool, takes_deleted: bool) -> usize {
         let k = self.pieces.partition_point(|p| p.norm <= n);
         if k == 0 {
             return n;
@@ -170,7 +204,7 @@ impl Mapped {
             } else {
                 p.src + p.src_len
             }
-        } else if n == p.norm && p.norm_len == 0 && is_end && !end_takes_deleted {
+        } else if n == p.norm && p.norm_len == 0 && is_end != takes_deleted {
             p.src
         } else {
             p.src + p.src_len + (n - norm_end)
@@ -223,11 +257,33 @@ fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
     let (starts, count, saturated) = find_all_where(bytes, old_norm.as_bytes(), |s| {
         !old_ends_in_space || ends_line(s)
     });
-    // A match that ends a line takes that line's trailing whitespace too: the exact oldText
-    // ran to the end of the line, so newText's last line replaces all of it and no stray
-    // whitespace is left after it.
-    let takes_trailing = starts.first().is_some_and(|&s| ends_line(s));
-    spans_outcome(
+    if count == 1 {
+        // Whitespace the file has and oldText lacks, right at the edge of the match: the
+        // whitespace of a line before or after the block (a whitespace-only line), or trailing
+        // whitespace before a match that starts with a line break. Whether the caller meant to
+        // replace it is unclear, and the two readings write different bytes.
+        let start = starts[0];
+        let end = start + old_norm.len();
+        let deleted_at = |n: usize| {
+            content
+                .pieces
+                .binary_search_by_key(&n, |piece| piece.norm)
+                .is_ok()
+        };
+        if deleted_at(start) || (old_norm.ends_with('\n') && deleted_at(end)) {
+            return TierOutcome::Refused {
+                start: content.to_source(start, false, false),
+                reason: "the file has whitespace at its edge (a whitespace-only line, or the end \
+                         of a line) that oldText lacks, so whether it is to be replaced is unclear"
+                    .to_owned(),
+            };
+        }
+    }
+    // A match that ends a line takes that line's trailing whitespace too: the exact oldText ran
+    // to the end of the line, so newText's last line replaces all of it and no stray whitespace
+    // is left after it.
+    let takes_trailing = !old_norm.ends_with('\n') && starts.first().is_some_and(|&s| ends_line(s));
+    let outcome = spans_outcome(
         &content,
         &starts,
         count,
@@ -235,7 +291,20 @@ fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
         old_norm.len(),
         takes_trailing,
         new,
-    )
+    );
+    // A whitespace-only line of oldText that has other whitespace than the file's line is an
+    // indentation difference, not a trailing one: the indentation tier decides.
+    if let TierOutcome::Unique(found) = &outcome {
+        let block = &view[found.start..found.end];
+        let reindented = old
+            .split('\n')
+            .zip(block.split('\n'))
+            .any(|(o, f)| !o.is_empty() && !f.is_empty() && is_blank(o) && is_blank(f) && o != f);
+        if reindented {
+            return TierOutcome::None;
+        }
+    }
+    outcome
 }
 
 fn spans_outcome(
@@ -668,6 +737,10 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
         let matched = old_lines.iter().enumerate().all(|(k, old_line)| {
             let file_line = line(first + k);
             if is_blank(old_line) {
+                // A whitespace-only line shows indentation too, when both sides have some.
+                if !old_line.is_empty() && !file_line.is_empty() && is_blank(file_line) {
+                    pairs.push((*old_line, file_line));
+                }
                 return is_blank(file_line);
             }
             let (old_indent, old_rest) = leading_whitespace(old_line);
@@ -1015,6 +1088,38 @@ mod tests {
         let reason = refusal("x\na\nb\n", "2: a\n3: b", "2: a\n7: b");
         assert!(
             reason.contains("its line 2 is numbered out of sequence (expected 3)"),
+            "{reason}"
+        );
+    }
+
+    // Found by the differential test (tests/it/edit_differential.rs).
+    #[test]
+    fn trailing_whitespace_refuses_whitespace_at_the_edge_of_the_match() {
+        // The whitespace-only line after the block may or may not belong to oldText.
+        let reason = refusal("a  \nb\n\t\t\nc\n", "a\nb\n", "x\n");
+        assert!(reason.contains("whitespace-only line"), "{reason}");
+        // The same before it, when oldText starts with a line break.
+        let reason = refusal("x\n\t\na \nb\n", "\na\nb", "y");
+        assert!(reason.contains("whitespace-only line"), "{reason}");
+    }
+
+    #[test]
+    fn whitespace_only_lines_with_other_whitespace_are_indentation() {
+        let (tier, out) = unique("a\n    \nb\n", "a\n\t\nb", "a\n\t\n\t\nb");
+        assert_eq!(tier, Tier::Indentation);
+        assert_eq!(out, "a\n    \n    \nb\n");
+    }
+
+    #[test]
+    fn a_match_another_tier_reads_differently_is_refused() {
+        // Ignoring trailing whitespace, oldText is line 1; without its line-number prefix, it
+        // is line 2.
+        let outcome = locate("   1\u{2502} a \na  \n", "   1\u{2502} a  ", "b");
+        let Some((Tier::TrailingWhitespace, TierOutcome::Refused { reason, .. })) = outcome else {
+            panic!("expected a refusal, got {outcome:?}");
+        };
+        assert!(
+            reason.contains("also matches after stripping line-number prefixes"),
             "{reason}"
         );
     }
