@@ -458,15 +458,34 @@ struct Convert {
 }
 
 impl Convert {
-    /// The smallest units with the ratio `old_count : file_count`.
-    fn from_counts(old_char: char, old_count: usize, file_char: char, file_count: usize) -> Self {
-        let g = gcd(old_count, file_count).max(1);
-        Self {
+    /// A plausible conversion for indentation units of `old_count` and `file_count`
+    /// characters: one tab for 2 to 8 spaces (either way), or spaces for spaces with units of
+    /// 2 to 8. Anything else (5 spaces for 1, 2 tabs for 1, other whitespace) is a coincidence
+    /// of the text, not an indentation style.
+    fn plausible(
+        old_char: char,
+        old_count: usize,
+        file_char: char,
+        file_count: usize,
+    ) -> Option<Self> {
+        let spaces = |n: usize| (2..=8).contains(&n);
+        let (old_unit, file_unit) = match (old_char, file_char) {
+            (' ', '\t') if old_count.is_multiple_of(file_count) => (old_count / file_count, 1),
+            ('\t', ' ') if file_count.is_multiple_of(old_count) => (1, file_count / old_count),
+            (' ', ' ') => (old_count, file_count),
+            _ => return None,
+        };
+        let ok = match (old_char, file_char) {
+            (' ', '\t') => spaces(old_unit),
+            ('\t', ' ') => spaces(file_unit),
+            _ => spaces(old_unit) && spaces(file_unit),
+        };
+        ok.then_some(Self {
             old_char,
-            old_unit: old_count / g,
+            old_unit,
             file_char,
-            file_unit: file_count / g,
-        }
+            file_unit,
+        })
     }
 
     /// `indent` converted, when it is whole units of `old_char` (or empty).
@@ -560,9 +579,7 @@ impl Shift {
         if counts.iter().any(|&(o, f)| o / old_unit != f / file_unit) {
             return None;
         }
-        Some(Convert::from_counts(
-            old_char, old_unit, file_char, file_unit,
-        ))
+        Convert::plausible(old_char, old_unit, file_char, file_unit)
     }
 
     /// Residuals that are identical: deeper indentation is kept when both sides indent with
@@ -580,17 +597,7 @@ impl Shift {
         let deeper: Option<char> = residuals.iter().find_map(|(o, _)| o.chars().next());
         match (uniform(old_prefix), uniform(file_prefix)) {
             (Some((oc, on)), Some((fc, fn_))) if oc != fc => {
-                let convert = Convert::from_counts(oc, on, fc, fn_);
-                let tab_unit = if fc == '\t' {
-                    convert.file_unit
-                } else {
-                    convert.old_unit
-                };
-                if tab_unit == 1 && (oc == '\t' || fc == '\t') {
-                    Residual::Convert(convert)
-                } else {
-                    Residual::Unknown
-                }
+                Convert::plausible(oc, on, fc, fn_).map_or(Residual::Unknown, Residual::Convert)
             }
             (_, Some((fc, _))) => Residual::Same(Some(fc)),
             (Some((oc, _)), None) if file_prefix.is_empty() && deeper == Some(oc) => {
@@ -615,6 +622,14 @@ impl Shift {
     fn apply(&self, indent: &str) -> Result<String, String> {
         if let Some((_, file)) = self.seen.iter().find(|(old, _)| old == indent) {
             return Ok(file.clone());
+        }
+        // Only another style, no shift: indentation already in the file's style stays.
+        if let Residual::Convert(convert) = self.residual
+            && convert.old_char != convert.file_char
+            && indent.starts_with(convert.file_char)
+            && self.is_absolute()
+        {
+            return Ok(indent.to_owned());
         }
         if let Some(rest) = indent.strip_prefix(self.old_prefix.as_str()) {
             if rest.is_empty() {
@@ -654,10 +669,13 @@ impl Shift {
             && !indent.contains(old_char)
         {
             return Err(format!(
-                "it is indented with {}, not with {} as oldText is, so newText mixes two \
-                 indentation styles; write all of newText in one",
+                "it is indented with {}, while oldText indents with {} and is shifted in the file \
+                 (its {} are {} there), so where the line belongs is unclear; write newText in \
+                 oldText's indentation",
                 describe_indent(indent),
-                if old_char == '\t' { "tabs" } else { "spaces" }
+                if old_char == '\t' { "tabs" } else { "spaces" },
+                describe_indent(&self.old_prefix),
+                describe_indent(&self.file_prefix)
             ));
         }
         Err(format!(
@@ -711,6 +729,12 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
     let Some(anchor) = old_lines.iter().position(|l| !is_blank(l)) else {
         return TierOutcome::None;
     };
+    // A blank first line, or a whitespace-only last line without its line break, may be the
+    // end or the start of a longer line rather than a line of its own: this tier compares
+    // whole lines, so it cannot tell where such a block begins or ends.
+    if anchor > 0 || (!ends_with_newline && old_lines.last().is_some_and(|l| is_blank(l))) {
+        return TierOutcome::None;
+    }
     let anchor_text = leading_whitespace(old_lines[anchor]).1;
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(memchr_iter(b'\n', view.as_bytes()).map(|i| i + 1))
@@ -771,7 +795,7 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
                     .get(last + 1)
                     .map_or(view.len(), |&next| next - 1)
             };
-            match reindent(shift, old, &view[start..end], new) {
+            match reindent(shift, new) {
                 Ok(new_text) => TierOutcome::Unique(Located {
                     start,
                     end,
@@ -788,31 +812,9 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
     }
 }
 
-/// The whitespace characters indenting the lines of `text` (all of a whitespace-only line).
-fn indent_chars(text: &str) -> Vec<char> {
-    let mut chars: Vec<char> = Vec::new();
-    for line in text.split('\n') {
-        for c in leading_whitespace(line).0.chars() {
-            if !chars.contains(&c) {
-                chars.push(c);
-            }
-        }
-    }
-    chars
-}
-
 /// newText in the file's indentation: every line's indentation (whitespace-only lines
-/// included) goes through the same [`Shift`]. newText that already indents with the file's
-/// characters only, none of oldText's, is kept as it is when the block is not shifted.
-fn reindent(shift: &Shift, old: &str, block: &str, new: &str) -> Result<String, String> {
-    let (old_chars, file_chars, new_chars) =
-        (indent_chars(old), indent_chars(block), indent_chars(new));
-    let in_file_style = !new_chars.is_empty()
-        && new_chars.iter().all(|c| file_chars.contains(c))
-        && old_chars.iter().all(|c| !file_chars.contains(c));
-    if in_file_style && shift.is_absolute() {
-        return Ok(new.to_owned());
-    }
+/// included) goes through the same [`Shift`].
+fn reindent(shift: &Shift, new: &str) -> Result<String, String> {
     let mut new_text = String::with_capacity(new.len() + 16);
     for (k, new_line) in new.split('\n').enumerate() {
         if k > 0 {
@@ -913,6 +915,17 @@ fn line_numbers(view: &str, old: &str, new: &str) -> TierOutcome {
     match count {
         0 => TierOutcome::None,
         1 => {
+            let located = memchr_iter(b'\n', &view.as_bytes()[..starts[0]]).count() as u64 + 1;
+            if located != numbering.first {
+                return TierOutcome::Refused {
+                    start: starts[0],
+                    reason: format!(
+                        "oldText is numbered from line {}, so its numbers are not the file's \
+                         (perhaps from before an earlier edit)",
+                        numbering.first
+                    ),
+                };
+            }
             // newText loses prefixes only when it is numbered the same way as oldText (same
             // separator, the same consecutive numbers); anything else is its own text.
             let new_text = match strip_numbering(new, numbering) {
@@ -1085,6 +1098,9 @@ mod tests {
         assert_eq!(out, "x\na\n12: inserted\n\nb\ny\n");
         let reason = refusal("x\na\nb\n", "   2│ a\n   3│ b", "   2│ a\nnew");
         assert!(reason.contains("its line 2 has none"), "{reason}");
+        // Numbers that are not the located lines' (a read from before an edit).
+        let reason = refusal("x\na\nb\n", "   5\u{2502} a", "q");
+        assert!(reason.contains("numbered from line 5"), "{reason}");
         let reason = refusal("x\na\nb\n", "2: a\n3: b", "2: a\n7: b");
         assert!(
             reason.contains("its line 2 is numbered out of sequence (expected 3)"),
@@ -1111,10 +1127,28 @@ mod tests {
     }
 
     #[test]
+    fn indentation_needs_a_plausible_unit() {
+        // Alignment after tabs is no indentation unit: "5 spaces are 1 space" is a coincidence.
+        let view = "\t\t\t * x\n\t\t\tlet a = 1;\n";
+        assert_eq!(locate(view, "           * x\n      let a = 1;", "X"), None);
+        // Units of 2 to 8 spaces are.
+        let (_, out) = unique("a\n  b\n    c\n", "a\n    b\n        c", "a\n    b\n    b2");
+        assert_eq!(out, "a\n  b\n  b2\n");
+    }
+
+    #[test]
+    fn indentation_does_not_guess_where_a_blank_edge_line_ends() {
+        // The exact oldText ended with the indentation of `        x`, not with the blank line.
+        let view = "a\n * p\n\n * p\n        x\n";
+        assert_eq!(indentation(view, " * p\n\t\t", "X"), TierOutcome::None);
+        assert_eq!(indentation(view, "\n\t * p", "X"), TierOutcome::None);
+    }
+
+    #[test]
     fn a_match_another_tier_reads_differently_is_refused() {
         // Ignoring trailing whitespace, oldText is line 1; without its line-number prefix, it
-        // is line 2.
-        let outcome = locate("   1\u{2502} a \na  \n", "   1\u{2502} a  ", "b");
+        // is line 2, as numbered.
+        let outcome = locate("   2\u{2502} a \na  \n", "   2\u{2502} a  ", "b");
         let Some((Tier::TrailingWhitespace, TierOutcome::Refused { reason, .. })) = outcome else {
             panic!("expected a refusal, got {outcome:?}");
         };
@@ -1186,6 +1220,9 @@ mod tests {
         let old = "    if x {\n        y()\n    }";
         let (_, out) = unique(view, old, "\tif x {\n\t\tz()\n\t}");
         assert_eq!(out, "a\n\tif x {\n\t\tz()\n\t}\n");
+        // Line by line: lines in the file's style stay, lines in oldText's are converted.
+        let (_, out) = unique(view, old, "    if x {\n\t\tz()\n    }");
+        assert_eq!(out, "a\n\tif x {\n\t\tz()\n\t}\n");
         let (_, out) = unique(
             view,
             old,
@@ -1202,14 +1239,14 @@ mod tests {
 
     #[test]
     fn indentation_refusals_say_what_is_wrong() {
-        let view = "a\n\tif x {\n\t\ty()\n\t}\n";
-        let old = "    if x {\n        y()\n    }";
-        let reason = refusal(view, old, "    if x {\n\t\tz()\n    }");
+        // oldText at 4 spaces is the file's 3 tabs: a shift, so 2 tabs in newText are unclear.
+        let view = "x\n\t\t\ta\n\t\t\t\tb\n";
+        let reason = refusal(view, "    a\n        b", "    a\n\t\tc");
         assert_eq!(
             reason,
-            "line 2 of newText cannot be re-indented: it is indented with 2 tabs, not with \
-             spaces as oldText is, so newText mixes two indentation styles; write all of newText \
-             in one"
+            "line 2 of newText cannot be re-indented: it is indented with 2 tabs, while oldText \
+             indents with spaces and is shifted in the file (its 4 spaces are 3 tabs there), so \
+             where the line belongs is unclear; write newText in oldText's indentation"
         );
         // A shifted block (oldText at 4 spaces, the file at 8): column 0 is not certain.
         let reason = refusal("x\n        a\n        b\n", "    a\n    b", "#a\n    a");

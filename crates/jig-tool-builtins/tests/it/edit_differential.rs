@@ -275,8 +275,15 @@ fn leading(line: &str) -> (&str, &str) {
 
 /// newText: the old lines with one or two modifications, each in the file's style.
 fn modify(rng: &mut Rng, old: &[String], style: Style) -> Vec<String> {
-    let mut lines = old.to_vec();
     let unit = style.unit();
+    if rng.chance(10) {
+        // Text that looks like line-number prefixes (grep output, a YAML map, a time).
+        let indent = leading(&old[0]).0.to_owned();
+        return (0..=rng.below(2))
+            .map(|_| format!("{indent}{}", rng.pick(LOOKS_NUMBERED)))
+            .collect();
+    }
+    let mut lines = old.to_vec();
     for _ in 0..=rng.below(2) {
         let at = rng.below(lines.len());
         let indent = leading(&lines[at]).0.to_owned();
