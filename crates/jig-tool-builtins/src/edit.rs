@@ -80,7 +80,9 @@ it as small as possible while unique. newText is inserted literally and takes th
 endings. All edits are checked before anything is written: if one fails, the file is unchanged. \
 Only when an oldText has no exact match, the tool also accepts a unique match that differs only \
 in trailing whitespace, Unicode quotes/dashes/spaces, uniform indentation, or line-number \
-prefixes copied from read output, and says so in its result.";
+prefixes copied from read output, and says so in its result. newText is then re-indented to the \
+file's indentation like oldText, and loses line-number prefixes only if numbered like oldText; \
+where that is unclear the edit is refused.";
 
 impl Tool for EditTool {
     const NAME: &'static str = "edit";
