@@ -651,9 +651,9 @@ impl Shift {
                 Ok(String::new())
             } else {
                 Err(format!(
-                    "it is at column 0, while oldText's lines start at {} and the file's at {} \
-                     (a shift, not only another indentation style), so where column 0 belongs \
-                     in the file is unclear",
+                    "it is at column 0, while oldText's lines start at {} and the file's at {}, \
+                     and oldText does not show these are the same level, so where column 0 \
+                     belongs in the file is unclear",
                     describe_indent(&self.old_prefix),
                     describe_indent(&self.file_prefix)
                 ))
@@ -669,9 +669,9 @@ impl Shift {
             && !indent.contains(old_char)
         {
             return Err(format!(
-                "it is indented with {}, while oldText indents with {} and is shifted in the file \
-                 (its {} are {} there), so where the line belongs is unclear; write newText in \
-                 oldText's indentation",
+                "it is indented with {}, while oldText indents with {} and its {} are {} in \
+                 the file, so where the line belongs is unclear; write newText in oldText's \
+                 indentation",
                 describe_indent(indent),
                 if old_char == '\t' { "tabs" } else { "spaces" },
                 describe_indent(&self.old_prefix),
@@ -1245,8 +1245,8 @@ mod tests {
         assert_eq!(
             reason,
             "line 2 of newText cannot be re-indented: it is indented with 2 tabs, while oldText \
-             indents with spaces and is shifted in the file (its 4 spaces are 3 tabs there), so \
-             where the line belongs is unclear; write newText in oldText's indentation"
+             indents with spaces and its 4 spaces are 3 tabs in the file, so where the line \
+             belongs is unclear; write newText in oldText's indentation"
         );
         // A shifted block (oldText at 4 spaces, the file at 8): column 0 is not certain.
         let reason = refusal("x\n        a\n        b\n", "    a\n    b", "#a\n    a");
