@@ -244,10 +244,16 @@ fn strip_trailing(text: &str) -> Mapped {
 
 fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
     let old_norm = strip_trailing(old).text;
-    let content = strip_trailing(view);
     if old_norm.is_empty() {
         return TierOutcome::None;
     }
+    // A first line of whitespace only would vanish and let the rest match after the end of
+    // any line; which whole line it stood for is unknown.
+    let first_line = old.split('\n').next().unwrap_or(old);
+    if !first_line.is_empty() && is_blank(first_line) {
+        return TierOutcome::None;
+    }
+    let content = strip_trailing(view);
     let last_old_line = old.rsplit('\n').next().unwrap_or(old);
     let old_ends_in_space = last_old_line.ends_with(is_horizontal_space);
     // When oldText's last line lost trailing whitespace, the match must end a line: otherwise
@@ -1117,6 +1123,17 @@ mod tests {
         // The same before it, when oldText starts with a line break.
         let reason = refusal("x\n\t\na \nb\n", "\na\nb", "y");
         assert!(reason.contains("whitespace-only line"), "{reason}");
+    }
+
+    #[test]
+    fn trailing_whitespace_needs_more_than_whitespace_on_the_first_line() {
+        // Stripped, `\t\t\n}` would match after the end of `\t}` (the exact oldText is the
+        // whitespace-only line and an indented `}`).
+        let view = "a {\n\tb {\n\t\t\t\n\t}\n}\n";
+        assert_eq!(
+            trailing_whitespace(view, "\t\t\n}\n", "x"),
+            TierOutcome::None
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! whole lines, `newText` a modification of it. Each edit is then sent again the way models get
 //! `oldText` wrong: trailing whitespace stripped, tabs and spaces swapped in `oldText` alone or in
 //! both texts, `read`-style line numbers in `oldText` alone or in both, typographic quotes and
-//! dashes typed as ASCII. Every sloppy call, through the real tool, must either fail with the
+//! dashes typed as ASCII, the common indentation removed from both. Every sloppy call, through the real tool, must either fail with the
 //! file unchanged or produce exactly the exact call's bytes.
 //!
 //! The generator is deterministic (fixed seed), so a failure reproduces; set
@@ -529,8 +529,8 @@ fn sloppy_variants(
     style: Style,
     width: usize,
     first_line: usize,
-) -> [(&'static str, String, String); 7] {
-    [
+) -> Vec<(&'static str, String, String)> {
+    let mut variants = vec![
         (
             "trailing whitespace stripped in oldText",
             strip_trailing(old),
@@ -566,7 +566,40 @@ fn sloppy_variants(
             strip_trailing(old),
             strip_trailing(new),
         ),
-    ]
+    ];
+    if let Some((old, new)) = dedented(old, new) {
+        variants.push(("common indentation removed in both", old, new));
+    }
+    variants
+}
+
+/// Both texts without oldText's common indentation, when every non-empty line of both has it
+/// and no whitespace-only line would become empty (which no rule can undo).
+fn dedented(old: &str, new: &str) -> Option<(String, String)> {
+    let common = old
+        .split('\n')
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| leading(line).0)
+        .reduce(|a, b| {
+            let len = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+            &a[..len]
+        })?;
+    if common.is_empty() {
+        return None;
+    }
+    let strip = |text: &str| -> Option<String> {
+        text.split('\n')
+            .map(|line| {
+                if line.is_empty() {
+                    Some(line)
+                } else {
+                    line.strip_prefix(common).filter(|rest| !rest.is_empty())
+                }
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|lines| lines.join("\n"))
+    };
+    Some((strip(old)?, strip(new)?))
 }
 
 /// Prints the tallies and the first counterexamples (`JIG_EDIT_DIFF_SHOW` filters them by
