@@ -917,17 +917,21 @@ fn line_numbers(view: &str, old: &str, new: &str) -> TierOutcome {
     let Some((old_stripped, numbering)) = strip_old_numbers(old) else {
         return TierOutcome::None;
     };
-    let (starts, count, saturated) = find_all(view.as_bytes(), old_stripped.as_bytes());
+    // read shows whole lines: the text after the first prefix starts a line.
+    let bytes = view.as_bytes();
+    let (starts, count, saturated) = find_all_where(bytes, old_stripped.as_bytes(), |s| {
+        s == 0 || bytes[s - 1] == b'\n'
+    });
     match count {
         0 => TierOutcome::None,
         1 => {
-            let located = memchr_iter(b'\n', &view.as_bytes()[..starts[0]]).count() as u64 + 1;
+            let located = memchr_iter(b'\n', &bytes[..starts[0]]).count() as u64 + 1;
             if located != numbering.first {
                 return TierOutcome::Refused {
                     start: starts[0],
                     reason: format!(
-                        "oldText is numbered from line {}, so its numbers are not the file's \
-                         (perhaps from before an earlier edit)",
+                        "oldText is numbered from line {} while the text is at line {located}, \
+                         so its numbers are not the file's (perhaps from before an earlier edit)",
                         numbering.first
                     ),
                 };
@@ -1106,7 +1110,15 @@ mod tests {
         assert!(reason.contains("its line 2 has none"), "{reason}");
         // Numbers that are not the located lines' (a read from before an edit).
         let reason = refusal("x\na\nb\n", "   5\u{2502} a", "q");
-        assert!(reason.contains("numbered from line 5"), "{reason}");
+        assert!(
+            reason.contains("numbered from line 5 while the text is at line 2"),
+            "{reason}"
+        );
+        // The text after the prefix starts a line, as read shows it.
+        assert_eq!(
+            line_numbers("xa\nb\n", "   1\u{2502} a", "q"),
+            TierOutcome::None
+        );
         let reason = refusal("x\na\nb\n", "2: a\n3: b", "2: a\n7: b");
         assert!(
             reason.contains("its line 2 is numbered out of sequence (expected 3)"),
