@@ -247,10 +247,11 @@ fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
     if old_norm.is_empty() {
         return TierOutcome::None;
     }
-    // A first line of whitespace only would vanish and let the rest match after the end of
-    // any line; which whole line it stood for is unknown.
+    // A first line that is empty or whitespace only lets the rest match after the end of any
+    // line, and whitespace-only lines then stand for blank lines anywhere: which place was
+    // meant is unknown.
     let first_line = old.split('\n').next().unwrap_or(old);
-    if !first_line.is_empty() && is_blank(first_line) {
+    if is_blank(first_line) {
         return TierOutcome::None;
     }
     let content = strip_trailing(view);
@@ -263,24 +264,20 @@ fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
     let (starts, count, saturated) = find_all_where(bytes, old_norm.as_bytes(), |s| {
         !old_ends_in_space || ends_line(s)
     });
-    if count == 1 {
-        // Whitespace the file has and oldText lacks, right at the edge of the match: the
-        // whitespace of a line before or after the block (a whitespace-only line), or trailing
-        // whitespace before a match that starts with a line break. Whether the caller meant to
-        // replace it is unclear, and the two readings write different bytes.
-        let start = starts[0];
-        let end = start + old_norm.len();
-        let deleted_at = |n: usize| {
-            content
-                .pieces
-                .binary_search_by_key(&n, |piece| piece.norm)
-                .is_ok()
-        };
-        if deleted_at(start) || (old_norm.ends_with('\n') && deleted_at(end)) {
+    if count == 1 && old_norm.ends_with('\n') {
+        // After a block that ends with a line break, a whitespace-only line the file has and
+        // oldText lacks may or may not have been meant: the two readings write different bytes.
+        // (Before the block this cannot happen: oldText's first line has text.)
+        let end = starts[0] + old_norm.len();
+        if content
+            .pieces
+            .binary_search_by_key(&end, |piece| piece.norm)
+            .is_ok()
+        {
             return TierOutcome::Refused {
-                start: content.to_source(start, false, false),
-                reason: "the file has whitespace at its edge (a whitespace-only line, or the end \
-                         of a line) that oldText lacks, so whether it is to be replaced is unclear"
+                start: content.to_source(starts[0], false, false),
+                reason: "the file has a whitespace-only line right after it that oldText lacks, \
+                         so whether that line is to be replaced is unclear"
                     .to_owned(),
             };
         }
@@ -1132,13 +1129,15 @@ mod tests {
         // The whitespace-only line after the block may or may not belong to oldText.
         let reason = refusal("a  \nb\n\t\t\nc\n", "a\nb\n", "x\n");
         assert!(reason.contains("whitespace-only line"), "{reason}");
-        // The same before it, when oldText starts with a line break.
-        let reason = refusal("x\n\t\na \nb\n", "\na\nb", "y");
-        assert!(reason.contains("whitespace-only line"), "{reason}");
+        // Before it, oldText would have to start with a line break: the tier does not apply.
+        assert_eq!(
+            trailing_whitespace("x\n\t\na \nb\n", "\na\nb", "y"),
+            TierOutcome::None
+        );
     }
 
     #[test]
-    fn trailing_whitespace_needs_more_than_whitespace_on_the_first_line() {
+    fn trailing_whitespace_needs_text_on_the_first_line() {
         // Stripped, `\t\t\n}` would match after the end of `\t}` (the exact oldText is the
         // whitespace-only line and an indented `}`).
         let view = "a {\n\tb {\n\t\t\t\n\t}\n}\n";
@@ -1146,6 +1145,9 @@ mod tests {
             trailing_whitespace(view, "\t\t\n}\n", "x"),
             TierOutcome::None
         );
+        // The same for an empty first line: `\n\n}` is not the blank line before `}` above.
+        let view = "a {\n\t\n}\nb {\n\n\n\t}\n";
+        assert_eq!(trailing_whitespace(view, "\n\n}", "x"), TierOutcome::None);
     }
 
     #[test]
