@@ -764,8 +764,10 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
         let matched = old_lines.iter().enumerate().all(|(k, old_line)| {
             let file_line = line(first + k);
             if is_blank(old_line) {
-                // A whitespace-only line shows indentation too, when both sides have some.
-                if !old_line.is_empty() && !file_line.is_empty() && is_blank(file_line) {
+                // An empty line of oldText stands for any blank line (whitespace is often
+                // dropped there); a whitespace-only one shows indentation like any other line,
+                // so it must map like the rest of the block.
+                if !old_line.is_empty() && is_blank(file_line) {
                     pairs.push((*old_line, file_line));
                 }
                 return is_blank(file_line);
@@ -1173,6 +1175,24 @@ mod tests {
         let view = "a\n * p\n\n * p\n        x\n";
         assert_eq!(indentation(view, " * p\n\t\t", "X"), TierOutcome::None);
         assert_eq!(indentation(view, "\n\t * p", "X"), TierOutcome::None);
+    }
+
+    #[test]
+    fn whitespace_only_lines_of_old_text_must_map_like_the_rest() {
+        // oldText's 8-space line is no indentation of this block, where the file's line is
+        // empty (the exact oldText was a block whose whitespace-only line has 4 tabs).
+        let view = "\t\t\t\t * count\n\nx\n\t\t\t\t\t * count\n\t\t\t\t\n";
+        assert_eq!(
+            indentation(view, "           * count\n        \n", "y\n"),
+            TierOutcome::None
+        );
+        // An empty line of oldText still stands for any blank line.
+        let (_, out) = unique(
+            "\tif a {\n\t\n\t}\n",
+            "    if a {\n\n    }",
+            "    if b {\n\n    }",
+        );
+        assert_eq!(out, "\tif b {\n\n\t}\n");
     }
 
     #[test]
