@@ -250,8 +250,11 @@ fn trailing_whitespace(view: &str, old: &str, new: &str) -> TierOutcome {
     // A first line that is empty or whitespace only lets the rest match after the end of any
     // line, and whitespace-only lines then stand for blank lines anywhere: which place was
     // meant is unknown.
+    // Likewise a last line of whitespace only, without its line break: it lets the block end
+    // before any line, not only the one it was copied from.
     let first_line = old.split('\n').next().unwrap_or(old);
-    if is_blank(first_line) {
+    let last_line = old.rsplit('\n').next().unwrap_or(old);
+    if is_blank(first_line) || (!last_line.is_empty() && is_blank(last_line)) {
         return TierOutcome::None;
     }
     let content = strip_trailing(view);
@@ -1139,7 +1142,7 @@ mod tests {
     }
 
     #[test]
-    fn trailing_whitespace_needs_text_on_the_first_line() {
+    fn trailing_whitespace_needs_text_on_the_first_and_last_line() {
         // Stripped, `\t\t\n}` would match after the end of `\t}` (the exact oldText is the
         // whitespace-only line and an indented `}`).
         let view = "a {\n\tb {\n\t\t\t\n\t}\n}\n";
@@ -1150,6 +1153,11 @@ mod tests {
         // The same for an empty first line: `\n\n}` is not the blank line before `}` above.
         let view = "a {\n\t\n}\nb {\n\n\n\t}\n";
         assert_eq!(trailing_whitespace(view, "\n\n}", "x"), TierOutcome::None);
+        // And for a whitespace-only last line without its break.
+        assert_eq!(
+            trailing_whitespace("x\n}\n\ny\n", "}\n\t", "q"),
+            TierOutcome::None
+        );
     }
 
     #[test]
