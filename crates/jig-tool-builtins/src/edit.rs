@@ -81,7 +81,9 @@ it as small as possible while unique. newText is inserted literally and takes th
 endings. All edits are checked before anything is written: if one fails, the file is unchanged. \
 Only when an oldText has no exact match, the tool also accepts a unique match that differs only \
 in trailing whitespace, Unicode quotes/dashes/spaces, uniform indentation, or line-number \
-prefixes copied from read output, and says so in its result.";
+prefixes copied from read output, and says so in its result. newText is then re-indented to the \
+file's indentation like oldText, and loses line-number prefixes only if numbered like oldText; \
+where that is unclear the edit is refused.";
 
 impl Tool for EditTool {
     const NAME: &'static str = "edit";
@@ -505,20 +507,35 @@ fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
                 ),
             }
         }
-        PlanError::Unreindentable {
+        PlanError::Refused {
             index,
+            tier,
             line,
-            new_line,
-        } => format!(
-            "{} matches the block at line {line} of {shown} only with a different indentation, \
-             but line {new_line} of newText is indented less than the block, so it cannot be \
-             re-indented to match. Copy oldText with the file's exact indentation.",
-            if single {
+            reason,
+        } => {
+            let subject = if single {
                 "The old text".to_owned()
             } else {
                 format!("edits[{index}]")
+            };
+            match tier {
+                Tier::LineNumbers => format!(
+                    "{subject} matches the text at line {line} of {shown} once line-number \
+                     prefixes are stripped, but {reason}. Give oldText and newText without the \
+                     prefixes read adds (`   12│ `)."
+                ),
+                Tier::Indentation => format!(
+                    "{subject} matches the block at line {line} of {shown} only with a different \
+                     indentation, but {reason}. Copy oldText with the file's exact indentation \
+                     and write newText in it."
+                ),
+                Tier::TrailingWhitespace | Tier::Unicode => format!(
+                    "{subject} has no exact match in {shown}; at line {line} it matches {}, but \
+                     {reason}. Copy oldText exactly from the file.",
+                    tier.describe()
+                ),
             }
-        ),
+        }
         PlanError::Overlap {
             first,
             second,

@@ -45,10 +45,12 @@ pub(crate) enum PlanError {
         lines: Vec<usize>,
         tier: Option<Tier>,
     },
-    Unreindentable {
+    /// A tolerant tier found the block but cannot be sure what `newText` means there.
+    Refused {
         index: usize,
+        tier: Tier,
         line: usize,
-        new_line: usize,
+        reason: String,
     },
     Overlap {
         first: usize,
@@ -190,10 +192,11 @@ fn locate<'a, 'n>(
             lines: lines_of(&view.text, &starts),
             tier: Some(tier),
         }),
-        Some((_, TierOutcome::Unreindentable { start, line })) => Err(PlanError::Unreindentable {
+        Some((tier, TierOutcome::Refused { start, reason })) => Err(PlanError::Refused {
             index,
+            tier,
             line: lines_of(&view.text, &[start])[0],
-            new_line: line,
+            reason,
         }),
         Some((_, TierOutcome::None)) | None => Err(PlanError::NotFound {
             index,

@@ -411,7 +411,26 @@ async fn tolerant_ambiguity_and_reindent_failures_are_explained() {
         json!({"path": "f.txt", "edits": [{"oldText": "    if a {\n        b();\n    }", "newText": "  if a {\n   b();\n  }"}]}),
     )
     .await;
-    insta::assert_snapshot!(format!("{ambiguous}\n---\n{reindent}"));
+    let numbers = failing(
+        &fixture,
+        "f.txt",
+        json!({"path": "f.txt", "edits": [{"oldText": "   2│ y\n   3│ x = 1", "newText": "   2│ y\nz = 2"}]}),
+    )
+    .await;
+    let stale = failing(
+        &fixture,
+        "f.txt",
+        json!({"path": "f.txt", "edits": [{"oldText": "   9│ y\n  10│ x = 1", "newText": "z"}]}),
+    )
+    .await;
+    let edge_fixture = Fixture::with_file("f.txt", "a  \nb\n\t\t\nc\n");
+    let edge = failing(
+        &edge_fixture,
+        "f.txt",
+        json!({"path": "f.txt", "edits": [{"oldText": "a\nb\n", "newText": "x\n"}]}),
+    )
+    .await;
+    insta::assert_snapshot!([ambiguous, reindent, numbers, stale, edge].join("\n---\n"));
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@ mod bash;
 mod containment;
 mod edit;
 mod edit_concurrency;
+mod edit_differential;
 mod edit_props;
 mod find;
 mod grep;
