@@ -248,8 +248,8 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
     let source = Source::with_cr(&decoded.text, decoded.has_cr);
-    let replacements =
-        plan(source, &requests).map_err(|error| plan_error(shown, single, &error))?;
+    let replacements = plan(source, &requests)
+        .map_err(|error| plan_error(shown, single, &decoded.text, &error))?;
 
     let old_bytes = original.len();
     let report = diff::build(source, &replacements, shown);
@@ -401,11 +401,42 @@ fn format_lines(lines: &[usize], count: usize) -> String {
     out
 }
 
+/// How many lines of the file a "not found" error shows when nothing similar was found.
+const FIRST_LINES_SHOWN: usize = 10;
+/// Characters shown of each of those lines.
+const FIRST_LINE_CHARS: usize = 200;
+
+/// Appends the file's first lines (numbered as `read` numbers them), so the model sees what the
+/// file holds without another call.
+fn push_first_lines(message: &mut String, text: &str) {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.is_empty() {
+        message.push_str(" The file is empty.");
+        return;
+    }
+    let total = text.lines().count();
+    let shown = total.min(FIRST_LINES_SHOWN);
+    let _ = write!(
+        message,
+        "\nIts first {shown} of {total} {}:",
+        if total == 1 { "line" } else { "lines" }
+    );
+    let width = shown.to_string().len().max(4);
+    for (index, line) in text.lines().take(shown).enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let mut cut: String = line.chars().take(FIRST_LINE_CHARS).collect();
+        if cut.len() < line.len() {
+            cut.push('…');
+        }
+        let _ = write!(message, "\n{:>width$}│ {cut}", index + 1);
+    }
+}
+
 #[expect(
     clippy::too_many_lines,
     reason = "one message per planning error, kept side by side"
 )]
-fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
+fn plan_error(shown: &str, single: bool, text: &str, error: &PlanError) -> ToolError {
     let subject = |index: usize| {
         if single {
             "the text".to_owned()
@@ -437,37 +468,37 @@ fn plan_error(shown: &str, single: bool, error: &PlanError) -> ToolError {
                      including all whitespace and newlines."
                 )
             };
-            match closest {
-                Some(closest) => {
-                    let range = if closest.start_line == closest.end_line {
-                        format!("line {}", closest.start_line)
-                    } else {
-                        format!("lines {}-{}", closest.start_line, closest.end_line)
-                    };
-                    let _ = write!(
-                        message,
-                        "\nThe most similar region is {range} ({}% similar):",
-                        closest.similarity_percent
-                    );
-                    let width = closest
-                        .excerpt
-                        .last()
-                        .map_or(1, |(n, _)| n.to_string().len());
-                    for (number, line) in &closest.excerpt {
-                        let _ = write!(message, "\n{number:>width$}│ {line}");
-                    }
-                    if closest.end_line - closest.start_line + 1 > closest.excerpt.len() {
-                        let _ = write!(message, "\n{:>width$}│ …", "");
-                    }
-                    message.push_str(
-                        "\nRead those lines again and copy oldText from them exactly (without the \
-                         line-number prefixes).",
-                    );
+            if let Some(closest) = closest {
+                let range = if closest.start_line == closest.end_line {
+                    format!("line {}", closest.start_line)
+                } else {
+                    format!("lines {}-{}", closest.start_line, closest.end_line)
+                };
+                let _ = write!(
+                    message,
+                    "\nThe most similar region is {range} ({}% similar):",
+                    closest.similarity_percent
+                );
+                let width = closest
+                    .excerpt
+                    .last()
+                    .map_or(1, |(n, _)| n.to_string().len());
+                for (number, line) in &closest.excerpt {
+                    let _ = write!(message, "\n{number:>width$}│ {line}");
                 }
-                None => message.push_str(
+                if closest.end_line - closest.start_line + 1 > closest.excerpt.len() {
+                    let _ = write!(message, "\n{:>width$}│ …", "");
+                }
+                message.push_str(
+                    "\nRead those lines again and copy oldText from them exactly (without the \
+                     line-number prefixes).",
+                );
+            } else {
+                message.push_str(
                     "\nNo similar region was found: the file may have changed; read it again \
                      before editing.",
-                ),
+                );
+                push_first_lines(&mut message, text);
             }
             message
         }

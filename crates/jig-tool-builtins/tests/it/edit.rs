@@ -510,3 +510,32 @@ async fn batch_messages_name_the_edit_index() {
     .await;
     insta::assert_snapshot!(format!("{empty}\n---\n{saturated}"));
 }
+
+#[tokio::test]
+async fn text_with_nothing_similar_shows_the_first_lines_of_the_file() {
+    let mut content = format!("{}\n", "x".repeat(300));
+    for n in 1..=30 {
+        content += "line number ";
+        content += &n.to_string();
+        content += "\n";
+    }
+    let fixture = Fixture::with_file("long.txt", content);
+    let message = failing(
+        &fixture,
+        "long.txt",
+        json!({"path": "long.txt", "edits": [{"oldText": "zzz qqq", "newText": "a"}]}),
+    )
+    .await;
+    insta::assert_snapshot!(message);
+    let fixture = Fixture::with_file("empty.txt", "");
+    let message = failing(
+        &fixture,
+        "empty.txt",
+        json!({"path": "empty.txt", "edits": [{"oldText": "zzz qqq", "newText": "a"}]}),
+    )
+    .await;
+    assert!(
+        message.ends_with("before editing. The file is empty."),
+        "{message}"
+    );
+}
