@@ -1056,7 +1056,9 @@ fn temp_name(target: &OsStr) -> OsString {
     hasher.write_u64(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| u64::from(elapsed.subsec_nanos()) ^ elapsed.as_secs()),
+            .map_or(0, |elapsed| {
+                u64::from(elapsed.subsec_nanos()) ^ elapsed.as_secs()
+            }),
     );
     let random = hasher.finish() & 0xff_ffff_ffff;
     let mut name = OsString::from(".");

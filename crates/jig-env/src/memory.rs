@@ -578,7 +578,7 @@ impl MemoryEnv {
     /// directories; mode `0o644`. A final symlink is replaced, not followed.
     pub fn add_file(&self, path: impl AsRef<Path>, content: impl Into<Vec<u8>>) -> EnvResult<()> {
         let path = checked("write", path.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         if let Some(parent) = path.parent() {
             state.create_dir_all("write", parent, NEW_DIR_MODE)?;
         }
@@ -601,7 +601,7 @@ impl MemoryEnv {
     /// Creates a directory and its missing parents (`mkdir -p`); an existing one is fine.
     pub fn add_dir(&self, path: impl AsRef<Path>) -> EnvResult<()> {
         let path = checked("mkdir", path.as_ref())?;
-        lock(&self.state).create_dir_all("mkdir", &path, NEW_DIR_MODE)
+        self.lock().create_dir_all("mkdir", &path, NEW_DIR_MODE)
     }
 
     /// Creates a symlink at `link` pointing to `target` (stored as given: relative targets
@@ -611,7 +611,7 @@ impl MemoryEnv {
         let target = target.as_ref();
         check_no_nul("symlink", target)?;
         let link = checked("symlink", link.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         let resolved = state.resolve("symlink", &link, false)?;
         if resolved.exists {
             return Err(exists_error("symlink", &link));
@@ -633,7 +633,7 @@ impl MemoryEnv {
     /// Sets the permission bits (`chmod`; follows symlinks). Only the low 12 bits are kept.
     pub fn set_mode(&self, path: impl AsRef<Path>, mode: u32) -> EnvResult<()> {
         let path = checked("chmod", path.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         let (parts, _) = state.resolve_existing("chmod", &path, true)?;
         let node = state
             .node_mut(&parts)
@@ -645,7 +645,7 @@ impl MemoryEnv {
     /// Sets the modification time (follows symlinks).
     pub fn set_modified(&self, path: impl AsRef<Path>, modified: SystemTime) -> EnvResult<()> {
         let path = checked("touch", path.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         let (parts, _) = state.resolve_existing("touch", &path, true)?;
         let node = state
             .node_mut(&parts)
@@ -657,7 +657,7 @@ impl MemoryEnv {
     /// Every regular file in the tree with its content, keyed by physical path (symlinks are
     /// not listed and not followed). Handy to compare a whole tree after an operation.
     pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        let state = lock(&self.state);
+        let state = self.lock();
         let mut out = BTreeMap::new();
         State::collect_files(&state.root, &mut PathBuf::from("/"), &mut out);
         out
@@ -666,7 +666,7 @@ impl MemoryEnv {
     /// The private temp directory, once a temp file or directory was created (and until
     /// [`cleanup`](ExecutionEnv::cleanup)).
     pub fn temp_dir(&self) -> Option<PathBuf> {
-        lock(&self.state).temp_dir.clone()
+        self.lock().temp_dir.clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

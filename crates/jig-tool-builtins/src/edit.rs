@@ -29,6 +29,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::cancel::cancellable;
+
 use self::encoding::{DecodeError, TextEncoding, decode, encode_utf16};
 use self::matching::{EditRequest, PlanError, plan, splice_in_place, splice_into, spliced_len};
 use self::text::Source;
@@ -198,35 +200,28 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     let shown = resolved.display.as_str();
     let path = resolved.absolute.as_path();
     // Held across read, plan and write: concurrent edits of one file (through any alias) queue.
-    let _guard = ctx
-        .mutation_queue
-        .lock_key(resolved.canonical.clone())
-        .await;
-    if ctx.cancel.is_cancelled() {
-        return Err(ToolError::Cancelled);
-    }
-
-    let info = ctx
-        .env
-        .stat(path)
-        .await
-        .map_err(|error| file_error(shown, error.kind(), "read"))?;
+    // Waiting is cancellable: a cancelled call gives up its place and holds nothing.
+    let _guard = cancellable(ctx, ctx.mutation_queue.lock_key(resolved.canonical.clone())).await?;
+    let files = ctx.files()?;
+    let env = files.as_ref();
+    // The same, between processes: every jig process takes this lock around its
+    // read-modify-write of the file (it refuses directories and non-regular files).
+    let _lock = cancellable(ctx, env.lock_file(path))
+        .await?
+        .map_err(|error| env_error(shown, &error, "read"))?;
+    let info = cancellable(ctx, env.stat(path))
+        .await?
+        .map_err(|error| env_error(shown, &error, "read"))?;
     match info.kind {
         FileKind::File => {}
         FileKind::Directory => {
             return Err(file_error(shown, ErrorKind::IsADirectory, "read"));
         }
-        FileKind::Symlink | FileKind::Other => {
-            return Err(ToolError::failed(format!(
-                "Cannot edit {shown}: it is not a regular file (a socket, FIFO or device)."
-            )));
-        }
+        FileKind::Symlink | FileKind::Other => return Err(not_regular(shown)),
     }
-    let original = ctx
-        .env
-        .read(path)
-        .await
-        .map_err(|error| file_error(shown, error.kind(), "read"))?;
+    let original = cancellable(ctx, env.read(path))
+        .await?
+        .map_err(|error| env_error(shown, &error, "read"))?;
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
     let source = Source::with_cr(&decoded.text, decoded.has_cr);
@@ -261,11 +256,23 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
+    // A program that does not take the lock (an editor saving) may have written meanwhile:
+    // then this edit was planned on old content and must not replace the new.
+    let now = cancellable(ctx, env.stat(path))
+        .await?
+        .map_err(|error| env_error(shown, &error, "read"))?;
+    if stamp(&now) != stamp(&info) {
+        return Err(ToolError::failed(format!(
+            "Cannot edit {shown}: it changed since it was read (another program wrote it \
+             meanwhile). Nothing was written; read the file again and redo the edit."
+        )));
+    }
     let new_bytes = new_content.len();
-    ctx.env
-        .write(path, Bytes::from(new_content))
+    // Not raced against cancellation: once started, the atomic write either completes or
+    // leaves the file untouched, and its outcome is reported.
+    env.write(path, Bytes::from(new_content))
         .await
-        .map_err(|error| file_error(shown, error.kind(), "write"))?;
+        .map_err(|error| env_error(shown, &error, "write"))?;
 
     let mut text = format!("Successfully replaced {count} block(s) in {shown}.");
     for (index, tier) in &tiers {
@@ -291,6 +298,30 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
         details["fuzzy"] = json!(tier.as_str());
     }
     Ok(ToolResult::text(text).with_details(details))
+}
+
+/// What identifies one version of a file: a rename gives a new identity, a write in place a new
+/// size or modification time.
+fn stamp(info: &jig_env::FileInfo) -> (u64, Option<std::time::SystemTime>, Option<(u64, u64)>) {
+    (info.size, info.modified, info.file_id)
+}
+
+fn not_regular(shown: &str) -> ToolError {
+    ToolError::failed(format!(
+        "Cannot edit {shown}: it is not a regular file (a socket, FIFO or device)."
+    ))
+}
+
+/// An env failure as text for the model: containment refusals and non-regular files first,
+/// then by kind.
+fn env_error(shown: &str, error: &jig_env::EnvError, operation: &str) -> ToolError {
+    if let Some(refused) = paths::refusal(shown, error) {
+        return refused;
+    }
+    if error.kind() == ErrorKind::Invalid && error.message().contains("not a regular file") {
+        return not_regular(shown);
+    }
+    file_error(shown, error.kind(), operation)
 }
 
 fn file_error(shown: &str, kind: ErrorKind, operation: &str) -> ToolError {

@@ -9,6 +9,7 @@ mod find;
 mod grep;
 mod image;
 mod ls;
+mod race;
 mod read;
 mod schemas;
 mod support;

@@ -1,0 +1,217 @@
+//! Containment under a symlink race, on the host filesystem: while a thread keeps swapping
+//! `ws/link` between a directory inside the workspace and a symlink to a directory outside it,
+//! and `ws/f` between a file inside and a symlink to a file outside (each swap one atomic
+//! `renameat2(RENAME_EXCHANGE)`), every file tool is called over and over on paths through
+//! them. No call may return outside content, list outside names or change anything outside.
+//!
+//! `JIG_RACE_CALLS` sets the calls per tool (default 400).
+#![expect(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    reason = "the race runs on the host filesystem, set up directly; helpers fail loudly; the \
+              test prints what it measured"
+)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use jig_env_local::LocalEnv;
+use jig_tool::{ToolContext, ToolRegistry};
+use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use serde_json::{Value, json};
+
+const SECRET: &str = "OUTSIDE-SECRET";
+const OUTSIDE_FILE: &str = "OUTSIDE-SECRET count\n";
+
+struct Arena {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+impl Arena {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let ws = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(ws.join("link")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("file.txt"), OUTSIDE_FILE).unwrap();
+        std::fs::write(outside.join("only-outside.txt"), format!("{SECRET}\n")).unwrap();
+        std::fs::write(ws.join("link/file.txt"), "inside count\n").unwrap();
+        std::fs::write(ws.join("f"), "inside count\n").unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join(".swap")).unwrap();
+        std::os::unix::fs::symlink(outside.join("file.txt"), ws.join(".fswap")).unwrap();
+        Self {
+            _dir: dir,
+            ws,
+            outside,
+        }
+    }
+
+    /// Swaps both pairs until `stop`; returns the number of rounds.
+    fn flipper(&self, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+        let ws = self.ws.clone();
+        std::thread::spawn(move || {
+            let dir = rustix::fs::open(
+                &ws,
+                rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap();
+            let mut rounds = 0;
+            while !stop.load(Ordering::Relaxed) {
+                for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
+                    rustix::fs::renameat_with(&dir, a, &dir, b, rustix::fs::RenameFlags::EXCHANGE)
+                        .unwrap();
+                }
+                rounds += 1;
+            }
+            rounds
+        })
+    }
+
+    /// Names and contents outside; a changed or new file there is an escape.
+    fn outside_changes(&self) -> u64 {
+        let mut changes = 0;
+        for entry in std::fs::read_dir(&self.outside).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let content = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let expected = match name.as_str() {
+                "file.txt" => OUTSIDE_FILE.to_owned(),
+                "only-outside.txt" => format!("{SECRET}\n"),
+                _ => {
+                    changes += 1;
+                    std::fs::remove_file(entry.path()).unwrap();
+                    continue;
+                }
+            };
+            if content != expected {
+                changes += 1;
+                std::fs::write(entry.path(), expected).unwrap();
+            }
+        }
+        changes
+    }
+}
+
+/// Whether a result shows anything from outside.
+fn leaked(text: &str) -> bool {
+    text.contains(SECRET) || text.contains("only-outside")
+}
+
+/// The arguments of call `i` of one tool.
+type Args = Box<dyn Fn(u64) -> Value>;
+
+struct Tally {
+    escapes: AtomicU64,
+    successes: AtomicU64,
+    calls: AtomicU64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_file_tool_escapes_while_symlinks_are_swapped() {
+    let calls: u64 = std::env::var("JIG_RACE_CALLS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(400);
+    let arena = Arena::new();
+    let env = Arc::new(LocalEnv::new());
+    let ctx = ToolContext::new(env, arena.ws.clone());
+    let registry: ToolRegistry = builtin_registry(&BuiltinsConfig::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = arena.flipper(Arc::clone(&stop));
+
+    let cases: Vec<(&str, Args)> = vec![
+        (
+            "read",
+            Box::new(|i| json!({"path": if i.is_multiple_of(2) { "link/file.txt" } else { "f" }})),
+        ),
+        (
+            "write",
+            Box::new(|i| {
+                let path = if i.is_multiple_of(2) {
+                    format!("link/w{i}.txt")
+                } else {
+                    "f".to_owned()
+                };
+                json!({"path": path, "content": format!("written {i}\n")})
+            }),
+        ),
+        (
+            "edit",
+            Box::new(|i| {
+                // Two calls per path: one changes `count` to `Count`, the next changes it back.
+                let path = if (i / 2).is_multiple_of(2) {
+                    "link/file.txt"
+                } else {
+                    "f"
+                };
+                let (old, new) = if i.is_multiple_of(2) {
+                    ("count", "Count")
+                } else {
+                    ("Count", "count")
+                };
+                json!({"path": path, "edits": [{"oldText": old, "newText": new}]})
+            }),
+        ),
+        ("ls", Box::new(|_| json!({"path": "link"}))),
+        (
+            "grep",
+            Box::new(|i| json!({"pattern": SECRET, "path": if i.is_multiple_of(2) { "." } else { "link" }})),
+        ),
+        (
+            "find",
+            Box::new(|i| json!({"pattern": "*", "path": if i.is_multiple_of(2) { "." } else { "link" }})),
+        ),
+    ];
+    let mut report = Vec::new();
+    for (name, args) in &cases {
+        let tool = registry.get(name).unwrap();
+        let tally = Tally {
+            escapes: AtomicU64::new(0),
+            successes: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+        };
+        for i in 0..calls {
+            let result = tool.run(&ctx, args(i)).await;
+            tally.calls.fetch_add(1, Ordering::Relaxed);
+            let text = result.text_content();
+            if leaked(&text) {
+                tally.escapes.fetch_add(1, Ordering::Relaxed);
+            }
+            if result.is_error {
+                if std::env::var_os("JIG_RACE_VERBOSE").is_some() {
+                    println!("{name} {i}: {text}");
+                }
+            } else {
+                tally.successes.fetch_add(1, Ordering::Relaxed);
+            }
+            tally
+                .escapes
+                .fetch_add(arena.outside_changes(), Ordering::Relaxed);
+        }
+        report.push((
+            *name,
+            tally.calls.load(Ordering::Relaxed),
+            tally.successes.load(Ordering::Relaxed),
+            tally.escapes.load(Ordering::Relaxed),
+        ));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let rounds = flipper.join().unwrap();
+    for (name, calls, successes, escapes) in &report {
+        println!("{name}: {calls} calls, {successes} succeeded, {escapes} escapes");
+    }
+    println!("{rounds} swap rounds");
+    assert!(rounds > 100, "the flipper ran ({rounds} rounds)");
+    for (name, _, successes, escapes) in &report {
+        assert_eq!(*escapes, 0, "{name} escaped the workspace");
+        // The race is real: calls also land inside while the links flip.
+        assert!(*successes > 0, "{name} never succeeded");
+    }
+    assert_eq!(arena.outside_changes(), 0);
+}
