@@ -136,7 +136,9 @@ fn race_args(tool: &str, i: u64) -> Value {
             json!({"path": path, "edits": [{"oldText": old, "newText": new}]})
         }
         "ls" => json!({"path": "link"}),
-        "grep" => json!({"pattern": SECRET, "path": if i.is_multiple_of(2) { "." } else { "link" }}),
+        "grep" => {
+            json!({"pattern": SECRET, "path": if i.is_multiple_of(2) { "." } else { "link" }})
+        }
         "find" => json!({"pattern": "*", "path": if i.is_multiple_of(2) { "." } else { "link" }}),
         other => panic!("no race arguments for {other}"),
     }
@@ -388,4 +390,61 @@ async fn four_jig_mcp_servers_lose_no_update() {
     );
     assert_eq!(lost, 0, "edits reported as done are missing from the file");
     assert_eq!(successes, LINES, "every edit applies: {failures:?}");
+}
+
+/// A workspace given as a symlink (`--cwd S`, `--root S`; macOS `/tmp`, symlinked projects):
+/// absolute paths spelled through `S` are inside, also with both `S` and its target as roots.
+#[tokio::test]
+async fn absolute_paths_through_a_symlinked_root_are_inside() {
+    let arena = Arena::new();
+    let alias = arena.ws.parent().unwrap().join("alias");
+    std::os::unix::fs::symlink(&arena.ws, &alias).unwrap();
+    let through = alias.join("link/file.txt").display().to_string();
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_jig"))
+        .args(["tool", "read", "--cwd"])
+        .arg(&alias)
+        .arg("--args")
+        .arg(json!({"path": through}).to_string())
+        .env_remove("JIG_TIMING")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("inside count"), "{stdout}");
+
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .arg("mcp")
+        .arg("--root")
+        .arg(&alias)
+        .arg("--root")
+        .arg(&arena.ws)
+        .env_remove("JIG_TIMING")
+        .stderr(Stdio::null());
+    let client = tokio::time::timeout(
+        Duration::from_secs(30),
+        ().serve(TokioChildProcess::new(command).unwrap()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let read = call(&client, "read", json!({"path": through})).await;
+    assert_eq!(read.is_error, Some(false), "{}", text(&read));
+    let written = call(
+        &client,
+        "write",
+        json!({"path": alias.join("new.txt").display().to_string(), "content": "x\n"}),
+    )
+    .await;
+    assert_eq!(written.is_error, Some(false), "{}", text(&written));
+    assert_eq!(
+        std::fs::read_to_string(arena.ws.join("new.txt")).unwrap(),
+        "x\n"
+    );
+    // Outside stays outside, however it is spelled.
+    let outside = alias.join("../outside/file.txt").display().to_string();
+    let refused = call(&client, "read", json!({"path": outside})).await;
+    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+    client.cancel().await.unwrap();
 }
