@@ -57,17 +57,27 @@
 //! - **Processes** (`exec`): see the `exec` module; background processes a command leaves
 //!   running are tracked per env and killed by `cleanup`.
 //!
-//! # Containment and what races remain
-//! Workspace containment is decided by the tool layer before it calls the env: it checks the
-//! path lexically and by its canonical form. `LocalEnv` then operates on the path it was
-//! given. Between that check and the use, another process that can write inside the
-//! workspace could swap a directory on the path for a symlink pointing outside it, and the
-//! operation would follow it: the check-then-use race is **not** closed for directories on
-//! the path. What is closed: the temp file of `write` is created with `O_CREAT|O_EXCL`, so a
-//! symlink planted at its name is never followed, and `write` resolves the final symlink
-//! once and renames onto the resolved path (a link swapped in afterwards is replaced, not
-//! followed). Closing the directory race completely needs descriptor-relative opens with
-//! `RESOLVE_BENEATH` (openat2) on every operation; that is future work.
+//! # Containment: confined views
+//! `LocalEnv` itself operates on the paths it is given. [`ExecutionEnv::beneath`] returns a
+//! view that resolves every path beneath an open `O_PATH` handle of a root, at the moment of
+//! use: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` opens the directories of a symlink-free
+//! path in one call; otherwise (a symlink on the way, or no `openat2`) the path is walked one
+//! component at a time with `O_NOFOLLOW`, and a symlink is followed only when where it leads
+//! (normalised against the symlink-free prefix) is inside a root. The final component is acted
+//! on relative to the directory handle with `O_NOFOLLOW`; if it became a symlink meanwhile, the
+//! path is resolved again. In a view, `write` creates its temp file (unnamed, `O_TMPFILE`, where
+//! the filesystem supports it, so a killed writer leaves nothing; else a fresh `O_EXCL` name),
+//! syncs it and renames it relative to the target's directory handle, and refuses a target that
+//! is not a regular file; `walk`/`search` report an entry only if it exists beneath the root
+//! without a symlink when checked, and open every searched file that way. Hard links are not
+//! covered: a hard link inside a root to a file elsewhere is that file.
+//!
+//! # Update locks
+//! [`ExecutionEnv::lock_file`] takes `flock(LOCK_EX)` on the file (polled, so dropping the
+//! future gives up), then checks that the path still names the locked inode — a writer holding
+//! the lock may have replaced the file by a rename — and otherwise locks the new file. Every
+//! jig process takes it around a read-modify-write, so edits from several processes never
+//! interleave; it is advisory, programs that do not take it are not held back.
 //!
 //! # Permissions when running as root
 //! Root may write any file, so the `PermissionDenied` refusal of read-only files only applies

@@ -3,8 +3,11 @@
 //!
 //! How one call runs:
 //! 1. [`EditTool::prepare_arguments`] folds older argument shapes into `{path, edits}`.
-//! 2. The path is resolved and checked against the workspace; the file's mutation-queue lock is
-//!    taken and held across the whole read-modify-write.
+//! 2. The path is resolved and checked against the workspace; the file's mutation-queue turn
+//!    and the env's cross-process update lock are taken and held across the whole
+//!    read-modify-write (waiting for either is cancellable). Before writing, the file must still
+//!    be the version that was read (size, modification time, identity), else the edit fails as
+//!    "changed since it was read" and writes nothing.
 //! 3. The bytes are decoded strictly ([`encoding`]): UTF-8 with or without BOM, UTF-16 with BOM.
 //!    Anything else is refused, never decoded lossily.
 //! 4. [`matching::plan`] locates every `oldText` in the original text (exact first, counted with
