@@ -739,28 +739,39 @@ impl Roots {
         data: &[u8],
         cancel: &CancelFlag,
     ) -> EnvResult<WriteOutcome> {
-        let located = self.with_located("write", path, Final::Follow, true, |located| {
-            if located.name.is_none() {
-                return Err(
-                    EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
-                        .with_path(path),
-                );
-            }
-            // The final component is not a symlink now (resolution followed it); if one is
-            // swapped in before the rename, the rename replaces the link, never its target.
-            Ok(Some(Located {
-                dir: dup(located.dir.as_fd()).map_err(|e| EnvError::io("write", path, e))?,
-                name: located.name.clone(),
-                logical: located.logical.clone(),
-            }))
-        })?;
+        // Where the bytes go and what is there now; a symlink swapped in after resolution is
+        // resolved again, so the mode and owner copied are the real target's.
+        let (located, existing) =
+            self.with_located("write", path, Final::Follow, true, |located| {
+                let Some(name) = &located.name else {
+                    return Err(
+                        EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
+                            .with_path(path),
+                    );
+                };
+                let existing = match rustix::fs::statat(
+                    &located.dir,
+                    name.as_os_str(),
+                    AtFlags::SYMLINK_NOFOLLOW,
+                ) {
+                    Ok(stat) if kind_of_mode(stat.st_mode) == FileKind::Symlink => return Ok(None),
+                    Ok(stat) => Some(stat),
+                    Err(Errno::NOENT) => None,
+                    Err(errno) => return Err(errno_error("write", path, errno)),
+                };
+                let dir = dup(located.dir.as_fd()).map_err(|e| EnvError::io("write", path, e))?;
+                Ok(Some((
+                    Located {
+                        dir,
+                        name: located.name.clone(),
+                        logical: located.logical.clone(),
+                    },
+                    existing,
+                )))
+            })?;
+        // If a symlink is swapped in before the rename, the rename replaces the link, never
+        // its target.
         let name = located.name().to_os_string();
-        let existing =
-            match rustix::fs::statat(&located.dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => Some(stat),
-                Err(Errno::NOENT) => None,
-                Err(errno) => return Err(errno_error("write", path, errno)),
-            };
         let mode = match &existing {
             Some(stat) => match kind_of_mode(stat.st_mode) {
                 FileKind::Directory => {
@@ -769,7 +780,7 @@ impl Roots {
                             .with_path(path),
                     );
                 }
-                FileKind::File | FileKind::Symlink => {
+                FileKind::File => {
                     rustix::fs::accessat(
                         &located.dir,
                         name.as_os_str(),
@@ -779,7 +790,7 @@ impl Roots {
                     .map_err(|errno| errno_error("write", path, errno))?;
                     stat.st_mode & 0o7777
                 }
-                FileKind::Other => return Err(not_regular("write", path)),
+                FileKind::Symlink | FileKind::Other => return Err(not_regular("write", path)),
             },
             None => 0o666 & !fs::umask(),
         };
