@@ -115,14 +115,7 @@ impl Roots {
         let mut roots: Vec<Root> = Vec::new();
         for path in paths {
             let path = jig_env::check_path("beneath", path)?;
-            let canonical =
-                std::fs::canonicalize(&path).map_err(|e| EnvError::io("beneath", &path, e))?;
-            let fd = rustix::fs::open(
-                &canonical,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|errno| errno_error("beneath", &path, errno))?;
+            let (canonical, fd) = open_root(&path)?;
             if !roots.iter().any(|root| root.path == canonical) {
                 roots.push(Root {
                     path: canonical,
@@ -376,6 +369,39 @@ impl Roots {
     }
 
     /// lstat of what `located` names.
+    #[cfg(target_os = "linux")]
+    fn stat_located(
+        operation: &'static str,
+        path: &Path,
+        located: &Located,
+    ) -> EnvResult<FileInfo> {
+        let stat = rustix::fs::statx(
+            &located.dir,
+            located.name(),
+            AtFlags::SYMLINK_NOFOLLOW,
+            rustix::fs::StatxFlags::BASIC_STATS,
+        )
+        .map_err(|errno| errno_error(operation, path, errno))?;
+        let mode = u32::from(stat.stx_mode);
+        let modified = u64::try_from(stat.stx_mtime.tv_sec).ok().map(|seconds| {
+            std::time::UNIX_EPOCH + std::time::Duration::new(seconds, stat.stx_mtime.tv_nsec)
+        });
+        Ok(FileInfo {
+            path: path.to_path_buf(),
+            kind: kind_of_mode(mode),
+            size: stat.stx_size,
+            modified,
+            mode: mode & 0o7777,
+            // As std reports it (`st_dev` is `makedev(major, minor)`).
+            file_id: Some((
+                rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
+                stat.stx_ino,
+            )),
+        })
+    }
+
+    /// lstat of what `located` names.
+    #[cfg(not(target_os = "linux"))]
     fn stat_located(
         operation: &'static str,
         path: &Path,
@@ -502,17 +528,42 @@ impl Roots {
     }
 
     pub(crate) fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        // Only a regular file is opened: anything else is reported from its lstat.
-        let info = self.stat(path)?;
-        if info.kind != FileKind::File {
-            return Ok(FileHead {
-                info,
-                bytes: Vec::new(),
-                complete: false,
-            });
-        }
-        let (file, metadata) = self.open_read(path)?;
-        fs::head_of_file(file, path, &metadata, max_bytes)
+        self.with_located("read", path, Final::Follow, false, |located| {
+            // Only a regular file is opened: anything else is reported from its lstat.
+            let info = Self::stat_located("stat", path, located)?;
+            match info.kind {
+                // Swapped in after resolution: resolve again.
+                FileKind::Symlink => return Ok(None),
+                FileKind::File => {}
+                FileKind::Directory | FileKind::Other => {
+                    return Ok(Some(FileHead {
+                        info,
+                        bytes: Vec::new(),
+                        complete: false,
+                    }));
+                }
+            }
+            let fd = match rustix::fs::openat(
+                &located.dir,
+                located.name(),
+                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                Err(Errno::LOOP) => return Ok(None),
+                Err(errno) => return Err(errno_error("read", path, errno)),
+            };
+            let file = File::from(fd);
+            let metadata = file.metadata().map_err(|e| EnvError::io("read", path, e))?;
+            {
+                use std::os::unix::fs::MetadataExt;
+                if info.file_id != Some((metadata.dev(), metadata.ino())) {
+                    // Replaced between the lstat and the open: look again.
+                    return Ok(None);
+                }
+            }
+            fs::head_of_file(file, path, &metadata, max_bytes).map(Some)
+        })
     }
 
     pub(crate) fn read_lines(
@@ -863,6 +914,32 @@ impl Roots {
             .metadata()
             .is_ok_and(|metadata| fs::kind_of(metadata.file_type()) == kind)
     }
+}
+
+/// Opens a root directory (`O_PATH`) and returns its canonical path with the handle. A path
+/// without symlinks is canonical as it is (one `openat2` tells); otherwise it is canonicalised
+/// first.
+fn open_root(path: &Path) -> EnvResult<(PathBuf, OwnedFd)> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    #[cfg(target_os = "linux")]
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        match rustix::fs::openat2(
+            rustix::fs::CWD,
+            path,
+            flags,
+            Mode::empty(),
+            rustix::fs::ResolveFlags::NO_SYMLINKS,
+        ) {
+            Ok(fd) => return Ok((path.to_path_buf(), fd)),
+            Err(Errno::NOSYS | Errno::PERM) => NO_OPENAT2.store(true, Ordering::Relaxed),
+            Err(Errno::LOOP | Errno::AGAIN) => {}
+            Err(errno) => return Err(errno_error("beneath", path, errno)),
+        }
+    }
+    let canonical = std::fs::canonicalize(path).map_err(|e| EnvError::io("beneath", path, e))?;
+    let fd = rustix::fs::open(&canonical, flags, Mode::empty())
+        .map_err(|errno| errno_error("beneath", path, errno))?;
+    Ok((canonical, fd))
 }
 
 fn relabel(error: &EnvError, operation: &'static str) -> EnvError {

@@ -312,8 +312,10 @@ where
             return WalkState::Continue;
         }
         // The walk lists directories by path: one swapped for a symlink meanwhile may have
-        // been listed through it. Report only what is beneath the root now.
-        if let Some(roots) = self.confine
+        // been listed through it. Report only what is beneath the root now. (A search reports
+        // only files it opened beneath the root, which is the same check.)
+        if self.eager.is_none()
+            && let Some(roots) = self.confine
             && !roots.verify_entry(entry.path(), kind)
         {
             return WalkState::Continue;
