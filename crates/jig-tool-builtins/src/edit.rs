@@ -211,7 +211,11 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     // read-modify-write of the file (it refuses directories and non-regular files).
     let _lock = cancellable(ctx, env.lock_file(path))
         .await?
-        .map_err(|error| env_error(shown, &error, "read"))?;
+        .map_err(|error| match error.kind() {
+            // `lock_file` refuses anything but a regular file as invalid.
+            ErrorKind::Invalid => not_regular(shown),
+            _ => env_error(shown, &error, "read"),
+        })?;
     let info = cancellable(ctx, env.stat(path))
         .await?
         .map_err(|error| env_error(shown, &error, "read"))?;
@@ -315,14 +319,10 @@ fn not_regular(shown: &str) -> ToolError {
     ))
 }
 
-/// An env failure as text for the model: containment refusals and non-regular files first,
-/// then by kind.
+/// An env failure as text for the model: a containment refusal, else by kind.
 fn env_error(shown: &str, error: &jig_env::EnvError, operation: &str) -> ToolError {
     if let Some(refused) = paths::refusal(shown, error) {
         return refused;
-    }
-    if error.kind() == ErrorKind::Invalid && error.message().contains("not a regular file") {
-        return not_regular(shown);
     }
     file_error(shown, error.kind(), operation)
 }

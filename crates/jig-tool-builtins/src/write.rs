@@ -84,6 +84,8 @@ impl Tool for WriteTool {
             match cancellable(ctx, env.lock_file(&path.absolute)).await? {
                 Ok(lock) => Some(lock),
                 Err(error) if error.kind() == ErrorKind::NotFound => None,
+                // `lock_file` refuses anything but a regular file as invalid.
+                Err(error) if error.kind() == ErrorKind::Invalid => return Err(not_regular(&path)),
                 Err(error) => return Err(env_failure(&path, &error)),
             }
         } else {
@@ -143,9 +145,6 @@ fn not_regular(path: &ResolvedPath) -> ToolError {
 fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
     if let Some(refused) = paths::refusal(&path.display, error) {
         return refused;
-    }
-    if error.kind() == ErrorKind::Invalid && error.message().contains("not a regular file") {
-        return not_regular(path);
     }
     match error.kind() {
         ErrorKind::IsADirectory => is_a_directory(path),

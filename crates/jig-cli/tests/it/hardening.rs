@@ -71,13 +71,23 @@ impl Arena {
             .unwrap();
             let mut rounds = 0;
             while !stop.load(Ordering::Relaxed) {
-                for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
-                    rustix::fs::renameat_with(&dir, a, &dir, b, rustix::fs::RenameFlags::EXCHANGE)
+                // A burst of swaps (an even number, so it ends where it started), then a short
+                // quiet spell with both inside, so calls also get through: every call either
+                // races a swap or completes inside.
+                for _ in 0..100 {
+                    for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
+                        rustix::fs::renameat_with(
+                            &dir,
+                            a,
+                            &dir,
+                            b,
+                            rustix::fs::RenameFlags::EXCHANGE,
+                        )
                         .unwrap();
+                    }
+                    rounds += 1;
                 }
-                rounds += 1;
-                // Let the other core run the tools too.
-                std::thread::yield_now();
+                std::thread::sleep(std::time::Duration::from_micros(500));
             }
             rounds
         })

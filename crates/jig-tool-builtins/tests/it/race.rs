@@ -64,11 +64,23 @@ impl Arena {
             .unwrap();
             let mut rounds = 0;
             while !stop.load(Ordering::Relaxed) {
-                for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
-                    rustix::fs::renameat_with(&dir, a, &dir, b, rustix::fs::RenameFlags::EXCHANGE)
+                // A burst of swaps (an even number, so it ends where it started), then a short
+                // quiet spell with both inside, so calls also get through: every call either
+                // races a swap or completes inside.
+                for _ in 0..100 {
+                    for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
+                        rustix::fs::renameat_with(
+                            &dir,
+                            a,
+                            &dir,
+                            b,
+                            rustix::fs::RenameFlags::EXCHANGE,
+                        )
                         .unwrap();
+                    }
+                    rounds += 1;
                 }
-                rounds += 1;
+                std::thread::sleep(std::time::Duration::from_micros(500));
             }
             rounds
         })
