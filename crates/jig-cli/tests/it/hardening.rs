@@ -458,3 +458,61 @@ async fn absolute_paths_through_a_symlinked_root_are_inside() {
     assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
     client.cancel().await.unwrap();
 }
+
+/// Through `jig mcp`: `write` and `edit` of a FIFO answer at once with an error and leave it a
+/// FIFO, and the server keeps serving edits of that path and others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jig_mcp_refuses_fifos_and_keeps_serving() {
+    use std::os::unix::fs::FileTypeExt;
+
+    let arena = Arena::new();
+    let fifo = arena.ws.join("pipe");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let client = connect(&arena.ws).await;
+    let within = |future| tokio::time::timeout(Duration::from_secs(5), future);
+    for _ in 0..5 {
+        let written = within(call(
+            &client,
+            "write",
+            json!({"path": "pipe", "content": "x"}),
+        ))
+        .await
+        .expect("write answered");
+        assert_eq!(written.is_error, Some(true), "{}", text(&written));
+        let edited = within(call(
+            &client,
+            "edit",
+            json!({"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}),
+        ))
+        .await
+        .expect("edit answered");
+        assert_eq!(edited.is_error, Some(true), "{}", text(&edited));
+        assert!(
+            text(&edited).contains("not a regular file"),
+            "{}",
+            text(&edited)
+        );
+    }
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    let edited = within(call(
+        &client,
+        "edit",
+        json!({"path": "f", "edits": [{"oldText": "count", "newText": "done"}]}),
+    ))
+    .await
+    .expect("edit answered");
+    assert_eq!(edited.is_error, Some(false), "{}", text(&edited));
+    client.cancel().await.unwrap();
+}
