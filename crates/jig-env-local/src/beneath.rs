@@ -37,10 +37,19 @@ use rustix::io::Errno;
 
 use crate::fs::{self, CancelFlag};
 
+/// How directory handles (and the handles that only look at an entry) are opened: `O_PATH`
+/// where the system has it (no read permission needed, a final symlink can be opened itself),
+/// else a plain read-only open.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+const HANDLE: OFlags = OFlags::PATH;
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+const HANDLE: OFlags = OFlags::RDONLY;
+
 /// How often one operation resolves again because the tree changed under it before it gives up.
 const MAX_RETRIES: u32 = 64;
 
 /// Set once `openat2` turned out to be unavailable (old kernel, or a seccomp filter).
+#[cfg(target_os = "linux")]
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 fn errno_error(operation: &'static str, path: &Path, errno: Errno) -> EnvError {
@@ -245,7 +254,7 @@ impl Roots {
             match rustix::fs::openat2(
                 &root.fd,
                 &relative,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                HANDLE | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
                 rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
             ) {
@@ -270,7 +279,7 @@ impl Roots {
                 match rustix::fs::openat(
                     &dir,
                     part.as_os_str(),
-                    OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    HANDLE | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
                 ) {
                     Ok(next) => {
@@ -410,7 +419,7 @@ impl Roots {
         let fd = rustix::fs::openat(
             &located.dir,
             located.name(),
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            HANDLE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map_err(|errno| errno_error(operation, path, errno))?;
@@ -907,7 +916,7 @@ impl Roots {
         let Some((root, parts)) = self.locate(path) else {
             return false;
         };
-        let Some(fd) = open_no_symlinks(&root.fd, &parts, OFlags::PATH) else {
+        let Some(fd) = open_no_symlinks(&root.fd, &parts, HANDLE) else {
             return false;
         };
         File::from(fd)
@@ -920,7 +929,7 @@ impl Roots {
 /// without symlinks is canonical as it is (one `openat2` tells); otherwise it is canonicalised
 /// first.
 fn open_root(path: &Path) -> EnvResult<(PathBuf, OwnedFd)> {
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let flags = HANDLE | OFlags::DIRECTORY | OFlags::CLOEXEC;
     #[cfg(target_os = "linux")]
     if !NO_OPENAT2.load(Ordering::Relaxed) {
         match rustix::fs::openat2(
@@ -997,7 +1006,7 @@ fn open_no_symlinks(root: &OwnedFd, parts: &[OsString], flags: OFlags) -> Option
         dir = rustix::fs::openat(
             &dir,
             part.as_os_str(),
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            HANDLE | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .ok()?;
