@@ -19,14 +19,18 @@ use jig_env::{
 /// enough to stay in cache.
 const SCAN_BUFFER: usize = 512 * 1024;
 /// Whole-file reads and writes move this much between two cancellation checks.
-const IO_CHUNK: usize = 8 * 1024 * 1024;
+pub(crate) const IO_CHUNK: usize = 8 * 1024 * 1024;
 /// Linux's limit of symlinks followed in one resolution.
-const MAX_SYMLINK_HOPS: u32 = 40;
+pub(crate) const MAX_SYMLINK_HOPS: u32 = 40;
 
 /// Set when the future that started a blocking operation is dropped.
 pub(crate) type CancelFlag = AtomicBool;
 
-fn check_cancel(operation: &'static str, path: &Path, cancel: &CancelFlag) -> EnvResult<()> {
+pub(crate) fn check_cancel(
+    operation: &'static str,
+    path: &Path,
+    cancel: &CancelFlag,
+) -> EnvResult<()> {
     if cancel.load(Ordering::Relaxed) {
         return Err(EnvError::aborted(operation).with_path(path));
     }
@@ -49,13 +53,14 @@ pub(crate) fn kind_of(file_type: fs::FileType) -> FileKind {
     }
 }
 
-fn info(path: &Path, metadata: &fs::Metadata) -> FileInfo {
+pub(crate) fn info(path: &Path, metadata: &fs::Metadata) -> FileInfo {
     FileInfo {
         path: path.to_path_buf(),
         kind: kind_of(metadata.file_type()),
         size: metadata.len(),
         modified: metadata.modified().ok(),
         mode: metadata.mode() & 0o7777,
+        file_id: Some((metadata.dev(), metadata.ino())),
     }
 }
 
@@ -97,13 +102,49 @@ fn open_for_read(operation: &'static str, path: &Path) -> EnvResult<File> {
     Ok(file)
 }
 
+/// Opens the existing regular file `path` (symlinks followed) for an update lock, without
+/// blocking on a FIFO.
+pub(crate) fn open_for_lock(path: &Path) -> EnvResult<(File, fs::Metadata)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
+        .open(path)
+        .map_err(|error| io_error("lock", path, error))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| io_error("lock", path, error))?;
+    if metadata.is_dir() {
+        return Err(
+            EnvError::new(ErrorKind::IsADirectory, "lock", "is a directory").with_path(path),
+        );
+    }
+    if !metadata.is_file() {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            "lock",
+            "not a regular file (a FIFO, socket or device); refused",
+        )
+        .with_path(path));
+    }
+    Ok((file, metadata))
+}
+
 pub(crate) fn read(path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
     read_with(path, cancel, PARALLEL_READ_MIN)
 }
 
 /// `read` with the size from which the file is read on several threads.
 fn read_with(path: &Path, cancel: &CancelFlag, parallel_min: u64) -> EnvResult<Vec<u8>> {
-    let file = open_for_read("read", path)?;
+    read_file(open_for_read("read", path)?, path, cancel, parallel_min)
+}
+
+/// `read` of a file already opened (`path` names it in errors).
+pub(crate) fn read_file(
+    file: File,
+    path: &Path,
+    cancel: &CancelFlag,
+    parallel_min: u64,
+) -> EnvResult<Vec<u8>> {
     let hint = file.metadata().map_or(0, |metadata| metadata.len());
     let mut out = Vec::new();
     if hint >= parallel_min
@@ -189,7 +230,11 @@ fn fill_at(file: &File, part: &mut [u8], offset: usize, cancel: &CancelFlag) -> 
 }
 
 pub(crate) fn read_start(path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-    let file = open_for_read("read", path)?;
+    read_start_file(open_for_read("read", path)?, path, max_bytes)
+}
+
+/// `read_start` of a file already opened (`path` names it in errors).
+pub(crate) fn read_start_file(file: File, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
     let mut out = Vec::with_capacity(max_bytes.min(1024 * 1024));
     file.take(max_bytes as u64)
         .read_to_end(&mut out)
@@ -218,9 +263,23 @@ pub(crate) fn read_head(path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
     let metadata = file
         .metadata()
         .map_err(|error| io_error("read", path, error))?;
-    let opened = info(path, &metadata);
+    head_of_file(file, path, &metadata, max_bytes)
+}
+
+/// The `read_head` answer for a file already opened (without blocking) and its metadata.
+pub(crate) fn head_of_file(
+    file: File,
+    path: &Path,
+    metadata: &fs::Metadata,
+    max_bytes: usize,
+) -> EnvResult<FileHead> {
+    let opened = info(path, metadata);
     if opened.kind != FileKind::File {
-        return Ok(not_read(opened));
+        return Ok(FileHead {
+            info: opened,
+            bytes: Vec::new(),
+            complete: false,
+        });
     }
     // One byte more than asked tells a file of exactly `max_bytes` from a longer one.
     let limit = max_bytes.saturating_add(1);
@@ -255,7 +314,23 @@ fn read_lines_with(
     cancel: &CancelFlag,
     parallel_min: u64,
 ) -> EnvResult<LinesRead> {
-    let mut file = open_for_read("read", path)?;
+    read_lines_file(
+        open_for_read("read", path)?,
+        path,
+        window,
+        cancel,
+        parallel_min,
+    )
+}
+
+/// `read_lines` of a file already opened (`path` names it in errors).
+pub(crate) fn read_lines_file(
+    mut file: File,
+    path: &Path,
+    window: &LineWindow,
+    cancel: &CancelFlag,
+    parallel_min: u64,
+) -> EnvResult<LinesRead> {
     let mut scanner = LineScanner::new(window);
     let mut buffer = vec![0_u8; SCAN_BUFFER];
     let mut counted_in_parallel = false;
@@ -300,9 +375,9 @@ fn read_lines_with(
 }
 
 /// From this many bytes left to count, `read_lines` counts on several threads.
-const PARALLEL_COUNT_MIN: u64 = 32 * 1024 * 1024;
+pub(crate) const PARALLEL_COUNT_MIN: u64 = 32 * 1024 * 1024;
 /// Whole-file reads of at least this size run on several threads (see `read_parallel`).
-const PARALLEL_READ_MIN: u64 = 32 * 1024 * 1024;
+pub(crate) const PARALLEL_READ_MIN: u64 = 32 * 1024 * 1024;
 
 /// Newlines in a byte range.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -648,7 +723,7 @@ pub(crate) fn remove(path: &Path, recursive: Recursive) -> EnvResult<()> {
 /// The process umask, read once (from `/proc/self/status` on Linux, which leaves it
 /// untouched; elsewhere by setting and restoring it, which is racy only against a concurrent
 /// `umask` call).
-fn umask() -> u32 {
+pub(crate) fn umask() -> u32 {
     static UMASK: OnceLock<u32> = OnceLock::new();
     *UMASK.get_or_init(|| {
         if let Ok(status) = fs::read_to_string("/proc/self/status")
@@ -801,7 +876,7 @@ pub(crate) fn write(path: &Path, data: &[u8], cancel: &CancelFlag) -> EnvResult<
 /// `fsync` that ends a big write finds most of the data already on its way. Only a hint: any
 /// error shows up again in that `fsync`.
 #[expect(unsafe_code, reason = "sync_file_range has no safe wrapper")]
-fn start_writeback(file: &File, offset: u64, len: usize) {
+pub(crate) fn start_writeback(file: &File, offset: u64, len: usize) {
     use std::os::fd::AsRawFd;
     let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
         return;

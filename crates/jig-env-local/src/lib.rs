@@ -57,17 +57,27 @@
 //! - **Processes** (`exec`): see the `exec` module; background processes a command leaves
 //!   running are tracked per env and killed by `cleanup`.
 //!
-//! # Containment and what races remain
-//! Workspace containment is decided by the tool layer before it calls the env: it checks the
-//! path lexically and by its canonical form. `LocalEnv` then operates on the path it was
-//! given. Between that check and the use, another process that can write inside the
-//! workspace could swap a directory on the path for a symlink pointing outside it, and the
-//! operation would follow it: the check-then-use race is **not** closed for directories on
-//! the path. What is closed: the temp file of `write` is created with `O_CREAT|O_EXCL`, so a
-//! symlink planted at its name is never followed, and `write` resolves the final symlink
-//! once and renames onto the resolved path (a link swapped in afterwards is replaced, not
-//! followed). Closing the directory race completely needs descriptor-relative opens with
-//! `RESOLVE_BENEATH` (openat2) on every operation; that is future work.
+//! # Containment: confined views
+//! `LocalEnv` itself operates on the paths it is given. [`ExecutionEnv::beneath`] returns a
+//! view that resolves every path beneath an open `O_PATH` handle of a root, at the moment of
+//! use: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` opens the directories of a symlink-free
+//! path in one call; otherwise (a symlink on the way, or no `openat2`) the path is walked one
+//! component at a time with `O_NOFOLLOW`, and a symlink is followed only when where it leads
+//! (normalised against the symlink-free prefix) is inside a root. The final component is acted
+//! on relative to the directory handle with `O_NOFOLLOW`; if it became a symlink meanwhile, the
+//! path is resolved again. In a view, `write` creates its temp file (unnamed, `O_TMPFILE`, where
+//! the filesystem supports it, so a killed writer leaves nothing; else a fresh `O_EXCL` name),
+//! syncs it and renames it relative to the target's directory handle, and refuses a target that
+//! is not a regular file; `walk`/`search` report an entry only if it exists beneath the root
+//! without a symlink when checked, and open every searched file that way. Hard links are not
+//! covered: a hard link inside a root to a file elsewhere is that file.
+//!
+//! # Update locks
+//! [`ExecutionEnv::lock_file`] takes `flock(LOCK_EX)` on the file (polled, so dropping the
+//! future gives up), then checks that the path still names the locked inode — a writer holding
+//! the lock may have replaced the file by a rename — and otherwise locks the new file. Every
+//! jig process takes it around a read-modify-write, so edits from several processes never
+//! interleave; it is advisory, programs that do not take it are not held back.
 //!
 //! # Permissions when running as root
 //! Root may write any file, so the `PermissionDenied` refusal of read-only files only applies
@@ -77,6 +87,7 @@
     reason = "this crate is the host I/O backend"
 )]
 
+mod beneath;
 mod exec;
 
 pub use exec::{WatchdogCommand, run_watchdog};
@@ -90,7 +101,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 use jig_env::{
     Bytes, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink,
-    ExecutionEnv, FileHead, FileInfo, LineWindow, LinesRead, Recursive, SearchRequest,
+    ExecutionEnv, FileHead, FileInfo, FileLock, LineWindow, LinesRead, Recursive, SearchRequest,
     SearchResult, WalkRequest, WalkResult, WriteOutcome, check_path, check_temp_affix,
 };
 
@@ -331,7 +342,7 @@ impl ExecutionEnv for LocalEnv {
     async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
         // Dropping this future cancels the walk on the blocking pool too.
         let guard = request.cancel.clone().drop_guard();
-        let result = blocking("walk", move |_| search::walk_blocking(&request)).await;
+        let result = blocking("walk", move |_| search::walk_blocking(&request, None)).await;
         guard.disarm();
         result
     }
@@ -339,9 +350,27 @@ impl ExecutionEnv for LocalEnv {
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
         // Dropping this future cancels the search on the blocking pool too.
         let guard = request.cancel.clone().drop_guard();
-        let result = blocking("search", move |_| search::search_blocking(&request)).await;
+        let result = blocking("search", move |_| search::search_blocking(&request, None)).await;
         guard.disarm();
         result
+    }
+
+    fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
+        let roots = beneath::Roots::open(roots)?;
+        Ok(Arc::new(LocalView {
+            env: self,
+            roots: Arc::new(roots),
+        }))
+    }
+
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        let path = check_path("lock", path)?;
+        lock_loop(
+            &path,
+            || fs::open_for_lock(&path),
+            || fs::stat(&path).map(|info| info.file_id),
+        )
+        .await
     }
 
     async fn cleanup(&self) {
@@ -419,5 +448,210 @@ mod tests {
         assert_eq!(error.kind(), ErrorKind::Invalid);
         let error = env.read(Path::new("relative")).await.unwrap_err();
         assert_eq!(error.kind(), ErrorKind::Invalid);
+    }
+}
+
+/// A [`LocalEnv`] confined beneath roots ([`ExecutionEnv::beneath`]): every filesystem
+/// operation resolves its path beneath an open handle of a root (see the `beneath` module);
+/// processes, temp files and the home directory are the env's own.
+#[derive(Debug)]
+struct LocalView {
+    env: Arc<LocalEnv>,
+    roots: Arc<beneath::Roots>,
+}
+
+#[async_trait]
+impl ExecutionEnv for LocalView {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.env.home_dir()
+    }
+
+    async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.roots
+            .canonical_path(&check_path("canonicalize", path)?)
+    }
+
+    async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.roots.file_info(&check_path("stat", path)?)
+    }
+
+    async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.roots.stat(&check_path("stat", path)?)
+    }
+
+    async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.roots.read_link(&check_path("readlink", path)?)
+    }
+
+    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        let roots = Arc::clone(&self.roots);
+        blocking("read", move |cancel| roots.read(&path, cancel)).await
+    }
+
+    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        if max_bytes <= INLINE_READ_MAX {
+            return self.roots.read_start(&path, max_bytes);
+        }
+        let roots = Arc::clone(&self.roots);
+        blocking("read", move |_| roots.read_start(&path, max_bytes)).await
+    }
+
+    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+        let path = check_path("read", path)?;
+        if max_bytes < INLINE_READ_MAX {
+            return self.roots.read_head(&path, max_bytes);
+        }
+        let roots = Arc::clone(&self.roots);
+        blocking("read", move |_| roots.read_head(&path, max_bytes)).await
+    }
+
+    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+        let path = check_path("read", path)?;
+        if window.start_line == 0 {
+            return Err(EnvError::new(
+                ErrorKind::Invalid,
+                "read",
+                "start_line is 1-based; 0 is not a line",
+            )
+            .with_path(path));
+        }
+        let roots = Arc::clone(&self.roots);
+        blocking("read", move |cancel| {
+            roots.read_lines(&path, &window, cancel)
+        })
+        .await
+    }
+
+    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        let roots = Arc::clone(&self.roots);
+        blocking("write", move |cancel| roots.write(&path, &data, cancel)).await
+    }
+
+    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
+        let path = check_path("append", path)?;
+        let roots = Arc::clone(&self.roots);
+        blocking("append", move |_| roots.append(&path, &data)).await
+    }
+
+    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
+        let from = check_path("rename", from)?;
+        let to = check_path("rename", to)?;
+        let roots = Arc::clone(&self.roots);
+        blocking("rename", move |_| roots.rename(&from, &to)).await
+    }
+
+    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("remove", path)?;
+        let roots = Arc::clone(&self.roots);
+        blocking("remove", move |_| roots.remove(&path, recursive)).await
+    }
+
+    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("mkdir", path)?;
+        let roots = Arc::clone(&self.roots);
+        blocking("mkdir", move |_| roots.create_dir(&path, recursive)).await
+    }
+
+    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
+        let path = check_path("readdir", path)?;
+        let roots = Arc::clone(&self.roots);
+        blocking("readdir", move |_| roots.read_dir(&path)).await
+    }
+
+    async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
+        self.env.create_temp_file(prefix, suffix).await
+    }
+
+    async fn create_temp_dir(&self, prefix: &str) -> EnvResult<PathBuf> {
+        self.env.create_temp_dir(prefix).await
+    }
+
+    async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome> {
+        self.env.exec(request, sink).await
+    }
+
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        let guard = request.cancel.clone().drop_guard();
+        let roots = Arc::clone(&self.roots);
+        let result = blocking("walk", move |_| {
+            search::walk_blocking(&request, Some(&roots))
+        })
+        .await;
+        guard.disarm();
+        result
+    }
+
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        let guard = request.cancel.clone().drop_guard();
+        let roots = Arc::clone(&self.roots);
+        let result = blocking("search", move |_| {
+            search::search_blocking(&request, Some(&roots))
+        })
+        .await;
+        guard.disarm();
+        result
+    }
+
+    async fn cleanup(&self) {
+        // A view owns nothing: the env it came from cleans up.
+    }
+
+    fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
+        // A view of a view only narrows: each new root must be reachable beneath the old ones.
+        let mut inner = Vec::with_capacity(roots.len());
+        for root in roots {
+            inner.push(self.roots.canonical_path(&check_path("beneath", root)?)?);
+        }
+        Arc::clone(&self.env).beneath(&inner)
+    }
+
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        let path = check_path("lock", path)?;
+        lock_loop(
+            &path,
+            || self.roots.open_for_lock(&path),
+            || self.roots.stat(&path).map(|info| info.file_id),
+        )
+        .await
+    }
+}
+
+/// Takes an exclusive `flock` on the file `open` opens, polling without blocking a thread (so
+/// dropping the future gives up cleanly), then checks that `path` still names the locked file:
+/// a writer that held the lock may have replaced it by a rename, and then the new file is the
+/// one to lock.
+async fn lock_loop(
+    path: &Path,
+    open: impl Fn() -> EnvResult<(std::fs::File, std::fs::Metadata)>,
+    identity: impl Fn() -> EnvResult<Option<(u64, u64)>>,
+) -> EnvResult<FileLock> {
+    use std::os::unix::fs::MetadataExt;
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        let (file, metadata) = open()?;
+        loop {
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(std::time::Duration::from_millis(20));
+                }
+                Err(errno) => {
+                    return Err(EnvError::io("lock", path, std::io::Error::from(errno)));
+                }
+            }
+        }
+        if identity()? == Some((metadata.dev(), metadata.ino())) {
+            // Unlocked when the descriptor is closed, i.e. when the lock is dropped.
+            return Ok(FileLock::new(file));
+        }
+        // Replaced while we waited: lock the file that is there now.
     }
 }

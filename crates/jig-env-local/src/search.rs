@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
+use crate::beneath::Roots;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use jig_env::search::{
     CompiledSearch, FileOutcome, FileSearcher, PathGlob, SearchAssembler, finish_walk,
@@ -35,10 +36,15 @@ fn thread_count() -> usize {
         .min(16)
 }
 
-/// `walk` on the host: blocking, run it on a blocking thread.
-pub(crate) fn walk_blocking(request: &WalkRequest) -> EnvResult<WalkResult> {
+/// `walk` on the host: blocking, run it on a blocking thread. With `confine` (a view's roots)
+/// the root is resolved beneath them and an entry is reported only when it exists at its path
+/// beneath the root, reached without a symlink, when it is checked.
+pub(crate) fn walk_blocking(
+    request: &WalkRequest,
+    confine: Option<&Roots>,
+) -> EnvResult<WalkResult> {
     let glob = request.glob.as_deref().map(PathGlob::new).transpose()?;
-    let root = resolve_root(&request.root, "walk")?;
+    let root = resolve_root(&request.root, "walk", confine)?;
     let mut entries = if root.kind == FileKind::Directory {
         let keep = |relative: &Path, kind: FileKind| {
             let listed = match kind {
@@ -51,13 +57,20 @@ pub(crate) fn walk_blocking(request: &WalkRequest) -> EnvResult<WalkResult> {
                     .as_ref()
                     .is_none_or(|glob| glob.is_match(relative, kind))
         };
-        walk_parallel(&root.path, request.ignore, &request.cancel, keep, None)?
-            .into_iter()
-            .map(|found| WalkEntry {
-                path: found.path,
-                kind: found.kind,
-            })
-            .collect()
+        walk_parallel(
+            &root.path,
+            request.ignore,
+            &request.cancel,
+            keep,
+            None,
+            confine,
+        )?
+        .into_iter()
+        .map(|found| WalkEntry {
+            path: found.path,
+            kind: found.kind,
+        })
+        .collect()
     } else {
         let name = file_name_of(&root.path);
         if glob
@@ -75,10 +88,15 @@ pub(crate) fn walk_blocking(request: &WalkRequest) -> EnvResult<WalkResult> {
     Ok(finish_walk(&mut entries, request.limit))
 }
 
-/// `search` on the host: blocking, run it on a blocking thread.
-pub(crate) fn search_blocking(request: &SearchRequest) -> EnvResult<SearchResult> {
+/// `search` on the host: blocking, run it on a blocking thread. With `confine` (a view's roots)
+/// the root is resolved beneath them and every file searched is opened beneath its root without
+/// following any symlink.
+pub(crate) fn search_blocking(
+    request: &SearchRequest,
+    confine: Option<&Roots>,
+) -> EnvResult<SearchResult> {
     let compiled = CompiledSearch::new(request)?;
-    let root = resolve_root(&request.root, "search")?;
+    let root = resolve_root(&request.root, "search", confine)?;
     let mut assembler = compiled.assembler();
     if root.kind != FileKind::Directory {
         let name = file_name_of(&root.path);
@@ -86,7 +104,7 @@ pub(crate) fn search_blocking(request: &SearchRequest) -> EnvResult<SearchResult
             .glob()
             .is_none_or(|glob| glob.is_match(&name, FileKind::File))
         {
-            let outcome = search_file(&mut compiled.file_searcher(), &root.path);
+            let outcome = search_file(&mut compiled.file_searcher(), &root.path, confine);
             assembler.push(name, outcome);
         }
         return Ok(assembler.finish());
@@ -109,6 +127,7 @@ pub(crate) fn search_blocking(request: &SearchRequest) -> EnvResult<SearchResult
                     .is_none_or(|glob| glob.is_match(relative, kind))
         },
         Some(&eager),
+        confine,
     )?;
     files.sort_by_cached_key(|found| path_sort_key(&found.path));
     search_in_order(
@@ -117,6 +136,7 @@ pub(crate) fn search_blocking(request: &SearchRequest) -> EnvResult<SearchResult
         files,
         &mut assembler,
         &request.cancel,
+        confine,
     )?;
     Ok(assembler.finish())
 }
@@ -128,8 +148,20 @@ struct Root {
 
 /// The canonical root and what it is; a missing or unlistable root is an error (below the root,
 /// unreadable entries are skipped).
-fn resolve_root(root: &Path, operation: &'static str) -> EnvResult<Root> {
+fn resolve_root(root: &Path, operation: &'static str, confine: Option<&Roots>) -> EnvResult<Root> {
     jig_env::check_no_nul(operation, root)?;
+    if let Some(roots) = confine {
+        let path = jig_env::check_path(operation, root)?;
+        let path = roots.canonical_path(&path)?;
+        let info = roots.stat(&path)?;
+        let kind = if info.kind == FileKind::Directory {
+            roots.check_listable(&path)?;
+            FileKind::Directory
+        } else {
+            FileKind::File
+        };
+        return Ok(Root { path, kind });
+    }
     let path = std::fs::canonicalize(root).map_err(|error| EnvError::io(operation, root, error))?;
     let metadata =
         std::fs::metadata(&path).map_err(|error| EnvError::io(operation, root, error))?;
@@ -181,6 +213,7 @@ fn walk_parallel<F>(
     cancel: &CancellationToken,
     keep: F,
     eager: Option<&EagerSearch<'_>>,
+    confine: Option<&Roots>,
 ) -> EnvResult<Vec<Found>>
 where
     F: Fn(&Path, FileKind) -> bool + Sync,
@@ -204,6 +237,7 @@ where
     let results = Mutex::new(Vec::new());
     let mut visitors = Collect {
         root,
+        confine,
         keep: &keep,
         cancel,
         eager,
@@ -219,6 +253,7 @@ where
 
 struct Collect<'a, F> {
     root: &'a Path,
+    confine: Option<&'a Roots>,
     keep: &'a F,
     cancel: &'a CancellationToken,
     eager: Option<&'a EagerSearch<'a>>,
@@ -232,6 +267,7 @@ where
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Visitor {
             root: self.root,
+            confine: self.confine,
             keep: self.keep,
             cancel: self.cancel,
             eager: self
@@ -245,6 +281,7 @@ where
 
 struct Visitor<'a, F> {
     root: &'a Path,
+    confine: Option<&'a Roots>,
     keep: &'a F,
     cancel: &'a CancellationToken,
     eager: Option<(&'a EagerSearch<'a>, FileSearcher)>,
@@ -274,12 +311,21 @@ where
         if !(self.keep)(relative, kind) {
             return WalkState::Continue;
         }
+        // The walk lists directories by path: one swapped for a symlink meanwhile may have
+        // been listed through it. Report only what is beneath the root now. (A search reports
+        // only files it opened beneath the root, which is the same check.)
+        if self.eager.is_none()
+            && let Some(roots) = self.confine
+            && !roots.verify_entry(entry.path(), kind)
+        {
+            return WalkState::Continue;
+        }
         let mut outcome = None;
         if kind == FileKind::File
             && let Some((eager, searcher)) = &mut self.eager
             && eager.matches.load(AtomicOrdering::Relaxed) < eager.enough
         {
-            let searched = search_file(searcher, entry.path());
+            let searched = search_file(searcher, entry.path(), self.confine);
             let count = searched.match_count();
             if count > 0 {
                 eager.matches.fetch_add(count, AtomicOrdering::Relaxed);
@@ -305,13 +351,18 @@ impl<F> Drop for Visitor<'_, F> {
     }
 }
 
-fn search_file(searcher: &mut FileSearcher, path: &Path) -> FileOutcome {
+fn search_file(searcher: &mut FileSearcher, path: &Path, confine: Option<&Roots>) -> FileOutcome {
     // A file that vanished or cannot be read is skipped, as ripgrep does.
-    match File::open(path) {
+    let opened = match confine {
+        // Beneath the root, no symlink anywhere on the path, only a regular file.
+        Some(roots) => roots.open_for_search(path).ok_or(()),
+        None => File::open(path).map_err(|_| ()),
+    };
+    match opened {
         Ok(file) => searcher
             .search_reader(file)
             .unwrap_or(FileOutcome::Text(Vec::new())),
-        Err(_) => FileOutcome::Text(Vec::new()),
+        Err(()) => FileOutcome::Text(Vec::new()),
     }
 }
 
@@ -333,6 +384,7 @@ struct Schedule {
 struct Ordered<'a> {
     compiled: &'a CompiledSearch,
     root: &'a Path,
+    confine: Option<&'a Roots>,
     paths: &'a [PathBuf],
     /// Indices (into `paths`) of the files still to search, in order.
     pending: &'a [usize],
@@ -394,7 +446,7 @@ impl Ordered<'_> {
             }
             for &index in &self.pending[from..to] {
                 let path = self.root.join(&self.paths[index]);
-                batch.push((index, search_file(&mut searcher, &path)));
+                batch.push((index, search_file(&mut searcher, &path, self.confine)));
             }
             let wake = {
                 let mut state = self.lock();
@@ -448,6 +500,7 @@ fn search_in_order(
     files: Vec<Found>,
     assembler: &mut SearchAssembler,
     cancel: &CancellationToken,
+    confine: Option<&Roots>,
 ) -> EnvResult<()> {
     let total = files.len();
     let mut paths = Vec::with_capacity(total);
@@ -476,6 +529,7 @@ fn search_in_order(
     let ordered = Ordered {
         compiled,
         root,
+        confine,
         paths: &paths,
         pending: &pending,
         window: threads * LOOKAHEAD_PER_THREAD,
@@ -671,7 +725,7 @@ mod tests {
                 local.ignore = ignore;
                 let mut generic = local.clone();
                 generic.root.clone_from(&memory_root);
-                let local_result = walk_blocking(&local).unwrap();
+                let local_result = walk_blocking(&local, None).unwrap();
                 let generic_result = walk_with_env(&memory, generic).await.unwrap();
                 assert_eq!(
                     local_result, generic_result,
@@ -680,8 +734,8 @@ mod tests {
             }
             let mut everything = WalkRequest::new(&host);
             everything.ignore = IgnoreRules::IncludeIgnored;
-            let respected = walk_blocking(&WalkRequest::new(&host)).unwrap();
-            if walk_blocking(&everything).unwrap().entries.len() > respected.entries.len() {
+            let respected = walk_blocking(&WalkRequest::new(&host), None).unwrap();
+            if walk_blocking(&everything, None).unwrap().entries.len() > respected.entries.len() {
                 ignore_mattered += 1;
             }
 
@@ -702,7 +756,7 @@ mod tests {
                 }
                 let mut generic = local.clone();
                 generic.root.clone_from(&memory_root);
-                let local_result = search_blocking(&local).unwrap();
+                let local_result = search_blocking(&local, None).unwrap();
                 let generic_result = search_with_env(&memory, generic).await.unwrap();
                 assert_eq!(
                     local_result, generic_result,
@@ -732,7 +786,7 @@ mod tests {
         }
         let mut request = SearchRequest::new(dir.path(), "needle");
         request.limit = Some(101);
-        let result = search_blocking(&request).unwrap();
+        let result = search_blocking(&request, None).unwrap();
         assert_eq!(result.matches, 101);
         assert!(result.limit_reached);
         let mut sorted = result.files.clone();
@@ -742,7 +796,7 @@ mod tests {
         assert_eq!(result.files.last().unwrap().lines.len(), 1);
         // Whatever the thread scheduling, the same request gives the same answer.
         for _ in 0..5 {
-            assert_eq!(search_blocking(&request).unwrap(), result);
+            assert_eq!(search_blocking(&request, None).unwrap(), result);
         }
     }
 
@@ -764,7 +818,7 @@ mod tests {
             }
             true
         };
-        let result = walk_parallel(dir.path(), IgnoreRules::Respect, &cancel, keep, None);
+        let result = walk_parallel(dir.path(), IgnoreRules::Respect, &cancel, keep, None, None);
         assert_eq!(
             result.err().map(|error| error.kind()),
             Some(jig_env::ErrorKind::Aborted)
@@ -783,12 +837,12 @@ mod tests {
         write(dir.path(), "a.txt", b"needle\n");
         let request = SearchRequest::new(dir.path(), "needle");
         request.cancel.cancel();
-        let error = search_blocking(&request).unwrap_err();
+        let error = search_blocking(&request, None).unwrap_err();
         assert_eq!(error.kind(), jig_env::ErrorKind::Aborted);
         let walk = WalkRequest::new(dir.path());
         walk.cancel.cancel();
         assert_eq!(
-            walk_blocking(&walk).unwrap_err().kind(),
+            walk_blocking(&walk, None).unwrap_err().kind(),
             jig_env::ErrorKind::Aborted
         );
     }

@@ -61,6 +61,9 @@ pub struct Fixture {
     pub root: PathBuf,
     /// What the env can do.
     pub capabilities: Capabilities,
+    /// The env is a view confined beneath `root` ([`ExecutionEnv::beneath`]): its temp files
+    /// (the parent env's) are outside its roots.
+    pub confined: bool,
     symlink: Option<SymlinkHook>,
     set_mode: Option<SetModeHook>,
     keep_alive: Option<Box<dyn std::any::Any + Send + Sync>>,
@@ -87,10 +90,18 @@ impl Fixture {
                 exec: false,
                 enforces_permissions: true,
             },
+            confined: false,
             symlink: None,
             set_mode: None,
             keep_alive: None,
         }
+    }
+
+    /// Marks the env as a view confined beneath `root`.
+    #[must_use]
+    pub fn confined(mut self) -> Self {
+        self.confined = true;
+        self
     }
 
     /// How to create a symlink in this env (required by the symlink cases).
@@ -211,6 +222,7 @@ macro_rules! __jig_env_conformance_cases {
             temp_files_are_private_and_cleaned_up,
             errors_name_the_path,
             exec_runs_or_is_unsupported,
+            beneath_confines_every_operation,
             // walk and search (conformance/search_cases.rs)
             search_follows_ignore_rules_inside_and_outside_git,
             walk_lists_sorted_entries_with_globs,
@@ -1660,6 +1672,15 @@ pub mod cases {
         );
         let dir = ok(env.create_temp_dir("work-").await, "create_temp_dir");
         assert_ne!(first, second, "temp files are distinct");
+        if fixture.confined {
+            // A view's temp files are its env's, outside the view's roots.
+            expect_kind(
+                env.stat(&first).await,
+                ErrorKind::OutsideRoots,
+                "a view's temp file is outside its roots",
+            );
+            return;
+        }
         let name = first
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
@@ -1716,6 +1737,195 @@ pub mod cases {
             ok(env.exists(&again).await, "exists"),
             "temp files work again after cleanup"
         );
+    }
+
+    /// A view from [`ExecutionEnv::beneath`] acts inside its roots (symlinks that stay inside
+    /// are followed, also absolute ones) and refuses everything that leads outside with
+    /// `OutsideRoots`, touching nothing outside. An env without views refuses `beneath` with
+    /// `Unsupported`.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one scenario, every operation in turn"
+    )]
+    pub async fn beneath_confines_every_operation(fixture: &Fixture) {
+        if fixture.confined {
+            return; // the case builds its own view from an unconfined env
+        }
+        let env = &fixture.env;
+        let root = canonical_root(fixture).await;
+        let Some(parent) = root.parent().map(Path::to_path_buf) else {
+            panic!("the fixture root has no parent");
+        };
+        let view = match Arc::clone(env).beneath(std::slice::from_ref(&root)) {
+            Ok(view) => view,
+            Err(error) => {
+                assert_eq!(
+                    error.kind(),
+                    ErrorKind::Unsupported,
+                    "an env without views says so: {error}"
+                );
+                return;
+            }
+        };
+        let inside = put(fixture, "inside/file.txt", "in").await;
+        let outside = parent.join("outside");
+        ok(
+            env.write(&outside.join("secret.txt"), Bytes::from_static(b"secret"))
+                .await,
+            "setup: outside file",
+        );
+        fixture.symlink("../outside", root.join("link_out"));
+        fixture.symlink(&outside, root.join("abs_out"));
+        fixture.symlink("../outside/secret.txt", root.join("file_out"));
+        fixture.symlink("inside/../../outside", root.join("dotdot_out"));
+        fixture.symlink("inside", root.join("link_in"));
+        fixture.symlink(root.join("inside"), root.join("abs_in"));
+        fixture.symlink("../outside/new.txt", root.join("dangling_out"));
+
+        // Inside: plain, through a relative and through an absolute symlink.
+        for path in [
+            inside.clone(),
+            root.join("link_in/file.txt"),
+            root.join("abs_in/file.txt"),
+        ] {
+            assert_eq!(
+                ok(view.read(&path).await, "read inside"),
+                b"in",
+                "{}",
+                path.display()
+            );
+        }
+        assert_eq!(
+            ok(
+                view.canonical_path(&root.join("abs_in/file.txt")).await,
+                "canonical"
+            ),
+            root.join("inside/file.txt")
+        );
+        ok(
+            view.write(&root.join("link_in/new.txt"), Bytes::from_static(b"n"))
+                .await,
+            "write through a symlink inside",
+        );
+        assert_eq!(read_string(&**env, &root.join("inside/new.txt")).await, "n");
+
+        // Outside, every way round.
+        let secret = outside.join("secret.txt");
+        let escapes = [
+            root.join("link_out/secret.txt"),
+            root.join("abs_out/secret.txt"),
+            root.join("file_out"),
+            root.join("dotdot_out/secret.txt"),
+            secret.clone(),
+        ];
+        for path in &escapes {
+            let what = path.display().to_string();
+            let error = expect_kind(view.read(path).await, ErrorKind::OutsideRoots, &what);
+            assert!(
+                error.to_string().contains(&root.display().to_string()),
+                "the refusal names the root: {error}"
+            );
+            expect_kind(view.stat(path).await, ErrorKind::OutsideRoots, &what);
+            expect_kind(
+                view.read_start(path, 10).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.read_head(path, 10).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.read_lines(path, window(1, 10, 100)).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.canonical_path(path).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.write(path, Bytes::from_static(b"pwned")).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.append(path, Bytes::from_static(b"pwned")).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+        }
+        for dir in [
+            root.join("link_out"),
+            root.join("abs_out"),
+            root.join("dotdot_out"),
+        ] {
+            let what = dir.display().to_string();
+            expect_kind(view.read_dir(&dir).await, ErrorKind::OutsideRoots, &what);
+            expect_kind(
+                view.create_dir(&dir.join("made"), Recursive::Yes).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.write(&dir.join("made.txt"), Bytes::from_static(b"x"))
+                    .await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.walk(crate::WalkRequest::new(&dir)).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            expect_kind(
+                view.search(crate::SearchRequest::new(&dir, "secret")).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+        }
+        expect_kind(
+            view.write(&root.join("dangling_out"), Bytes::from_static(b"x"))
+                .await,
+            ErrorKind::OutsideRoots,
+            "write through a dangling symlink leading outside",
+        );
+        expect_kind(
+            view.rename(&inside, &outside.join("moved.txt")).await,
+            ErrorKind::OutsideRoots,
+            "rename to outside",
+        );
+        expect_kind(
+            view.remove(&secret, Recursive::No).await,
+            ErrorKind::OutsideRoots,
+            "remove outside",
+        );
+        // The links themselves are inside: lstat, readlink and removing them work.
+        let info = ok(view.file_info(&root.join("file_out")).await, "lstat link");
+        assert_eq!(info.kind, FileKind::Symlink);
+        ok(view.read_link(&root.join("file_out")).await, "readlink");
+        // A search of the root never reads outside files.
+        let found = ok(
+            view.search(crate::SearchRequest::new(&root, "secret"))
+                .await,
+            "search root",
+        );
+        assert_eq!(found.matches, 0, "nothing outside was searched: {found:?}");
+
+        assert_eq!(read_string(&**env, &secret).await, "secret");
+        for never in ["new.txt", "made", "made.txt", "moved.txt"] {
+            assert!(
+                !ok(env.exists(&outside.join(never)).await, "exists"),
+                "{never} was created outside"
+            );
+        }
+        ok(
+            view.remove(&root.join("file_out"), Recursive::No).await,
+            "remove the link",
+        );
+        assert_eq!(read_string(&**env, &secret).await, "secret");
     }
 
     /// Errors carry the operation's path.

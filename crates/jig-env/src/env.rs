@@ -270,6 +270,80 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// Releases what the env holds: kills tracked background processes and removes the private
     /// temp directory. Best effort and idempotent; never fails.
     async fn cleanup(&self);
+
+    /// A view of this env whose filesystem operations never reach outside `roots` (absolute,
+    /// canonical directories), also while other processes change the tree.
+    ///
+    /// Every path given to the view must be spelled inside one of the roots, and is resolved
+    /// beneath it: a symbolic link (in the middle or, where the operation follows it, at the
+    /// end) is followed only when where it leads is inside one of the roots, and that is
+    /// decided on what is opened, not on a path checked earlier, so swapping a directory for a
+    /// symlink between two calls (or during one) cannot redirect an operation outside. A path
+    /// that leads outside is [`ErrorKind::OutsideRoots`] and touches nothing. `walk` and
+    /// `search` report only entries found beneath the root and read only files opened beneath
+    /// it. `write` refuses a target that is not a regular file (a FIFO, socket or device).
+    ///
+    /// What a view does not cover: hard links (a file inside a root that is a hard link to a
+    /// file elsewhere is the same file), and the non-file methods — `exec`, the temp-file
+    /// methods and `home_dir` act as the env's own; `cleanup` of a view does nothing (the env
+    /// owns the resources).
+    ///
+    /// The provided implementation refuses ([`ErrorKind::Unsupported`]): an env offers views
+    /// only when it can keep this guarantee.
+    fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
+        let _ = roots;
+        Err(EnvError::unsupported(
+            "beneath",
+            format!(
+                "the {} environment cannot confine file access to workspace roots",
+                self.name()
+            ),
+        ))
+    }
+
+    /// Waits for the update lock of the existing regular file `path` (symlinks followed), held
+    /// until the returned [`FileLock`] is dropped. Every jig process working on the same files
+    /// takes it around a read-modify-write, so two processes never interleave theirs. It is
+    /// advisory: a program that does not take it (an editor) is not held back. A missing file
+    /// is [`ErrorKind::NotFound`]; anything but a regular file is [`ErrorKind::Invalid`].
+    /// Cancelled by dropping the future.
+    ///
+    /// The provided implementation refuses ([`ErrorKind::Unsupported`]).
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        Err(EnvError::unsupported(
+            "lock",
+            format!("the {} environment has no file locks", self.name()),
+        )
+        .with_path(path))
+    }
+}
+
+/// A held update lock ([`ExecutionEnv::lock_file`]); dropping it releases the lock.
+pub struct FileLock {
+    held: Option<Box<dyn Send + Sync>>,
+}
+
+impl FileLock {
+    /// A lock kept alive by `held` (a locked descriptor, a guard): released when it is dropped.
+    pub fn new(held: impl Send + Sync + 'static) -> Self {
+        Self {
+            held: Some(Box::new(held)),
+        }
+    }
+
+    /// The lock of an env whose files no other process can reach (an in-memory tree): nothing
+    /// to hold, in-process ordering is the caller's.
+    pub fn private() -> Self {
+        Self { held: None }
+    }
+}
+
+impl Debug for FileLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileLock")
+            .field("held", &self.held.is_some())
+            .finish()
+    }
 }
 
 /// Forwarding impl so an `Arc<E>` is usable wherever an env is.
@@ -350,6 +424,12 @@ impl<E: ExecutionEnv + ?Sized> ExecutionEnv for Arc<E> {
     async fn cleanup(&self) {
         (**self).cleanup().await;
     }
+    fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
+        E::beneath(Arc::clone(&*self), roots)
+    }
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        (**self).lock_file(path).await
+    }
 }
 
 /// Lexical normalisation: removes `.` components and resolves `..` against the preceding
@@ -400,6 +480,41 @@ pub fn check_no_nul(operation: &'static str, path: &Path) -> EnvResult<()> {
         );
     }
     Ok(())
+}
+
+/// The [`ErrorKind::OutsideRoots`] error of a confined view
+/// ([`ExecutionEnv::beneath`]): `path` (as given) leads to `leads_to`, which is outside every
+/// one of `roots`; `via` is the symbolic link that led there, when one did.
+pub fn outside_roots(
+    operation: &'static str,
+    path: &Path,
+    leads_to: &Path,
+    roots: &[PathBuf],
+    via: Option<&Path>,
+) -> EnvError {
+    let roots = match roots {
+        [root] => format!("the workspace root {}", root.display()),
+        roots => format!(
+            "the workspace roots {}",
+            roots
+                .iter()
+                .map(|root| root.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let message = match via {
+        Some(link) => format!(
+            "the symbolic link {} leads to {}, outside {roots}; refused, nothing was touched",
+            link.display(),
+            leads_to.display()
+        ),
+        None => format!(
+            "{} is outside {roots}; refused, nothing was touched",
+            leads_to.display()
+        ),
+    };
+    EnvError::new(ErrorKind::OutsideRoots, operation, message).with_path(path)
 }
 
 /// Fails with [`ErrorKind::Invalid`] when a temp-name prefix or suffix (`create_temp_file`,

@@ -25,6 +25,10 @@ pub enum ErrorKind {
     Aborted,
     /// The operation ran out of time.
     Timeout,
+    /// The path leads outside the roots a confined view
+    /// ([`ExecutionEnv::beneath`](crate::ExecutionEnv::beneath)) may reach: it is spelled
+    /// outside them, or a symbolic link on the way points out of them. Nothing was touched.
+    OutsideRoots,
     /// Anything else; the message says what.
     Other,
 }
@@ -41,6 +45,7 @@ impl ErrorKind {
             Self::Unsupported => "unsupported",
             Self::Aborted => "aborted",
             Self::Timeout => "timeout",
+            Self::OutsideRoots => "outside_roots",
             Self::Other => "other",
         }
     }

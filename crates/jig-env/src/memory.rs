@@ -13,19 +13,19 @@
 //! enforced.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::env::{check_no_nul, check_path, normalize_path};
+use crate::env::{check_no_nul, check_path, normalize_path, outside_roots};
 use crate::{
     DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv,
-    FileInfo, FileKind, Line, LineWindow, LinesRead, Recursive, WriteOutcome,
+    FileInfo, FileKind, FileLock, Line, LineWindow, LinesRead, Recursive, WriteOutcome,
 };
 
 /// Mode of a file created by `write`/`append` (`0o666` under the usual `022` umask).
@@ -70,7 +70,9 @@ static NEXT_ENV_ID: AtomicU64 = AtomicU64::new(1);
 pub struct MemoryEnv {
     id: u64,
     home: Option<PathBuf>,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
+    /// The roots of a confined view ([`ExecutionEnv::beneath`]); `None` for the env itself.
+    confine: Option<Arc<[PathBuf]>>,
 }
 
 #[derive(Debug)]
@@ -78,6 +80,9 @@ struct State {
     root: Node,
     temp_dir: Option<PathBuf>,
     next_temp: u64,
+    /// The roots resolution must stay beneath: set from the view on every lock, so checking
+    /// and acting happen under one lock.
+    confine: Option<Arc<[PathBuf]>>,
 }
 
 #[derive(Debug, Clone)]
@@ -131,6 +136,7 @@ impl Node {
             size,
             modified: Some(self.modified),
             mode: self.mode,
+            file_id: None,
         }
     }
 }
@@ -156,6 +162,32 @@ impl Resolved {
 enum Step {
     Name(OsString),
     Parent,
+}
+
+/// Where a symlink met during a confined resolution leads, with the rest of the path: it must
+/// stay beneath a root (checked under the same lock as the operation), else `OutsideRoots`.
+fn confined_hop(
+    op: &'static str,
+    path: &Path,
+    roots: &[PathBuf],
+    phys: &[OsString],
+    name: &OsStr,
+    target: &Path,
+    rest: &VecDeque<Step>,
+) -> EnvResult<PathBuf> {
+    let link = physical_path(phys).join(name);
+    let mut leads_to = physical_path(phys).join(target);
+    for step in rest {
+        match step {
+            Step::Name(part) => leads_to.push(part),
+            Step::Parent => leads_to.push(".."),
+        }
+    }
+    let leads_to = normalize_path(&leads_to);
+    if !roots.iter().any(|root| leads_to.starts_with(root)) {
+        return Err(outside_roots(op, path, &leads_to, roots, Some(&link)));
+    }
+    Ok(leads_to)
 }
 
 fn physical_path(parts: &[OsString]) -> PathBuf {
@@ -197,6 +229,7 @@ impl State {
             root: Node::dir(NEW_DIR_MODE),
             temp_dir: None,
             next_temp: 0,
+            confine: None,
         }
     }
 
@@ -243,14 +276,22 @@ impl State {
     /// are always followed; a final one only with `follow_last`. A missing final component is
     /// fine (`exists: false`); a missing or non-directory intermediate one is an error.
     fn resolve(&self, op: &'static str, path: &Path, follow_last: bool) -> EnvResult<Resolved> {
-        let mut queue: VecDeque<Step> = path
-            .components()
-            .filter_map(|component| match component {
-                Component::Normal(name) => Some(Step::Name(name.to_os_string())),
-                Component::ParentDir => Some(Step::Parent),
-                _ => None,
-            })
-            .collect();
+        let steps = |path: &Path| -> VecDeque<Step> {
+            path.components()
+                .filter_map(|component| match component {
+                    Component::Normal(name) => Some(Step::Name(name.to_os_string())),
+                    Component::ParentDir => Some(Step::Parent),
+                    _ => None,
+                })
+                .collect()
+        };
+        if let Some(roots) = &self.confine {
+            let spelled = normalize_path(path);
+            if !roots.iter().any(|root| spelled.starts_with(root)) {
+                return Err(outside_roots(op, path, &spelled, roots, None));
+            }
+        }
+        let mut queue = steps(path);
         let mut phys: Vec<OsString> = Vec::new();
         let mut hops = 0_u32;
         while let Some(step) = queue.pop_front() {
@@ -288,6 +329,13 @@ impl State {
                         }
                         if target.as_os_str().is_empty() {
                             return Err(error(ErrorKind::NotFound, op, path));
+                        }
+                        if let Some(roots) = &self.confine {
+                            let leads_to =
+                                confined_hop(op, path, roots, &phys, &name, target, &queue)?;
+                            phys.clear();
+                            queue = steps(&leads_to);
+                            continue;
                         }
                         if target.has_root() {
                             phys.clear();
@@ -359,6 +407,14 @@ impl State {
                 continue;
             };
             prefix.push(part);
+            // A view starts at its roots: their ancestors are not its to look at.
+            if let Some(roots) = &self.confine
+                && roots
+                    .iter()
+                    .any(|root| root.starts_with(&prefix) && *root != prefix)
+            {
+                continue;
+            }
             let resolved = self.resolve(op, &prefix, true)?;
             if resolved.exists {
                 let node = self
@@ -499,7 +555,8 @@ impl MemoryEnv {
         Self {
             id: NEXT_ENV_ID.fetch_add(1, Ordering::Relaxed),
             home: None,
-            state: Mutex::new(State::new()),
+            state: Arc::new(Mutex::new(State::new())),
+            confine: None,
         }
     }
 
@@ -521,7 +578,7 @@ impl MemoryEnv {
     /// directories; mode `0o644`. A final symlink is replaced, not followed.
     pub fn add_file(&self, path: impl AsRef<Path>, content: impl Into<Vec<u8>>) -> EnvResult<()> {
         let path = checked("write", path.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         if let Some(parent) = path.parent() {
             state.create_dir_all("write", parent, NEW_DIR_MODE)?;
         }
@@ -544,7 +601,7 @@ impl MemoryEnv {
     /// Creates a directory and its missing parents (`mkdir -p`); an existing one is fine.
     pub fn add_dir(&self, path: impl AsRef<Path>) -> EnvResult<()> {
         let path = checked("mkdir", path.as_ref())?;
-        lock(&self.state).create_dir_all("mkdir", &path, NEW_DIR_MODE)
+        self.lock().create_dir_all("mkdir", &path, NEW_DIR_MODE)
     }
 
     /// Creates a symlink at `link` pointing to `target` (stored as given: relative targets
@@ -554,7 +611,7 @@ impl MemoryEnv {
         let target = target.as_ref();
         check_no_nul("symlink", target)?;
         let link = checked("symlink", link.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         let resolved = state.resolve("symlink", &link, false)?;
         if resolved.exists {
             return Err(exists_error("symlink", &link));
@@ -576,7 +633,7 @@ impl MemoryEnv {
     /// Sets the permission bits (`chmod`; follows symlinks). Only the low 12 bits are kept.
     pub fn set_mode(&self, path: impl AsRef<Path>, mode: u32) -> EnvResult<()> {
         let path = checked("chmod", path.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         let (parts, _) = state.resolve_existing("chmod", &path, true)?;
         let node = state
             .node_mut(&parts)
@@ -588,7 +645,7 @@ impl MemoryEnv {
     /// Sets the modification time (follows symlinks).
     pub fn set_modified(&self, path: impl AsRef<Path>, modified: SystemTime) -> EnvResult<()> {
         let path = checked("touch", path.as_ref())?;
-        let mut state = lock(&self.state);
+        let mut state = self.lock();
         let (parts, _) = state.resolve_existing("touch", &path, true)?;
         let node = state
             .node_mut(&parts)
@@ -600,7 +657,7 @@ impl MemoryEnv {
     /// Every regular file in the tree with its content, keyed by physical path (symlinks are
     /// not listed and not followed). Handy to compare a whole tree after an operation.
     pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        let state = lock(&self.state);
+        let state = self.lock();
         let mut out = BTreeMap::new();
         State::collect_files(&state.root, &mut PathBuf::from("/"), &mut out);
         out
@@ -609,11 +666,20 @@ impl MemoryEnv {
     /// The private temp directory, once a temp file or directory was created (and until
     /// [`cleanup`](ExecutionEnv::cleanup)).
     pub fn temp_dir(&self) -> Option<PathBuf> {
-        lock(&self.state).temp_dir.clone()
+        self.lock().temp_dir.clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        lock(&self.state)
+        let mut state = lock(&self.state);
+        state.confine.clone_from(&self.confine);
+        state
+    }
+
+    /// The lock without confinement, for the env's own temp directory.
+    fn lock_unconfined(&self) -> MutexGuard<'_, State> {
+        let mut state = lock(&self.state);
+        state.confine = None;
+        state
     }
 }
 
@@ -915,14 +981,14 @@ impl ExecutionEnv for MemoryEnv {
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
         tokio::task::yield_now().await;
         let node = Node::file(Vec::new(), 0o600);
-        self.lock()
+        self.lock_unconfined()
             .create_temp_entry(self.id, "tempfile", prefix, suffix, &node)
     }
 
     async fn create_temp_dir(&self, prefix: &str) -> EnvResult<PathBuf> {
         tokio::task::yield_now().await;
         let node = Node::dir(0o700);
-        self.lock()
+        self.lock_unconfined()
             .create_temp_entry(self.id, "tempdir", prefix, "", &node)
     }
 
@@ -937,8 +1003,49 @@ impl ExecutionEnv for MemoryEnv {
         ))
     }
 
+    fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
+        let mut confined = Vec::with_capacity(roots.len());
+        let state = self.lock();
+        for root in roots {
+            let root = check_path("beneath", root)?;
+            // Each root must be an existing directory the view itself may reach (a view of a
+            // view only narrows).
+            let (parts, node) = state.resolve_existing("beneath", &root, true)?;
+            if !matches!(node.kind, NodeKind::Dir(_)) {
+                return Err(error(ErrorKind::NotADirectory, "beneath", &root));
+            }
+            let physical = physical_path(&parts);
+            if !confined.contains(&physical) {
+                confined.push(physical);
+            }
+        }
+        drop(state);
+        Ok(Arc::new(Self {
+            id: self.id,
+            home: self.home.clone(),
+            state: Arc::clone(&self.state),
+            confine: Some(confined.into()),
+        }))
+    }
+
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        let path = checked("lock", path)?;
+        let state = self.lock();
+        let (_, node) = state.resolve_existing("lock", &path, true)?;
+        match node.kind {
+            // No other process sees this tree: in-process ordering is all there is.
+            NodeKind::File(_) => Ok(FileLock::private()),
+            NodeKind::Dir(_) => Err(error(ErrorKind::IsADirectory, "lock", &path)),
+            NodeKind::Symlink(_) => Err(error(ErrorKind::NotFound, "lock", &path)),
+        }
+    }
+
     async fn cleanup(&self) {
-        let mut state = self.lock();
+        if self.confine.is_some() {
+            // A view owns nothing; the env it came from cleans up.
+            return;
+        }
+        let mut state = self.lock_unconfined();
         let Some(dir) = state.temp_dir.take() else {
             return;
         };

@@ -31,6 +31,9 @@ pub struct FileInfo {
     pub modified: Option<SystemTime>,
     /// Unix permission bits (`0o644`); `0o644`/`0o755` defaults on envs without modes.
     pub mode: u32,
+    /// The file's identity (device and inode number) where the env has one: a file replaced by
+    /// a rename gets a new identity even when its size and modification time are unchanged.
+    pub file_id: Option<(u64, u64)>,
 }
 
 /// What [`ExecutionEnv::read_head`](crate::ExecutionEnv::read_head) found: the metadata of a

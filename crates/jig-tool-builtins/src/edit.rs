@@ -3,8 +3,11 @@
 //!
 //! How one call runs:
 //! 1. [`EditTool::prepare_arguments`] folds older argument shapes into `{path, edits}`.
-//! 2. The path is resolved and checked against the workspace; the file's mutation-queue lock is
-//!    taken and held across the whole read-modify-write.
+//! 2. The path is resolved and checked against the workspace; the file's mutation-queue turn
+//!    and the env's cross-process update lock are taken and held across the whole
+//!    read-modify-write (waiting for either is cancellable). Before writing, the file must still
+//!    be the version that was read (size, modification time, identity), else the edit fails as
+//!    "changed since it was read" and writes nothing.
 //! 3. The bytes are decoded strictly ([`encoding`]): UTF-8 with or without BOM, UTF-16 with BOM.
 //!    Anything else is refused, never decoded lossily.
 //! 4. [`matching::plan`] locates every `oldText` in the original text (exact first, counted with
@@ -29,6 +32,8 @@ use jig_truncate::format_size;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+use crate::cancel::cancellable;
 
 use self::encoding::{DecodeError, TextEncoding, decode, encode_utf16};
 use self::matching::{EditRequest, PlanError, plan, splice_in_place, splice_into, spliced_len};
@@ -205,19 +210,22 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     let shown = resolved.display.as_str();
     let path = resolved.absolute.as_path();
     // Held across read, plan and write: concurrent edits of one file (through any alias) queue.
-    let _guard = ctx
-        .mutation_queue
-        .lock_key(resolved.canonical.clone())
-        .await;
-    if ctx.cancel.is_cancelled() {
-        return Err(ToolError::Cancelled);
-    }
-
-    let info = ctx
-        .env
-        .stat(path)
-        .await
-        .map_err(|error| file_error(shown, &error, "read"))?;
+    // Waiting is cancellable: a cancelled call gives up its place and holds nothing.
+    let _guard = cancellable(ctx, ctx.mutation_queue.lock_key(resolved.canonical.clone())).await?;
+    let files = ctx.files()?;
+    let env = files.as_ref();
+    // The same, between processes: every jig process takes this lock around its
+    // read-modify-write of the file (it refuses directories and non-regular files).
+    let _lock = cancellable(ctx, env.lock_file(path))
+        .await?
+        .map_err(|error| match error.kind() {
+            // `lock_file` refuses anything but a regular file as invalid.
+            ErrorKind::Invalid => not_regular(shown),
+            _ => env_error(shown, &error, "read"),
+        })?;
+    let info = cancellable(ctx, env.stat(path))
+        .await?
+        .map_err(|error| env_error(shown, &error, "read"))?;
     match info.kind {
         FileKind::File => {}
         FileKind::Directory => {
@@ -225,11 +233,7 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
                 "Cannot edit {shown}: it is a directory, not a file."
             )));
         }
-        FileKind::Symlink | FileKind::Other => {
-            return Err(ToolError::failed(format!(
-                "Cannot edit {shown}: it is not a regular file (a socket, FIFO or device)."
-            )));
-        }
+        FileKind::Symlink | FileKind::Other => return Err(not_regular(shown)),
     }
     if info.size > MAX_EDIT_BYTES {
         return Err(ToolError::failed(format!(
@@ -240,11 +244,9 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
             large_size(MAX_EDIT_BYTES),
         )));
     }
-    let original = ctx
-        .env
-        .read(path)
-        .await
-        .map_err(|error| file_error(shown, &error, "read"))?;
+    let original = cancellable(ctx, env.read(path))
+        .await?
+        .map_err(|error| env_error(shown, &error, "read"))?;
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
     let source = Source::with_cr(&decoded.text, decoded.has_cr);
@@ -279,11 +281,23 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
+    // A program that does not take the lock (an editor saving) may have written meanwhile:
+    // then this edit was planned on old content and must not replace the new.
+    let now = cancellable(ctx, env.stat(path))
+        .await?
+        .map_err(|error| env_error(shown, &error, "read"))?;
+    if stamp(&now) != stamp(&info) {
+        return Err(ToolError::failed(format!(
+            "Cannot edit {shown}: it changed since it was read (another program wrote it \
+             meanwhile). Nothing was written; read the file again and redo the edit."
+        )));
+    }
     let new_bytes = new_content.len();
-    ctx.env
-        .write(path, Bytes::from(new_content))
+    // Not raced against cancellation: once started, the atomic write either completes or
+    // leaves the file untouched, and its outcome is reported.
+    env.write(path, Bytes::from(new_content))
         .await
-        .map_err(|error| file_error(shown, &error, "write"))?;
+        .map_err(|error| env_error(shown, &error, "write"))?;
 
     let mut text = format!("Successfully replaced {count} block(s) in {shown}.");
     for (index, tier) in &tiers {
@@ -323,6 +337,26 @@ fn large_size(bytes: u64) -> String {
     } else {
         format!("{}.{} GiB", tenths / 10, tenths % 10)
     }
+}
+
+/// What identifies one version of a file: a rename gives a new identity, a write in place a new
+/// size or modification time.
+fn stamp(info: &jig_env::FileInfo) -> (u64, Option<std::time::SystemTime>, Option<(u64, u64)>) {
+    (info.size, info.modified, info.file_id)
+}
+
+fn not_regular(shown: &str) -> ToolError {
+    ToolError::failed(format!(
+        "Cannot edit {shown}: it is not a regular file (a socket, FIFO or device)."
+    ))
+}
+
+/// An env failure as text for the model: a containment refusal, else by kind.
+fn env_error(shown: &str, error: &EnvError, operation: &str) -> ToolError {
+    if let Some(refused) = paths::refusal(shown, error) {
+        return refused;
+    }
+    file_error(shown, error, operation)
 }
 
 fn file_error(shown: &str, error: &EnvError, operation: &str) -> ToolError {

@@ -119,7 +119,7 @@ impl Tool for FindTool {
         request.ignore = ignore_rules(input.include_ignored);
         request.limit = Some(limit);
         request.cancel = ctx.cancel.child_token();
-        let result = run_env_search(ctx, &root, "Find", ctx.env.walk(request)).await?;
+        let result = run_env_search(ctx, &root, "Find", ctx.files()?.walk(request)).await?;
 
         if result.entries.is_empty() {
             return Ok(ToolResult::text("No files found matching pattern")

@@ -143,7 +143,7 @@ impl Tool for GrepTool {
             return Err(input_error(&error));
         }
 
-        let result = run_env_search(ctx, &root, "Search", ctx.env.search(request)).await?;
+        let result = run_env_search(ctx, &root, "Search", ctx.files()?.search(request)).await?;
         Ok(self.render(&result, limit, context))
     }
 }

@@ -580,13 +580,16 @@ pub(crate) async fn read_image(
         );
         return Ok(ImageOutcome::Omitted { text }.into_result(size));
     }
+    let files = ctx.files()?;
     let bytes = tokio::select! {
-        bytes = ctx.env.read(&path.absolute) => bytes,
+        bytes = files.read(&path.absolute) => bytes,
         () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
     let bytes = bytes.map_err(|error| {
         if error.kind() == ErrorKind::Aborted {
             ToolError::Cancelled
+        } else if let Some(refused) = jig_tool::paths::refusal(&path.display, &error) {
+            refused
         } else {
             ToolError::failed(format!("Cannot read {}: {}", path.display, error.message()))
         }

@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use jig_env::{DirEntry, EnvError, ErrorKind, FileKind};
+use jig_env::{DirEntry, EnvError, ErrorKind, ExecutionEnv, FileKind};
 use jig_protocol::ToolResult;
 use jig_tool::paths::{self, ResolvedPath};
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
@@ -69,7 +69,8 @@ impl Tool for LsTool {
             Some(raw) => raw,
         };
         let path = paths::resolve(ctx, raw).await?;
-        let env = ctx.env.as_ref();
+        let files = ctx.files()?;
+        let env = files.as_ref();
         let absolute = path.absolute_display();
         match cancellable(ctx, env.stat(&path.absolute)).await? {
             Ok(info) if info.kind == FileKind::Directory => {}
@@ -99,7 +100,7 @@ impl Tool for LsTool {
             if ctx.cancel.is_cancelled() {
                 return Err(ToolError::Cancelled);
             }
-            let line = describe(ctx, &path, entry).await?;
+            let line = describe(ctx, env, &path, entry).await?;
             let cost = line.len() + usize::from(shown > 0);
             if output.len() + cost + reserve > self.config.max_bytes {
                 byte_limit_reached = true;
@@ -172,6 +173,7 @@ fn compare(a_key: &str, a: &DirEntry, b_key: &str, b: &DirEntry) -> Ordering {
 /// form.
 async fn describe(
     ctx: &ToolContext,
+    env: &dyn ExecutionEnv,
     dir: &ResolvedPath,
     entry: &DirEntry,
 ) -> Result<String, ToolError> {
@@ -180,10 +182,10 @@ async fn describe(
         FileKind::Directory => Ok(format!("{name}/")),
         FileKind::Symlink => {
             let full = dir.canonical.join(&entry.name);
-            match cancellable(ctx, ctx.env.stat(&full)).await? {
+            match cancellable(ctx, env.stat(&full)).await? {
                 Ok(info) if info.kind == FileKind::Directory => Ok(format!("{name}/")),
                 Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::Invalid) => {
-                    let target = match cancellable(ctx, ctx.env.read_link(&full)).await? {
+                    let target = match cancellable(ctx, env.read_link(&full)).await? {
                         Ok(target) => target.display().to_string(),
                         Err(_) => "?".to_owned(),
                     };
@@ -198,6 +200,9 @@ async fn describe(
 }
 
 fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
+    if let Some(refused) = paths::refusal(&path.display, error) {
+        return refused;
+    }
     let absolute = path.absolute_display();
     match error.kind() {
         ErrorKind::NotFound => ToolError::failed(format!("Path not found: {absolute}")),

@@ -84,7 +84,8 @@ impl Tool for ReadTool {
 
     async fn call(&self, ctx: &ToolContext, input: ReadInput) -> Result<ToolResult, ToolError> {
         let path = paths::resolve_for_read(ctx, &input.path).await?;
-        let env = ctx.env.as_ref();
+        let files = ctx.files()?;
+        let env = files.as_ref();
         // One env call gives the metadata and, for most source files, the whole content.
         let head_bytes = self.config.sniff_bytes.max(WHOLE_FILE_MAX);
         let head = cancellable(ctx, env.read_head(&path.absolute, head_bytes))
@@ -142,7 +143,7 @@ impl ReadTool {
         };
         let read = match whole {
             Some(content) => lines_window(content, &window),
-            None => cancellable(ctx, ctx.env.read_lines(&path.absolute, window))
+            None => cancellable(ctx, ctx.files()?.read_lines(&path.absolute, window))
                 .await?
                 .map_err(|error| env_failure(path, &error))?,
         };
@@ -174,7 +175,7 @@ impl ReadTool {
         let bytes = if let Some(content) = whole {
             content
         } else {
-            read = cancellable(ctx, ctx.env.read(&path.absolute))
+            read = cancellable(ctx, ctx.files()?.read(&path.absolute))
                 .await?
                 .map_err(|error| env_failure(path, &error))?;
             read.as_slice()
@@ -303,6 +304,9 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
 
 /// An env failure while reading, as text for the model.
 fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
+    if let Some(refused) = paths::refusal(&path.display, error) {
+        return refused;
+    }
     match error.kind() {
         ErrorKind::NotFound => {
             ToolError::failed(format!("File not found: {}", path.absolute_display()))

@@ -39,13 +39,16 @@ pub(crate) async fn resolve_root(
         .unwrap_or(".");
     let resolved = paths::resolve(ctx, given).await?;
     let shown = resolved.absolute_display();
-    let info = match ctx.env.stat(&resolved.canonical).await {
+    let info = match ctx.files()?.stat(&resolved.canonical).await {
         Ok(info) => info,
         Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
             return Err(ToolError::failed(format!("Path not found: {shown}")));
         }
         Err(error) if error.kind() == ErrorKind::Aborted => return Err(ToolError::Cancelled),
-        Err(error) => return Err(ToolError::failed(format!("Cannot access {shown}: {error}"))),
+        Err(error) => {
+            return Err(paths::refusal(given, &error)
+                .unwrap_or_else(|| ToolError::failed(format!("Cannot access {shown}: {error}"))));
+        }
     };
     let kind = if info.kind == FileKind::Directory {
         RootKind::Directory
@@ -117,7 +120,8 @@ pub(crate) async fn run_env_search<T>(
         Err(error) if error.kind() == ErrorKind::NotFound => {
             Err(ToolError::failed(format!("Path not found: {}", root.shown)))
         }
-        Err(error) => Err(ToolError::failed(format!("{what} failed: {error}"))),
+        Err(error) => Err(paths::refusal(&root.shown, &error)
+            .unwrap_or_else(|| ToolError::failed(format!("{what} failed: {error}")))),
     }
 }
 

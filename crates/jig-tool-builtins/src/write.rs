@@ -68,13 +68,29 @@ impl Tool for WriteTool {
         }
         // Held across the whole operation: writes to one file (under any alias) run one at a time.
         let _turn = cancellable(ctx, ctx.mutation_queue.lock_key(path.canonical.clone())).await?;
-        let env = ctx.env.as_ref();
-        match cancellable(ctx, env.stat(&path.absolute)).await? {
+        let files = ctx.files()?;
+        let env = files.as_ref();
+        let exists = match cancellable(ctx, env.stat(&path.absolute)).await? {
             Ok(info) if info.kind == FileKind::Directory => return Err(is_a_directory(&path)),
-            Ok(_) => {}
-            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Ok(info) if info.kind != FileKind::File => return Err(not_regular(&path)),
+            Ok(_) => true,
+            Err(error) if error.kind() == ErrorKind::NotFound => false,
             Err(error) => return Err(env_failure(&path, &error)),
-        }
+        };
+        // An existing file: wait for the update lock other jig processes take around their
+        // edits, so a whole-file write never lands in the middle of one. (It is gone when the
+        // file was removed meanwhile: then there is nothing to wait for.)
+        let _lock = if exists {
+            match cancellable(ctx, env.lock_file(&path.absolute)).await? {
+                Ok(lock) => Some(lock),
+                Err(error) if error.kind() == ErrorKind::NotFound => None,
+                // `lock_file` refuses anything but a regular file as invalid.
+                Err(error) if error.kind() == ErrorKind::Invalid => return Err(not_regular(&path)),
+                Err(error) => return Err(env_failure(&path, &error)),
+            }
+        } else {
+            None
+        };
         let bytes = input.content.len();
         let lines = count_lines(&input.content);
         // Not raced against cancellation: once started, the atomic write either completes or
@@ -119,7 +135,17 @@ fn is_a_directory(path: &ResolvedPath) -> ToolError {
     ))
 }
 
+fn not_regular(path: &ResolvedPath) -> ToolError {
+    ToolError::failed(format!(
+        "Cannot write {}: it is not a regular file (a socket, FIFO or device); it was left as it is.",
+        path.display
+    ))
+}
+
 fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
+    if let Some(refused) = paths::refusal(&path.display, error) {
+        return refused;
+    }
     match error.kind() {
         ErrorKind::IsADirectory => is_a_directory(path),
         ErrorKind::PermissionDenied => ToolError::failed(format!(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use jig_env::{CancellationToken, ExecutionEnv};
 use jig_protocol::ToolResult;
 
+use crate::error::ToolError;
 use crate::mutation_queue::MutationQueue;
 
 /// Whether file tools are confined to the roots.
@@ -65,6 +66,26 @@ impl ToolContext {
             updates: None,
             session_env: BTreeMap::new(),
             mutation_queue: Arc::new(MutationQueue::new()),
+        }
+    }
+
+    /// The env file tools act through. With workspace containment this is a view of `env`
+    /// confined beneath the roots ([`ExecutionEnv::beneath`]): every path is resolved beneath
+    /// an open handle of a root at the moment it is used, so a symlink swapped in after
+    /// [`paths::resolve`](crate::paths::resolve) checked the path cannot lead the operation
+    /// outside. Without containment it is `env` itself.
+    ///
+    /// An env that cannot confine file access is an error, never a silent fallback to `env`.
+    pub fn files(&self) -> Result<Arc<dyn ExecutionEnv>, ToolError> {
+        match self.containment.mode {
+            ContainmentMode::None => Ok(Arc::clone(&self.env)),
+            ContainmentMode::Workspace => Arc::clone(&self.env)
+                .beneath(&self.containment.roots)
+                .map_err(|error| {
+                    ToolError::Fatal(format!(
+                        "cannot confine file access to the workspace roots: {error}"
+                    ))
+                }),
         }
     }
 

@@ -28,12 +28,16 @@
 //! pointing outside (a containment refusal, not "not found"). The refusal text names the root
 //! and the reason ([`PathError::Outside`]).
 //!
-//! What remains: the check runs before the tool's operation, through the env's public
-//! operations, so a process that swaps a directory inside the workspace for a symlink between
-//! the check and the operation can still redirect that one operation. Closing that window needs
-//! descriptor-relative, no-follow opens inside the env itself (`openat2` with
-//! `RESOLVE_BENEATH` on Linux); the `ExecutionEnv` contract does not offer root-relative
-//! operations yet. The shell tool is not contained at all: it can reach anything the user can.
+//! A path spelled through a symlink to a root (`/tmp/ws/a` when the root is
+//! `/private/tmp/ws`) is respelled with its directory resolved and is inside.
+//!
+//! This check gives the model a clear answer, but it is not what keeps a race out: between the
+//! check and the operation another process may swap a directory for a symlink. File tools
+//! therefore act through [`ToolContext::files`], a view of the env confined beneath the roots
+//! that resolves each path beneath an open handle of a root when it is used; a path that leads
+//! outside by then fails with the env's `OutsideRoots` error ([`refusal`]). Hard links are not
+//! covered (a hard link inside the workspace to a file elsewhere is that file). The shell tool is
+//! not contained at all: it can reach anything the user can.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -366,6 +370,7 @@ async fn check(
     display: String,
     absolute: PathBuf,
 ) -> Result<ResolvedPath, PathError> {
+    let absolute = through_symlinked_root(env, containment, absolute).await;
     if !inside_roots(containment, &absolute) {
         return Err(outside(
             containment,
@@ -385,6 +390,46 @@ async fn check(
         }
     };
     check_canonical(containment, display, absolute, canonical)
+}
+
+/// A path spelled outside the roots but through a symlink to one of them (`/tmp/ws/a` with the
+/// root `/private/tmp/ws`, a symlinked project directory given as `--cwd`) is the same place:
+/// it is respelled with its directory resolved (`/private/tmp/ws/a`), keeping the final
+/// component as written (a final symlink stays a symlink). Anything else is returned as given.
+async fn through_symlinked_root(
+    env: &dyn ExecutionEnv,
+    containment: &Containment,
+    absolute: PathBuf,
+) -> PathBuf {
+    if inside_roots(containment, &absolute) {
+        return absolute;
+    }
+    let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+        return absolute;
+    };
+    match env.canonical_path_lenient(parent).await {
+        Ok(real_parent) => {
+            let respelled = real_parent.join(name);
+            if inside_roots(containment, &respelled) {
+                respelled
+            } else {
+                absolute
+            }
+        }
+        Err(_) => absolute,
+    }
+}
+
+/// The model-facing refusal for an env error that is a containment refusal of a confined view
+/// ([`ToolContext::files`]): a symlink swapped in after the path was checked, or a path the
+/// check did not catch. `None` for every other error.
+pub fn refusal(display: &str, error: &EnvError) -> Option<ToolError> {
+    (error.kind() == ErrorKind::OutsideRoots).then(|| {
+        ToolError::failed(format!(
+            "Access denied: {display:?}: {}. Only paths inside the workspace may be used.",
+            error.message()
+        ))
+    })
 }
 
 /// Applies containment to the realpath of a lexically contained `absolute`.

@@ -6,6 +6,7 @@
 
 mod concurrency;
 mod containment;
+mod hardening;
 mod help;
 mod mcp;
 mod run_cmd;

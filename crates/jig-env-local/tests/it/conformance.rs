@@ -45,3 +45,26 @@ async fn fixture() -> Fixture {
 }
 
 jig_env::conformance_tests!(fixture);
+
+/// The same suite on a view confined beneath the fixture's directory: inside its roots a view
+/// keeps the whole contract.
+mod beneath {
+    use std::sync::Arc;
+
+    use jig_env::conformance::Fixture;
+
+    async fn fixture() -> Fixture {
+        let mut fixture = super::fixture().await;
+        let root = match std::fs::canonicalize(&fixture.root) {
+            Ok(root) => root,
+            Err(error) => panic!("canonicalizing {}: {error}", fixture.root.display()),
+        };
+        fixture.env = match Arc::clone(&fixture.env).beneath(&[root]) {
+            Ok(view) => view,
+            Err(error) => panic!("opening the view: {error}"),
+        };
+        fixture.confined()
+    }
+
+    jig_env::conformance_tests!(fixture);
+}

@@ -28,3 +28,23 @@ jig_env::conformance_tests!(fixture);
 async fn run_all_runs_every_case() {
     jig_env::conformance::run_all(fixture).await;
 }
+
+/// The same suite on a view confined beneath the fixture's directory: inside its roots a view
+/// keeps the whole contract.
+mod beneath {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use jig_env::conformance::Fixture;
+
+    async fn fixture() -> Fixture {
+        let mut fixture = super::fixture().await;
+        fixture.env = match Arc::clone(&fixture.env).beneath(&[PathBuf::from("/work/root")]) {
+            Ok(view) => view,
+            Err(error) => panic!("opening the view: {error}"),
+        };
+        fixture.confined()
+    }
+
+    jig_env::conformance_tests!(fixture);
+}

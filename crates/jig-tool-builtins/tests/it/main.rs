@@ -10,6 +10,7 @@ mod find;
 mod grep;
 mod image;
 mod ls;
+mod race;
 mod read;
 mod schemas;
 mod support;

@@ -1,0 +1,518 @@
+//! Containment under a symlink race and updates from several processes, end to end through
+//! `jig tool` and `jig mcp`.
+//!
+//! - Race: a thread keeps swapping `ws/link` between a directory inside the workspace and a
+//!   symlink to a directory outside, and `ws/f` between a file inside and a symlink to a file
+//!   outside (each swap one atomic `renameat2(RENAME_EXCHANGE)`), while every file tool runs
+//!   on paths through them. No call may show outside content or change anything outside.
+//! - Lost updates: 200 parallel `jig tool edit` processes, and 4 `jig mcp` servers with 50
+//!   edits each, all on one file, each edit changing its own line: every edit reported as a
+//!   success is in the file at the end.
+//!
+//! `JIG_RACE_CALLS` scales the race (calls per tool through `jig mcp`; a tenth of it through
+//! `jig tool`, which starts a process per call).
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "test helpers fail loudly on purpose; the tests print what they measured"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+const SECRET: &str = "OUTSIDE-SECRET";
+const OUTSIDE_FILE: &str = "OUTSIDE-SECRET count\n";
+
+struct Arena {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+impl Arena {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let ws = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(ws.join("link")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("file.txt"), OUTSIDE_FILE).unwrap();
+        std::fs::write(outside.join("only-outside.txt"), format!("{SECRET}\n")).unwrap();
+        std::fs::write(ws.join("link/file.txt"), "inside count\n").unwrap();
+        std::fs::write(ws.join("f"), "inside count\n").unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join(".swap")).unwrap();
+        std::os::unix::fs::symlink(outside.join("file.txt"), ws.join(".fswap")).unwrap();
+        Self {
+            _dir: dir,
+            ws,
+            outside,
+        }
+    }
+
+    fn flipper(&self, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+        let ws = self.ws.clone();
+        std::thread::spawn(move || {
+            let dir = rustix::fs::open(
+                &ws,
+                rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap();
+            let mut rounds = 0;
+            while !stop.load(Ordering::Relaxed) {
+                // A burst of swaps (an even number, so it ends where it started), then a short
+                // quiet spell with both inside, so calls also get through: every call either
+                // races a swap or completes inside.
+                for _ in 0..100 {
+                    for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
+                        rustix::fs::renameat_with(
+                            &dir,
+                            a,
+                            &dir,
+                            b,
+                            rustix::fs::RenameFlags::EXCHANGE,
+                        )
+                        .unwrap();
+                    }
+                    rounds += 1;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(500));
+            }
+            rounds
+        })
+    }
+
+    /// Changed or new files outside (restored or removed): each one is an escape.
+    fn outside_changes(&self) -> u64 {
+        let mut changes = 0;
+        for entry in std::fs::read_dir(&self.outside).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let content = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let expected = match name.as_str() {
+                "file.txt" => OUTSIDE_FILE.to_owned(),
+                "only-outside.txt" => format!("{SECRET}\n"),
+                _ => {
+                    changes += 1;
+                    std::fs::remove_file(entry.path()).unwrap();
+                    continue;
+                }
+            };
+            if content != expected {
+                changes += 1;
+                std::fs::write(entry.path(), expected).unwrap();
+            }
+        }
+        changes
+    }
+}
+
+/// The race's calls: tool name and the arguments of call `i`.
+fn race_args(tool: &str, i: u64) -> Value {
+    let through = |file: &str| {
+        if i.is_multiple_of(2) {
+            format!("link/{file}")
+        } else {
+            "f".to_owned()
+        }
+    };
+    match tool {
+        "read" => json!({"path": through("file.txt")}),
+        "write" => {
+            json!({"path": through(&format!("w{i}.txt")), "content": format!("written {i}\n")})
+        }
+        "edit" => {
+            let path = if (i / 2).is_multiple_of(2) {
+                "link/file.txt"
+            } else {
+                "f"
+            };
+            let (old, new) = if i.is_multiple_of(2) {
+                ("count", "Count")
+            } else {
+                ("Count", "count")
+            };
+            json!({"path": path, "edits": [{"oldText": old, "newText": new}]})
+        }
+        "ls" => json!({"path": "link"}),
+        "grep" => {
+            json!({"pattern": SECRET, "path": if i.is_multiple_of(2) { "." } else { "link" }})
+        }
+        "find" => json!({"pattern": "*", "path": if i.is_multiple_of(2) { "." } else { "link" }}),
+        other => panic!("no race arguments for {other}"),
+    }
+}
+
+const TOOLS: [&str; 6] = ["read", "write", "edit", "ls", "grep", "find"];
+
+fn leaked(text: &str) -> bool {
+    text.contains(SECRET) || text.contains("only-outside")
+}
+
+#[derive(Debug, Default)]
+struct Count {
+    calls: u64,
+    successes: u64,
+    escapes: u64,
+}
+
+fn calls_per_tool() -> u64 {
+    std::env::var("JIG_RACE_CALLS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(200)
+}
+
+fn check(counts: &[(&str, Count)], rounds: u64, through: &str) {
+    for (tool, count) in counts {
+        println!(
+            "{through} {tool}: {} calls, {} succeeded, {} escapes",
+            count.calls, count.successes, count.escapes
+        );
+    }
+    println!("{through}: {rounds} swap rounds");
+    assert!(rounds > 10, "the flipper ran ({rounds} rounds)");
+    for (tool, count) in counts {
+        assert_eq!(count.escapes, 0, "{through} {tool} escaped the workspace");
+    }
+    let successes: u64 = counts.iter().map(|(_, count)| count.successes).sum();
+    assert!(
+        successes > 0,
+        "{through}: no call succeeded while the links flipped"
+    );
+}
+
+#[test]
+fn jig_tool_never_escapes_while_symlinks_are_swapped() {
+    let arena = Arena::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = arena.flipper(Arc::clone(&stop));
+    let calls = (calls_per_tool() / 10).max(4);
+    let mut counts = Vec::new();
+    for tool in TOOLS {
+        let mut count = Count::default();
+        for i in 0..calls {
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_jig"))
+                .args(["tool", tool, "--cwd"])
+                .arg(&arena.ws)
+                .arg("--args")
+                .arg(race_args(tool, i).to_string())
+                .env_remove("JIG_TIMING")
+                .output()
+                .unwrap();
+            count.calls += 1;
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            if leaked(&text) {
+                count.escapes += 1;
+            }
+            if output.status.success() {
+                count.successes += 1;
+            }
+            count.escapes += arena.outside_changes();
+        }
+        counts.push((tool, count));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let rounds = flipper.join().unwrap();
+    check(&counts, rounds, "jig tool");
+}
+
+async fn connect(cwd: &Path) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .arg("mcp")
+        .current_dir(cwd)
+        .env_remove("JIG_TIMING")
+        .stderr(Stdio::null());
+    let transport = TokioChildProcess::new(command).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
+        .await
+        .expect("initialize timed out")
+        .expect("initialize failed")
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(object(args)))
+        .await
+        .unwrap()
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jig_mcp_never_escapes_while_symlinks_are_swapped() {
+    let arena = Arena::new();
+    let client = connect(&arena.ws).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = arena.flipper(Arc::clone(&stop));
+    let calls = calls_per_tool();
+    let mut counts = Vec::new();
+    for tool in TOOLS {
+        let mut count = Count::default();
+        for i in 0..calls {
+            let result = call(&client, tool, race_args(tool, i)).await;
+            count.calls += 1;
+            if leaked(&text(&result)) {
+                count.escapes += 1;
+            }
+            if result.is_error != Some(true) {
+                count.successes += 1;
+            }
+            count.escapes += arena.outside_changes();
+        }
+        counts.push((tool, count));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let rounds = flipper.join().unwrap();
+    client.cancel().await.unwrap();
+    check(&counts, rounds, "jig mcp");
+}
+
+const LINES: usize = 200;
+
+fn item(i: usize, state: &str) -> String {
+    format!("item {i:03}: {state}\n")
+}
+
+fn edit_args(i: usize) -> Value {
+    json!({"path": "shared.txt", "edits": [{"oldText": item(i, "old"), "newText": item(i, "new")}]})
+}
+
+/// Every edit that reported success is in the file; returns (successes, lost).
+fn tally(ws: &Path, succeeded: &[usize]) -> (usize, usize) {
+    let content = std::fs::read_to_string(ws.join("shared.txt")).unwrap();
+    let lost = succeeded
+        .iter()
+        .filter(|&&i| !content.contains(&item(i, "new")))
+        .count();
+    (succeeded.len(), lost)
+}
+
+#[test]
+fn parallel_jig_tool_edits_lose_no_update() {
+    let arena = Arena::new();
+    let original: String = (0..LINES).map(|i| item(i, "old")).collect();
+    std::fs::write(arena.ws.join("shared.txt"), &original).unwrap();
+    let children: Vec<(usize, std::process::Child)> = (0..LINES)
+        .map(|i| {
+            let child = std::process::Command::new(env!("CARGO_BIN_EXE_jig"))
+                .args(["tool", "edit", "--cwd"])
+                .arg(&arena.ws)
+                .arg("--args")
+                .arg(edit_args(i).to_string())
+                .env_remove("JIG_TIMING")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (i, child)
+        })
+        .collect();
+    let mut succeeded = Vec::new();
+    let mut failures = Vec::new();
+    for (i, child) in children {
+        let output = child.wait_with_output().unwrap();
+        if output.status.success() {
+            succeeded.push(i);
+        } else {
+            failures.push(String::from_utf8_lossy(&output.stdout).into_owned());
+        }
+    }
+    let (successes, lost) = tally(&arena.ws, &succeeded);
+    println!(
+        "200 parallel `jig tool edit`: {successes} succeeded, {} reported an error, {lost} lost",
+        failures.len()
+    );
+    for failure in failures.iter().take(3) {
+        println!("  failure: {failure}");
+    }
+    assert_eq!(lost, 0, "edits reported as done are missing from the file");
+    assert_eq!(successes, LINES, "every edit applies: {failures:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_jig_mcp_servers_lose_no_update() {
+    let arena = Arena::new();
+    let original: String = (0..LINES).map(|i| item(i, "old")).collect();
+    std::fs::write(arena.ws.join("shared.txt"), &original).unwrap();
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(Arc::new(connect(&arena.ws).await));
+    }
+    let mut tasks = Vec::new();
+    for i in 0..LINES {
+        let client = Arc::clone(&clients[i % 4]);
+        tasks.push(tokio::spawn(async move {
+            let result = call(&client, "edit", edit_args(i)).await;
+            (i, result.is_error != Some(true), text(&result))
+        }));
+    }
+    let mut succeeded = Vec::new();
+    let mut failures = Vec::new();
+    for task in tasks {
+        let (i, ok, text) = task.await.unwrap();
+        if ok {
+            succeeded.push(i);
+        } else {
+            failures.push(text);
+        }
+    }
+    for client in clients {
+        Arc::try_unwrap(client).unwrap().cancel().await.unwrap();
+    }
+    let (successes, lost) = tally(&arena.ws, &succeeded);
+    println!(
+        "4 `jig mcp` x 50 edits: {successes} succeeded, {} reported an error, {lost} lost",
+        failures.len()
+    );
+    assert_eq!(lost, 0, "edits reported as done are missing from the file");
+    assert_eq!(successes, LINES, "every edit applies: {failures:?}");
+}
+
+/// A workspace given as a symlink (`--cwd S`, `--root S`; macOS `/tmp`, symlinked projects):
+/// absolute paths spelled through `S` are inside, also with both `S` and its target as roots.
+#[tokio::test]
+async fn absolute_paths_through_a_symlinked_root_are_inside() {
+    let arena = Arena::new();
+    let alias = arena.ws.parent().unwrap().join("alias");
+    std::os::unix::fs::symlink(&arena.ws, &alias).unwrap();
+    let through = alias.join("link/file.txt").display().to_string();
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_jig"))
+        .args(["tool", "read", "--cwd"])
+        .arg(&alias)
+        .arg("--args")
+        .arg(json!({"path": through}).to_string())
+        .env_remove("JIG_TIMING")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("inside count"), "{stdout}");
+
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .arg("mcp")
+        .arg("--root")
+        .arg(&alias)
+        .arg("--root")
+        .arg(&arena.ws)
+        .env_remove("JIG_TIMING")
+        .stderr(Stdio::null());
+    let client = tokio::time::timeout(
+        Duration::from_secs(30),
+        ().serve(TokioChildProcess::new(command).unwrap()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let read = call(&client, "read", json!({"path": through})).await;
+    assert_eq!(read.is_error, Some(false), "{}", text(&read));
+    let written = call(
+        &client,
+        "write",
+        json!({"path": alias.join("new.txt").display().to_string(), "content": "x\n"}),
+    )
+    .await;
+    assert_eq!(written.is_error, Some(false), "{}", text(&written));
+    assert_eq!(
+        std::fs::read_to_string(arena.ws.join("new.txt")).unwrap(),
+        "x\n"
+    );
+    // Outside stays outside, however it is spelled.
+    let outside = alias.join("../outside/file.txt").display().to_string();
+    let refused = call(&client, "read", json!({"path": outside})).await;
+    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+    client.cancel().await.unwrap();
+}
+
+/// Through `jig mcp`: `write` and `edit` of a FIFO answer at once with an error and leave it a
+/// FIFO, and the server keeps serving edits of that path and others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jig_mcp_refuses_fifos_and_keeps_serving() {
+    use std::os::unix::fs::FileTypeExt;
+
+    let arena = Arena::new();
+    let fifo = arena.ws.join("pipe");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let client = connect(&arena.ws).await;
+    let within = |future| tokio::time::timeout(Duration::from_secs(5), future);
+    for _ in 0..5 {
+        let written = within(call(
+            &client,
+            "write",
+            json!({"path": "pipe", "content": "x"}),
+        ))
+        .await
+        .expect("write answered");
+        assert_eq!(written.is_error, Some(true), "{}", text(&written));
+        let edited = within(call(
+            &client,
+            "edit",
+            json!({"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}),
+        ))
+        .await
+        .expect("edit answered");
+        assert_eq!(edited.is_error, Some(true), "{}", text(&edited));
+        assert!(
+            text(&edited).contains("not a regular file"),
+            "{}",
+            text(&edited)
+        );
+    }
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    let edited = within(call(
+        &client,
+        "edit",
+        json!({"path": "f", "edits": [{"oldText": "count", "newText": "done"}]}),
+    ))
+    .await
+    .expect("edit answered");
+    assert_eq!(edited.is_error, Some(false), "{}", text(&edited));
+    client.cancel().await.unwrap();
+}
