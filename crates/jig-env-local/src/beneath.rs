@@ -1084,6 +1084,9 @@ impl TempFile {
     }
 
     fn open_named(dir: &OwnedFd, target: &OsStr) -> Result<Self, Errno> {
+        // Without unnamed files a writer killed mid-write leaves its temp file: remove those
+        // of dead writers before adding one.
+        remove_stale_temps(dir, target);
         loop {
             let name = temp_name(target);
             match rustix::fs::openat(
@@ -1146,7 +1149,54 @@ fn proc_fd_available() -> bool {
     *AVAILABLE.get_or_init(|| Path::new("/proc/self/fd").is_dir())
 }
 
-/// `.<target>.XXXXXX.jig-tmp` with a random part.
+/// Removes `target`'s temp files in `dir` left by writers that are no longer running (the
+/// writer's pid is part of the name). Best effort: anything unreadable is left alone, and so is
+/// a file whose pid now belongs to another running process.
+fn remove_stale_temps(dir: &OwnedFd, target: &OsStr) {
+    let Ok(handle) = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    let Ok(entries) = rustix::fs::Dir::read_from(&handle) else {
+        return;
+    };
+    let mut prefix = b".".to_vec();
+    prefix.extend_from_slice(target.as_bytes());
+    prefix.push(b'.');
+    let own = std::process::id();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_bytes();
+        let Some(middle) = name
+            .strip_prefix(prefix.as_slice())
+            .and_then(|rest| rest.strip_suffix(b".jig-tmp"))
+        else {
+            continue;
+        };
+        // `<pid>.<random>`
+        let Some(pid) = middle
+            .split(|&b| b == b'.')
+            .next()
+            .and_then(|pid| std::str::from_utf8(pid).ok())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let dead = pid != own
+            && i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+                .is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(Errno::SRCH));
+        if dead {
+            let _ = rustix::fs::unlinkat(dir, entry.file_name(), AtFlags::empty());
+        }
+    }
+}
+
+/// `.<target>.<pid>.XXXXXXXXXX.jig-tmp`: the writer's pid, then a random part.
 fn temp_name(target: &OsStr) -> OsString {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -1160,7 +1210,7 @@ fn temp_name(target: &OsStr) -> OsString {
     let random = hasher.finish() & 0xff_ffff_ffff;
     let mut name = OsString::from(".");
     name.push(target);
-    name.push(format!(".{random:010x}.jig-tmp"));
+    name.push(format!(".{}.{random:010x}.jig-tmp", std::process::id()));
     name
 }
 
@@ -1213,4 +1263,63 @@ fn fill_and_rename(
     // Renamed: the temp name is gone.
     *temp.name.borrow_mut() = None;
     Ok(())
+}
+
+#[cfg(test)]
+mod stale_temp_tests {
+    use super::*;
+
+    /// A pid no process has right now.
+    fn dead_pid() -> u32 {
+        (100_000..4_000_000_u32)
+            .rev()
+            .step_by(7919)
+            .find(|&pid| {
+                rustix::process::Pid::from_raw(pid.cast_signed())
+                    .is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(Errno::SRCH))
+            })
+            .expect("some pid is free")
+    }
+
+    #[test]
+    fn temp_files_of_dead_writers_of_the_same_target_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dead_pid();
+        let own = std::process::id();
+        let names = [
+            format!(".a.txt.{dead}.00000000ab.jig-tmp"),
+            format!(".a.txt.{own}.00000000cd.jig-tmp"),
+            format!(".b.txt.{dead}.00000000ef.jig-tmp"),
+            ".a.txt.x9k2Lm.jig-tmp".to_owned(),
+            "a.txt".to_owned(),
+        ];
+        for name in &names {
+            std::fs::write(dir.path().join(name), "partial").unwrap();
+        }
+        let handle = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        remove_stale_temps(&handle, OsStr::new("a.txt"));
+        let left: Vec<bool> = names
+            .iter()
+            .map(|name| dir.path().join(name).exists())
+            .collect();
+        // Only the dead writer's temp file of a.txt goes: a live writer's, another target's,
+        // a name without a pid and the target stay.
+        assert_eq!(left, [false, true, true, true, true]);
+    }
+
+    #[test]
+    fn temp_names_carry_the_writers_pid() {
+        let name = temp_name(OsStr::new("a.txt"));
+        let name = name.to_str().unwrap();
+        let pid = std::process::id().to_string();
+        assert!(
+            name.starts_with(&format!(".a.txt.{pid}.")) && name.ends_with(".jig-tmp"),
+            "{name}"
+        );
+    }
 }

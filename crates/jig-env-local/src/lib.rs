@@ -66,7 +66,9 @@
 //! (normalised against the symlink-free prefix) is inside a root. The final component is acted
 //! on relative to the directory handle with `O_NOFOLLOW`; if it became a symlink meanwhile, the
 //! path is resolved again. In a view, `write` creates its temp file (unnamed, `O_TMPFILE`, where
-//! the filesystem supports it, so a killed writer leaves nothing; else a fresh `O_EXCL` name),
+//! the filesystem supports it, so a killed writer leaves nothing; else a fresh `O_EXCL` name
+//! `.<name>.<pid>.<random>.jig-tmp`, created after removing such files of writers no longer
+//! running),
 //! syncs it and renames it relative to the target's directory handle, and refuses a target that
 //! is not a regular file; `walk`/`search` report an entry only if it exists beneath the root
 //! without a symlink when checked, and open every searched file that way. Hard links are not
