@@ -1,11 +1,12 @@
 //! `jig run`: one agent run from the command line.
 //!
-//! The prompt is the positional argument, or stdin when no argument is given and stdin is not
-//! a terminal. Text mode (the default, also `-p/--print`) prints the final reply on stdout;
-//! `--mode json` prints one JSON event per line (first the session header). The exit code is 0
-//! when the model finished, 1 when the run ended in an error, was aborted or hit `--max-turns`,
-//! 2 for usage errors. Ctrl-C aborts the run (running tools are cancelled, their processes
-//! killed, the session keeps every result); a second Ctrl-C exits at once with 130.
+//! The prompt is the positional argument followed by piped stdin (`git diff | jig run "review
+//! this"`), or stdin alone with `-` or no argument; a terminal stdin is never read. Text mode
+//! (the default, also `-p/--print`) prints the final reply on stdout; `--mode json` prints one
+//! JSON event per line (first the session header). The exit code is 0 when the model finished,
+//! 1 when the run ended in an error, was aborted or hit `--max-turns`, 2 for usage errors.
+//! Ctrl-C aborts the run (running tools are cancelled, their processes killed, the session keeps
+//! every result); a second Ctrl-C exits at once with 130.
 
 mod model;
 mod output;
@@ -49,7 +50,8 @@ pub(crate) enum OutputMode {
 /// Arguments of `jig run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// The prompt [default: read from stdin when it is not a terminal].
+    /// The prompt; `-` reads it from stdin. Piped stdin is appended to a prompt argument after
+    /// a blank line [default: stdin, when it is not a terminal].
     prompt: Option<String>,
     /// Print mode: send the prompt, print the final reply, exit (this is what `jig run` does).
     #[arg(short = 'p', long = "print")]
@@ -120,27 +122,44 @@ pub(crate) fn run(args: RunArgs) -> CliResult {
     runtime.block_on(run_async(args, prompt))
 }
 
+/// The prompt: the argument, followed by piped stdin when there is any (`git diff | jig run
+/// "review this"`); `-` or no argument reads the whole prompt from stdin. A terminal stdin is
+/// never read: it would wait for typing nobody knows is expected.
 fn read_prompt(argument: Option<&str>) -> Result<String, CliError> {
+    let stdin_is_terminal = io::stdin().is_terminal();
     let prompt = match argument {
-        Some(prompt) => prompt.to_owned(),
-        None if io::stdin().is_terminal() => {
+        Some("-") | None if stdin_is_terminal => {
             return Err(CliError::usage(
-                "no prompt: pass it as an argument (jig run \"fix the test\") or on stdin",
+                "no prompt: pass it as an argument (jig run \"fix the test\") or pipe it on stdin",
             ));
         }
-        None => {
-            let mut text = String::new();
-            io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the prompt from stdin")
-                .map_err(CliError::Failure)?;
-            text
-        }
+        Some("-") | None => read_stdin()?,
+        Some(prompt) if stdin_is_terminal => prompt.to_owned(),
+        Some(prompt) => join_piped(prompt, &read_stdin()?),
     };
     if prompt.trim().is_empty() {
         return Err(CliError::usage("the prompt is empty"));
     }
     Ok(prompt)
+}
+
+fn read_stdin() -> Result<String, CliError> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")
+        .map_err(CliError::Failure)?;
+    String::from_utf8(bytes).map_err(|_| {
+        CliError::usage("stdin is not UTF-8 text: pipe text (or pass the prompt as an argument)")
+    })
+}
+
+/// The prompt argument, a blank line, then the piped text (nothing added when stdin is empty).
+fn join_piped(prompt: &str, piped: &str) -> String {
+    if piped.trim().is_empty() {
+        return prompt.to_owned();
+    }
+    format!("{prompt}\n\n{}", piped.trim_end_matches(['\n', '\r']))
 }
 
 fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {

@@ -70,6 +70,23 @@ impl Setup {
             .unwrap()
     }
 
+    /// Runs with `input` written to a piped stdin.
+    async fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut command = self.command(args);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let input = input.to_vec();
+        tokio::task::spawn_blocking(move || {
+            let mut child = command.spawn().unwrap();
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), &input).unwrap();
+            child.wait_with_output().unwrap()
+        })
+        .await
+        .unwrap()
+    }
+
     fn session_files(&self) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = fs::read_dir(self.data.join("jig/sessions"))
             .into_iter()
@@ -262,6 +279,54 @@ async fn the_prompt_comes_from_stdin_and_json_mode_prints_one_event_per_line() {
         setup.session_files().is_empty(),
         "--no-session writes nothing"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn piped_stdin_follows_the_prompt_argument_and_dash_reads_the_prompt_from_stdin() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("reviewed")),
+        reply(ScriptedReply::text("answered")),
+        reply(ScriptedReply::text("plain")),
+    ])
+    .await;
+    let diff = b"diff --git a/x b/x\n-old\n+new\n";
+    let joined = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "review this diff"], diff)
+        .await;
+    assert_eq!(
+        text(&joined.stdout),
+        "reviewed\n",
+        "{}",
+        text(&joined.stderr)
+    );
+    assert_eq!(
+        setup.request_messages(0)[1]["content"],
+        "review this diff\n\ndiff --git a/x b/x\n-old\n+new"
+    );
+
+    let dash = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "-"], b"what is 2+2?\n")
+        .await;
+    assert_eq!(text(&dash.stdout), "answered\n", "{}", text(&dash.stderr));
+    assert_eq!(setup.request_messages(1)[1]["content"], "what is 2+2?\n");
+
+    // An empty pipe adds nothing to an argument, and is no prompt on its own.
+    let empty_pipe = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "just this"], b"")
+        .await;
+    assert_eq!(text(&empty_pipe.stdout), "plain\n");
+    assert_eq!(setup.request_messages(2)[1]["content"], "just this");
+    let nothing = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "-"], b"  \n")
+        .await;
+    assert_eq!(nothing.status.code(), Some(2));
+    assert_eq!(text(&nothing.stderr), "jig: the prompt is empty\n");
+    let binary = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "x"], b"\xff\xfe")
+        .await;
+    assert_eq!(binary.status.code(), Some(2));
+    assert!(text(&binary.stderr).contains("stdin is not UTF-8 text"));
+    assert_eq!(setup.server.requests().len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
