@@ -16,6 +16,7 @@ use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
@@ -73,6 +74,13 @@ pub(crate) struct RunArgs {
     /// The API base URL (e.g. http://localhost:8080/v1 for a local OpenAI-compatible server).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
+    /// Seconds allowed to connect to the model's server.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_seconds)]
+    connect_timeout: Duration,
+    /// Seconds the model's server may stay silent (before replying, or mid-reply) before the
+    /// request fails.
+    #[arg(long, value_name = "SECS", default_value = "300", value_parser = parse_seconds)]
+    idle_timeout: Duration,
     /// The tools the model may use, comma-separated [default: read,bash,edit,write].
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     tools: Option<Vec<String>>,
@@ -162,6 +170,17 @@ fn join_piped(prompt: &str, piped: &str) -> String {
     format!("{prompt}\n\n{}", piped.trim_end_matches(['\n', '\r']))
 }
 
+/// A positive number of seconds (fractions allowed).
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 1e9 {
+        return Err(format!("`{text}`: give a positive number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
     let mut registry = builtin_registry(&BuiltinsConfig::default());
     let wanted: Vec<String> = match names {
@@ -213,6 +232,8 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         model: args.model.as_deref(),
         api_key: args.api_key.as_deref(),
         base_url: args.base_url.as_deref(),
+        connect_timeout: args.connect_timeout,
+        idle_timeout: args.idle_timeout,
         previous: session.model(),
     })?;
     let thinking = args

@@ -102,17 +102,13 @@ impl Provider for AnthropicProvider {
             headers.insert(HeaderName::from_static("x-api-key"), value);
         }
         let body = Self::request_body(&request);
-        let response = post_json(
-            &self.client,
-            &self.config.name,
+        let response = post_json(&self.client, &self.config, &url, headers, &body, &cancel).await?;
+        Ok(sse_stream(
+            response,
+            EventParser::new(&self.config.name),
+            &self.config,
             &url,
-            headers,
-            &body,
-            self.config.retry,
-            &cancel,
-        )
-        .await?;
-        Ok(sse_stream(response, EventParser::new(&self.config.name)))
+        ))
     }
 }
 

@@ -107,12 +107,22 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// Retry behaviour on rate limits, server errors and connection failures.
     pub retry: RetryPolicy,
-    /// Time allowed to establish a connection.
+    /// Time allowed to establish a connection (TCP and TLS).
     pub connect_timeout: Duration,
+    /// The longest silence allowed from the server: before the response headers arrive, and
+    /// between two pieces of the streamed body.
+    pub idle_timeout: Duration,
 }
 
+/// The default [`ProviderConfig::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`ProviderConfig::idle_timeout`]: long enough for a reasoning model thinking
+/// before its first token.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_mins(5);
+
 impl ProviderConfig {
-    /// A configuration with the default retry policy and a 30 s connect timeout.
+    /// A configuration with the default retry policy and timeouts ([`DEFAULT_CONNECT_TIMEOUT`],
+    /// [`DEFAULT_IDLE_TIMEOUT`]).
     pub fn new(
         name: impl Into<String>,
         base_url: impl Into<String>,
@@ -124,7 +134,8 @@ impl ProviderConfig {
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key,
             retry: RetryPolicy::default(),
-            connect_timeout: Duration::from_secs(30),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
     }
 
@@ -143,6 +154,8 @@ impl fmt::Debug for ProviderConfig {
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("retry", &self.retry)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
 }

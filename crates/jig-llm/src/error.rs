@@ -35,6 +35,18 @@ pub enum LlmError {
         #[source]
         source: reqwest::Error,
     },
+    /// The server did not connect, or went silent, for longer than allowed.
+    #[error("{}", timeout_message(provider, url, *.kind, *.after))]
+    Timeout {
+        /// The provider's name.
+        provider: String,
+        /// The URL requested.
+        url: String,
+        /// Which limit was hit.
+        kind: TimeoutKind,
+        /// The limit.
+        after: std::time::Duration,
+    },
     /// The stream broke off or carried something that could not be understood.
     #[error("{provider} stream failed: {message}")]
     Stream {
@@ -82,6 +94,42 @@ impl LlmError {
             Self::Stream { .. } => true,
             _ => false,
         }
+    }
+}
+
+/// Which timeout ended a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutKind {
+    /// The connection could not be established in time.
+    Connect,
+    /// The server sent nothing for too long (before the headers or inside the stream).
+    Idle,
+}
+
+fn seconds(duration: std::time::Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if duration.subsec_millis() == 0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs:.1} s")
+    }
+}
+
+fn timeout_message(
+    provider: &str,
+    url: &str,
+    kind: TimeoutKind,
+    after: std::time::Duration,
+) -> String {
+    match kind {
+        TimeoutKind::Connect => format!(
+            "could not connect to {provider} at {url} within {} (--connect-timeout)",
+            seconds(after)
+        ),
+        TimeoutKind::Idle => format!(
+            "{provider} at {url} sent nothing for {} (--idle-timeout): the server is stuck or overloaded",
+            seconds(after)
+        ),
     }
 }
 

@@ -89,17 +89,13 @@ impl Provider for OpenAiProvider {
             headers.insert(AUTHORIZATION, value);
         }
         let body = self.request_body(&request);
-        let response = post_json(
-            &self.client,
-            &self.config.name,
+        let response = post_json(&self.client, &self.config, &url, headers, &body, &cancel).await?;
+        Ok(sse_stream(
+            response,
+            ChunkParser::new(&self.config.name),
+            &self.config,
             &url,
-            headers,
-            &body,
-            self.config.retry,
-            &cancel,
-        )
-        .await?;
-        Ok(sse_stream(response, ChunkParser::new(&self.config.name)))
+        ))
     }
 }
 

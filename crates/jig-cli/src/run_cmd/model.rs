@@ -14,6 +14,8 @@ pub(super) struct ModelArgs<'a> {
     pub(super) model: Option<&'a str>,
     pub(super) api_key: Option<&'a str>,
     pub(super) base_url: Option<&'a str>,
+    pub(super) connect_timeout: std::time::Duration,
+    pub(super) idle_timeout: std::time::Duration,
     /// `(provider, model)` of the resumed session.
     pub(super) previous: Option<(String, String)>,
 }
@@ -98,7 +100,9 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
         };
         return Err(CliError::usage(error));
     }
-    let config = ProviderConfig::new(name.clone(), base_url, api_key);
+    let mut config = ProviderConfig::new(name.clone(), base_url, api_key);
+    config.connect_timeout = args.connect_timeout;
+    config.idle_timeout = args.idle_timeout;
     let provider: Arc<dyn Provider> = match known.api {
         Api::AnthropicMessages => Arc::new(AnthropicProvider::new(config)),
         Api::OpenAiCompletions => Arc::new(OpenAiProvider::new(config)),

@@ -616,3 +616,71 @@ fn run_help() {
     assert_eq!(output.status.code(), Some(0));
     insta::assert_snapshot!("help_run", text(&output.stdout));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configured_time() {
+    // Accepts connections, reads the request, and never writes a byte.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .args(["run", "--no-session", "--base-url"])
+        .arg(format!("http://{address}/v1"))
+        .args(["--model", "m", "--idle-timeout", "1.5", "hi"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null());
+    let (output, elapsed) = tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        let output = command.output().unwrap();
+        (output, start.elapsed())
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: openai-compatible at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
+        )
+    );
+    assert!(
+        elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_secs(6),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_stalls_midway_ends_with_a_timeout() {
+    let mut body = openai_sse(&match ScriptedReply::text("never finished") {
+        ScriptedReply::Message(message) => message,
+        other => panic!("{other:?}"),
+    });
+    // The first event arrives, then the server stalls for a minute.
+    body.insert_str(
+        0,
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n",
+    );
+    let stalled = ReplayResponse::sse(body).with_line_delay(Duration::from_mins(1));
+    let setup = Setup::new(vec![stalled]).await;
+    let start = Instant::now();
+    let output = setup
+        .run(&["--model", "m", "--idle-timeout", "1", "--no-session", "hi"])
+        .await;
+    let elapsed = start.elapsed();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("sent nothing for 1 s (--idle-timeout)"),
+        "{stderr}"
+    );
+    assert!(elapsed < Duration::from_secs(6), "{elapsed:?}");
+    assert_eq!(setup.server.requests().len(), 1, "a timeout is not retried");
+}
