@@ -2,7 +2,7 @@
 //!
 //! Line 1 is the header `{"type":"session","version":1,"id":…,"timestamp":…,"cwd":…}`; every
 //! other line is an entry with `type`, `id`, `parentId` and `timestamp`: `message` (a
-//! [`Message`]), `model_change` (`provider`, `modelId`) or `thinking_level_change`
+//! [`Message`]), `model_change` (`provider`, `modelId`, `baseUrl` when not the provider's default) or `thinking_level_change`
 //! (`thinkingLevel`). Appending makes the new entry a child of the current leaf (the last entry),
 //! so a file can later hold branches; the conversation is the path from the leaf to the root.
 //!
@@ -90,6 +90,9 @@ pub enum EntryKind {
         provider: String,
         /// The model id.
         model_id: String,
+        /// The endpoint, when it is not the provider's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_url: Option<String>,
     },
     /// The reasoning level used from here on.
     #[serde(rename_all = "camelCase")]
@@ -316,14 +319,26 @@ impl Session {
     /// The last model on the branch (from a model change or an assistant reply).
     pub fn model(&self) -> Option<(String, String)> {
         self.branch().into_iter().rev().find_map(|kind| match kind {
-            EntryKind::ModelChange { provider, model_id } => {
-                Some((provider.clone(), model_id.clone()))
-            }
+            EntryKind::ModelChange {
+                provider, model_id, ..
+            } => Some((provider.clone(), model_id.clone())),
             EntryKind::Message {
                 message: Message::Assistant(reply),
             } => Some((reply.provider.clone(), reply.model.clone())),
             _ => None,
         })
+    }
+
+    /// The endpoint of the last model change on the branch (`None` when it was the provider's
+    /// default).
+    pub fn base_url(&self) -> Option<String> {
+        self.branch()
+            .into_iter()
+            .rev()
+            .find_map(|kind| match kind {
+                EntryKind::ModelChange { base_url, .. } => Some(base_url.clone()),
+                _ => None,
+            })?
     }
 
     /// The last thinking level on the branch.
@@ -345,16 +360,18 @@ impl Session {
         )
     }
 
-    /// Records the model in use.
+    /// Records the model in use and its endpoint (`None`: the provider's default).
     pub fn append_model_change(
         &mut self,
         provider: &str,
         model_id: &str,
+        base_url: Option<&str>,
     ) -> Result<(), SessionError> {
         self.append(
             EntryKind::ModelChange {
                 provider: provider.to_owned(),
                 model_id: model_id.to_owned(),
+                base_url: base_url.map(str::to_owned),
             },
             false,
         )
@@ -615,7 +632,9 @@ mod tests {
     fn the_file_appears_at_the_first_reply_and_reopens_with_the_same_branch() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = Session::create_in(dir.path(), Path::new("/work/p"));
-        session.append_model_change("openai", "gpt").unwrap();
+        session
+            .append_model_change("openai", "gpt", Some("http://localhost:1/v1"))
+            .unwrap();
         session.append_thinking_level(ThinkingLevel::Off).unwrap();
         session.append_message(&Message::user_text("hi")).unwrap();
         let path = session.path().unwrap().to_path_buf();
@@ -628,6 +647,10 @@ mod tests {
         assert_eq!(reopened.messages().len(), 2);
         assert_eq!(reopened.model(), Some(("openai".into(), "gpt".into())));
         assert_eq!(reopened.thinking_level(), Some(ThinkingLevel::Off));
+        assert_eq!(
+            reopened.base_url().as_deref(),
+            Some("http://localhost:1/v1")
+        );
         let text = fs::read_to_string(&path).unwrap();
         let lines: Vec<Value> = text
             .lines()

@@ -61,8 +61,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, default_value_t = OutputMode::Text)]
     mode: OutputMode,
     /// The provider: openai, anthropic, openrouter, ollama, lmstudio, llamacpp, vllm,
-    /// openai-compatible [default: the resumed session's, else anthropic when
-    /// ANTHROPIC_API_KEY is set, else openai; openai-compatible when only --base-url is given].
+    /// openai-compatible [default: the resumed session's, else anthropic when only
+    /// ANTHROPIC_API_KEY is set, else openai].
     #[arg(long, value_name = "NAME")]
     provider: Option<String>,
     /// The model id [default: the resumed session's, else the provider's default].
@@ -71,7 +71,9 @@ pub(crate) struct RunArgs {
     /// The API key [default: the provider's variable, e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY].
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
-    /// The API base URL (e.g. http://localhost:8080/v1 for a local OpenAI-compatible server).
+    /// The provider's base URL, e.g. http://localhost:8080/v1 for a local server (it does not
+    /// change the provider) [default: the resumed session's, else OPENAI_BASE_URL for openai
+    /// and openai-compatible, ANTHROPIC_BASE_URL for anthropic, else the provider's].
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// Seconds allowed to connect to the model's server.
@@ -235,15 +237,22 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         connect_timeout: args.connect_timeout,
         idle_timeout: args.idle_timeout,
         previous: session.model(),
+        previous_base_url: session.base_url(),
     })?;
     let thinking = args
         .thinking
         .or(session.thinking_level())
         .unwrap_or_default();
 
-    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone())) {
+    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone()))
+        || session.base_url() != resolved.custom_base_url
+    {
         session
-            .append_model_change(&resolved.provider_name, &resolved.model)
+            .append_model_change(
+                &resolved.provider_name,
+                &resolved.model,
+                resolved.custom_base_url.as_deref(),
+            )
             .map_err(|e| CliError::Failure(e.into()))?;
     }
     if session.thinking_level() != Some(thinking) {

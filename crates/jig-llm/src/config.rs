@@ -24,6 +24,9 @@ pub struct KnownProvider {
     pub base_url: Option<&'static str>,
     /// The environment variable holding the API key; `None` for local servers without keys.
     pub api_key_env: Option<&'static str>,
+    /// The environment variable that may override the base URL (`OPENAI_BASE_URL`,
+    /// `ANTHROPIC_BASE_URL`), as the providers' own SDKs honour it.
+    pub base_url_env: Option<&'static str>,
 }
 
 /// The providers jig knows by name.
@@ -33,48 +36,56 @@ pub const KNOWN_PROVIDERS: &[KnownProvider] = &[
         api: Api::OpenAiCompletions,
         base_url: Some("https://api.openai.com/v1"),
         api_key_env: Some("OPENAI_API_KEY"),
+        base_url_env: Some("OPENAI_BASE_URL"),
     },
     KnownProvider {
         name: "anthropic",
         api: Api::AnthropicMessages,
         base_url: Some("https://api.anthropic.com"),
         api_key_env: Some("ANTHROPIC_API_KEY"),
+        base_url_env: Some("ANTHROPIC_BASE_URL"),
     },
     KnownProvider {
         name: "openrouter",
         api: Api::OpenAiCompletions,
         base_url: Some("https://openrouter.ai/api/v1"),
         api_key_env: Some("OPENROUTER_API_KEY"),
+        base_url_env: None,
     },
     KnownProvider {
         name: "ollama",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:11434/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "lmstudio",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:1234/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "llamacpp",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:8080/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "vllm",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:8000/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "openai-compatible",
         api: Api::OpenAiCompletions,
         base_url: None,
         api_key_env: Some("OPENAI_API_KEY"),
+        base_url_env: Some("OPENAI_BASE_URL"),
     },
 ];
 

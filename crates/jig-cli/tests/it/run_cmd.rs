@@ -47,18 +47,27 @@ impl Setup {
         }
     }
 
-    /// `jig run --base-url <server> --model m` in the workspace, sessions under `data`.
+    /// `jig run --base-url <server>/v1 …` in the workspace, sessions under `data`.
     fn command(&self, args: &[&str]) -> Command {
+        let base_url = format!("{}/v1", self.server.url());
+        let mut all = vec!["--base-url", base_url.as_str()];
+        all.extend_from_slice(args);
+        self.bare_command(&all)
+    }
+
+    /// `jig run …` in the workspace, sessions under `data`, no keys or endpoints from the
+    /// environment.
+    fn bare_command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
         command
             .arg("run")
-            .arg("--base-url")
-            .arg(format!("{}/v1", self.server.url()))
             .args(args)
             .current_dir(&self.ws)
             .env("XDG_DATA_HOME", &self.data)
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_BASE_URL")
             .stdin(Stdio::null());
         command
     }
@@ -104,6 +113,12 @@ impl Setup {
             .unwrap()
             .clone()
     }
+}
+
+async fn output_of(mut command: Command) -> Output {
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
 }
 
 fn text(output: &[u8]) -> String {
@@ -173,10 +188,7 @@ async fn run_prints_the_final_reply_and_saves_a_session() {
         .map(jig_protocol::Message::role)
         .collect();
     assert_eq!(roles, vec!["user", "assistant"]);
-    assert_eq!(
-        session.model(),
-        Some(("openai-compatible".into(), "m".into()))
-    );
+    assert_eq!(session.model(), Some(("openai".into(), "m".into())));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -362,11 +374,7 @@ async fn a_session_file_is_created_where_asked_and_bash_sees_the_session_variabl
     assert_eq!(tool_message["tool_call_id"], "call_1");
     assert_eq!(
         tool_message["content"],
-        format!(
-            "{}|{}|openai-compatible|m|off",
-            session.id(),
-            file.display()
-        )
+        format!("{}|{}|openai|m|off", session.id(), file.display())
     );
     let roles: Vec<&str> = session
         .messages()
@@ -424,7 +432,7 @@ async fn a_provider_error_exits_1_with_the_status_and_message() {
     assert_eq!(text(&output.stdout), "");
     assert_eq!(
         text(&output.stderr),
-        "jig: openai-compatible returned HTTP 401: Invalid API key (invalid_request_error)\n"
+        "jig: openai returned HTTP 401: Invalid API key (invalid_request_error)\n"
     );
 }
 
@@ -446,9 +454,14 @@ async fn usage_errors_exit_2() {
         "{}",
         text(&tools.stderr)
     );
-    let no_model = setup.run(&["hi"]).await;
+    let no_model = setup.run(&["--provider", "ollama", "hi"]).await;
     assert_eq!(no_model.status.code(), Some(2));
-    insta::assert_snapshot!(text(&no_model.stderr), @"jig: --provider openai-compatible needs --model (the id of a model the server has loaded)");
+    insta::assert_snapshot!(text(&no_model.stderr), @"jig: --provider ollama needs --model (the id of a model the server has loaded)");
+    let no_url =
+        output_of(setup.bare_command(&["--provider", "openai-compatible", "--model", "m", "hi"]))
+            .await;
+    assert_eq!(no_url.status.code(), Some(2));
+    insta::assert_snapshot!(text(&no_url.stderr), @"jig: --provider openai-compatible needs --base-url (e.g. http://localhost:8080/v1)");
     let key = tokio::task::spawn_blocking(|| {
         // Without --base-url: the hosted API needs its key.
         let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
@@ -648,7 +661,7 @@ async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configur
     assert_eq!(
         text(&output.stderr),
         format!(
-            "jig: openai-compatible at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
+            "jig: openai at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
         )
     );
     assert!(
@@ -683,4 +696,95 @@ async fn a_stream_that_stalls_midway_ends_with_a_timeout() {
     );
     assert!(elapsed < Duration::from_secs(6), "{elapsed:?}");
     assert_eq!(setup.server.requests().len(), 1, "a timeout is not retried");
+}
+
+const ANTHROPIC_TEXT: &str = include_str!("../../../jig-llm/tests/fixtures/anthropic/text.sse");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn base_url_variables_are_honoured_and_base_url_never_switches_the_provider() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("from openai")),
+        ReplayResponse::sse(ANTHROPIC_TEXT),
+        ReplayResponse::sse(ANTHROPIC_TEXT),
+    ])
+    .await;
+    let url = setup.server.url();
+
+    // OPENAI_BASE_URL: the default provider (openai) goes there; no key is needed off api.openai.com.
+    let mut openai = setup.bare_command(&["--no-session", "--model", "m", "hi"]);
+    openai.env("OPENAI_BASE_URL", format!("{url}/v1"));
+    let openai = output_of(openai).await;
+    assert_eq!(
+        text(&openai.stdout),
+        "from openai\n",
+        "{}",
+        text(&openai.stderr)
+    );
+    assert_eq!(setup.server.requests()[0].path, "/v1/chat/completions");
+
+    // ANTHROPIC_API_KEY alone selects anthropic, and --base-url keeps it.
+    let mut anthropic = setup.bare_command(&["--no-session", "--base-url", &url, "hi"]);
+    anthropic.env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let anthropic = output_of(anthropic).await;
+    assert_eq!(
+        text(&anthropic.stdout),
+        "Hello, world — ✓\n",
+        "{}",
+        text(&anthropic.stderr)
+    );
+    let request = &setup.server.requests()[1];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(request.json()["model"], "claude-sonnet-4-5");
+
+    // ANTHROPIC_BASE_URL.
+    let mut variable = setup.bare_command(&["--no-session", "--provider", "anthropic", "hi"]);
+    variable
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let variable = output_of(variable).await;
+    assert_eq!(
+        variable.status.code(),
+        Some(0),
+        "{}",
+        text(&variable.stderr)
+    );
+    assert_eq!(setup.server.requests()[2].path, "/v1/messages");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_restores_the_provider_model_and_base_url() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("one")),
+        reply(ScriptedReply::text("two")),
+    ])
+    .await;
+    let first = setup
+        .run(&[
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "local-7b",
+            "start",
+        ])
+        .await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let file = setup.session_files().pop().unwrap();
+    let session = Session::open(&file).unwrap();
+    assert_eq!(
+        session.model(),
+        Some(("openai-compatible".into(), "local-7b".into()))
+    );
+    assert_eq!(
+        session.base_url(),
+        Some(format!("{}/v1", setup.server.url()))
+    );
+
+    // Neither --base-url nor --model nor a key: all of it comes from the session.
+    let second = output_of(setup.bare_command(&["--continue", "go on"])).await;
+    assert_eq!(text(&second.stdout), "two\n", "{}", text(&second.stderr));
+    let request = &setup.server.requests()[1];
+    assert_eq!(request.json()["model"], "local-7b");
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(setup.session_files(), vec![file]);
 }
