@@ -6,8 +6,8 @@
 //! (`thinkingLevel`). Appending makes the new entry a child of the current leaf (the last entry),
 //! so a file can later hold branches; the conversation is the path from the leaf to the root.
 //!
-//! The file is created when the first assistant reply is appended (a run that never got a reply
-//! leaves no file); until then entries are kept in memory. Each entry is written with one
+//! The file is created when the first successful assistant reply is appended (a run that failed
+//! or was aborted before any reply leaves no file); until then entries are kept in memory. Each entry is written with one
 //! `write` call. Reading skips blank and malformed lines, so a last line cut by a crash loses only
 //! that entry; the next append first ends the cut line.
 //!
@@ -25,7 +25,7 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use jig_llm::ThinkingLevel;
-use jig_protocol::Message;
+use jig_protocol::{Message, StopReason};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -351,7 +351,8 @@ impl Session {
 
     /// Appends a message.
     pub fn append_message(&mut self, message: &Message) -> Result<(), SessionError> {
-        let is_reply = matches!(message, Message::Assistant(_));
+        let is_reply = matches!(message, Message::Assistant(reply)
+            if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted));
         self.append(
             EntryKind::Message {
                 message: message.clone(),
@@ -554,13 +555,19 @@ impl SessionStore {
         self.root.join(format!("--{name}--"))
     }
 
-    /// The most recently modified session of `cwd`.
-    pub fn latest(&self, cwd: &Path) -> Option<PathBuf> {
-        session_files(&self.dir_for(cwd))
+    /// The session files of `cwd`, most recently modified first.
+    pub fn sessions(&self, cwd: &Path) -> Vec<PathBuf> {
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = session_files(&self.dir_for(cwd))
             .into_iter()
             .filter_map(|path| Some((fs::metadata(&path).ok()?.modified().ok()?, path)))
-            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
-            .map(|(_, path)| path)
+            .collect();
+        files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+        files.into_iter().map(|(_, path)| path).collect()
+    }
+
+    /// The most recently modified session of `cwd`.
+    pub fn latest(&self, cwd: &Path) -> Option<PathBuf> {
+        self.sessions(cwd).into_iter().next()
     }
 
     /// The session whose id is `id`, or else the only one whose id starts with `id`: first among
@@ -662,6 +669,27 @@ mod tests {
         assert_eq!(lines[1]["parentId"], Value::Null);
         assert_eq!(lines[2]["parentId"], lines[1]["id"]);
         assert_eq!(lines[4]["message"]["role"], "assistant");
+    }
+
+    #[test]
+    fn a_failed_reply_creates_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create_in(dir.path(), Path::new("/w"));
+        session.append_message(&Message::user_text("hi")).unwrap();
+        let Message::Assistant(mut failed) = reply("") else {
+            unreachable!()
+        };
+        failed.stop_reason = StopReason::Error;
+        session.append_message(&Message::Assistant(failed)).unwrap();
+        assert!(!session.path().unwrap().exists());
+        session.append_message(&reply("later")).unwrap();
+        assert_eq!(
+            Session::open(session.path().unwrap())
+                .unwrap()
+                .messages()
+                .len(),
+            3
+        );
     }
 
     #[test]

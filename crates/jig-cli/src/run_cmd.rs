@@ -16,14 +16,14 @@ use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_context_files};
-use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome};
+use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session};
 use jig_llm::ThinkingLevel;
-use jig_protocol::Message;
+use jig_protocol::{Message, StopReason};
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use tokio_util::sync::CancellationToken;
@@ -286,6 +286,7 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
 
+    let resumed_file = modification_time(&session);
     let history = session.messages();
     let header = session.header().clone();
     let printer = output::Printer::new(args.mode, session);
@@ -302,10 +303,41 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         .await;
     interrupts.abort();
 
+    restore_if_no_reply(&outcome, resumed_file);
     if let Some(error) = printer.session_error() {
         output::warn(&format!("the session could not be saved: {error:#}"));
     }
     report(&outcome, args.mode)
+}
+
+/// The resumed session file and its modification time.
+fn modification_time(session: &Session) -> Option<(PathBuf, SystemTime)> {
+    let path = session.path().filter(|path| path.exists())?;
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some((path.to_path_buf(), modified))
+}
+
+/// A resumed file keeps its modification time when the run got no reply, so a failed run does
+/// not become what `--continue` picks.
+fn restore_if_no_reply(outcome: &RunOutcome, resumed_file: Option<(PathBuf, SystemTime)>) {
+    let got_reply = outcome.new_messages.iter().any(|message| {
+        message.as_assistant().is_some_and(|reply| {
+            !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted)
+        })
+    });
+    let Some((path, modified)) = resumed_file.filter(|_| !got_reply) else {
+        return;
+    };
+    let restored = std::fs::File::options()
+        .append(true)
+        .open(&path)
+        .and_then(|file| file.set_modified(modified));
+    if let Err(error) = restored {
+        output::warn(&format!(
+            "cannot restore the modification time of {}: {error}",
+            path.display()
+        ));
+    }
 }
 
 /// Prints the final reply (text mode) or the reason the run did not finish; the exit code.

@@ -589,26 +589,27 @@ async fn ctrl_c_during_bash_kills_its_processes_and_leaves_a_well_formed_session
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_id_is_created_when_missing_and_found_again_by_prefix() {
+async fn an_unknown_session_id_is_an_error_and_an_id_prefix_resumes() {
     let setup = Setup::new(vec![
         reply(ScriptedReply::text("one")),
         reply(ScriptedReply::text("two")),
     ])
     .await;
-    let first = setup
+    let typo = setup
         .run(&["--model", "m", "--session", "feature-42", "start"])
         .await;
+    assert_eq!(typo.status.code(), Some(2));
+    insta::assert_snapshot!(text(&typo.stderr), @"jig: --session feature-42: no session has this id or id prefix (`jig sessions` lists this directory's sessions; to start a new session in a file, pass a path such as ./feature-42.jsonl)");
+    assert!(setup.session_files().is_empty());
+    assert!(setup.server.requests().is_empty());
+
+    let first = setup.run(&["--model", "m", "start"]).await;
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     let files = setup.session_files();
     assert_eq!(files.len(), 1);
-    assert!(
-        files[0].to_str().unwrap().ends_with("_feature-42.jsonl"),
-        "{}",
-        files[0].display()
-    );
-    assert_eq!(Session::open(&files[0]).unwrap().id(), "feature-42");
+    let id = Session::open(&files[0]).unwrap().id().to_owned();
 
-    let second = setup.run(&["--session", "feature-4", "go on"]).await;
+    let second = setup.run(&["--session", &id[..8], "go on"]).await;
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     assert_eq!(setup.session_files(), files);
     assert_eq!(Session::open(&files[0]).unwrap().messages().len(), 4);
@@ -787,4 +788,77 @@ async fn continue_restores_the_provider_model_and_base_url() {
     assert_eq!(request.json()["model"], "local-7b");
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(setup.session_files(), vec![file]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_listed_and_a_failed_run_does_not_become_the_latest() {
+    let unauthorized = || ReplayResponse::status(401, r#"{"error":{"message":"Invalid API key"}}"#);
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("first")),
+        unauthorized(),
+        reply(ScriptedReply::text("second")),
+        unauthorized(),
+        reply(ScriptedReply::text("continued")),
+    ])
+    .await;
+    let list = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .arg("sessions")
+            .current_dir(&setup.ws)
+            .env("XDG_DATA_HOME", &setup.data);
+        command.output().unwrap()
+    };
+    let empty = list();
+    assert_eq!(empty.status.code(), Some(0));
+    assert_eq!(text(&empty.stdout), "");
+    assert_eq!(
+        text(&empty.stderr),
+        format!("jig: no sessions for {}\n", setup.ws.display())
+    );
+
+    let a = setup
+        .run(&["--model", "m", "fix the parser\nin src/parse.rs"])
+        .await;
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a.stderr));
+    let a_file = setup.session_files().pop().unwrap();
+    let a_id = Session::open(&a_file).unwrap().id().to_owned();
+    // A new session whose first request fails leaves no file.
+    let failed = setup.run(&["--model", "m", "doomed"]).await;
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(setup.session_files(), vec![a_file.clone()]);
+
+    std::thread::sleep(Duration::from_millis(50));
+    let b = setup.run(&["--model", "m", "write the docs"]).await;
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    let b_file = setup
+        .session_files()
+        .into_iter()
+        .find(|f| *f != a_file)
+        .unwrap();
+    let b_id = Session::open(&b_file).unwrap().id().to_owned();
+    // Resuming the older session and failing keeps `b` the latest.
+    std::thread::sleep(Duration::from_millis(50));
+    let resumed = setup.run(&["--session", &a_id, "more"]).await;
+    assert_eq!(resumed.status.code(), Some(1));
+    assert_eq!(Session::open(&a_file).unwrap().messages().len(), 4);
+
+    let listed = list();
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    let lines: Vec<String> = text(&listed.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("ID "), "{}", lines[0]);
+    assert!(
+        lines[0].ends_with("CREATED               TURNS  FIRST PROMPT"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with(&b_id), "{}", lines[1]);
+    assert!(lines[1].ends_with("    1  write the docs"), "{}", lines[1]);
+    assert!(lines[2].starts_with(&a_id), "{}", lines[2]);
+    assert!(lines[2].ends_with("    2  fix the parser…"), "{}", lines[2]);
+
+    let continued = setup.run(&["--continue", "go on"]).await;
+    assert_eq!(text(&continued.stdout), "continued\n");
+    assert_eq!(Session::open(&b_file).unwrap().messages().len(), 4);
 }
