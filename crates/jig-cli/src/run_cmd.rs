@@ -50,6 +50,10 @@ pub(crate) enum OutputMode {
 
 /// Arguments of `jig run`.
 #[derive(Debug, Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags: each bool is one independent switch"
+)]
 pub(crate) struct RunArgs {
     /// The prompt; `-` reads it from stdin. Piped stdin is appended to a prompt argument after
     /// a blank line [default: stdin, when it is not a terminal].
@@ -60,6 +64,10 @@ pub(crate) struct RunArgs {
     /// Output: `text` (the final reply) or `json` (one event per line).
     #[arg(long, value_enum, default_value_t = OutputMode::Text)]
     mode: OutputMode,
+    /// Text mode: print one line per tool call and per retry on stderr [default: on when stderr
+    /// is a terminal].
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// The provider: openai, anthropic, openrouter, ollama, lmstudio, llamacpp, vllm,
     /// openai-compatible [default: the resumed session's, else anthropic when only
     /// ANTHROPIC_API_KEY is set, else openai].
@@ -289,7 +297,8 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let resumed_file = modification_time(&session);
     let history = session.messages();
     let header = session.header().clone();
-    let printer = output::Printer::new(args.mode, session);
+    let progress = args.verbose || io::stderr().is_terminal();
+    let printer = output::Printer::new(args.mode, progress, session);
     if args.mode == OutputMode::Json {
         output::print_json(&serde_json::to_value(&header).unwrap_or_default());
     }

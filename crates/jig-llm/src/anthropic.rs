@@ -102,7 +102,16 @@ impl Provider for AnthropicProvider {
             headers.insert(HeaderName::from_static("x-api-key"), value);
         }
         let body = Self::request_body(&request);
-        let response = post_json(&self.client, &self.config, &url, headers, &body, &cancel).await?;
+        let response = post_json(
+            &self.client,
+            &self.config,
+            &url,
+            headers,
+            &body,
+            request.on_retry.as_ref(),
+            &cancel,
+        )
+        .await?;
         Ok(sse_stream(
             response,
             EventParser::new(&self.config.name),

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::{LlmError, TimeoutKind};
-use crate::provider::{EventStream, StreamEvent};
+use crate::provider::{EventStream, RetryHook, RetryNotice, StreamEvent};
 
 /// How failed requests are retried: on HTTP 408, 409, 429, 5xx (including Anthropic's 529
 /// "overloaded") and on connection failures, with exponential backoff. A `Retry-After` header
@@ -55,6 +55,7 @@ pub(crate) async fn post_json(
     url: &str,
     headers: HeaderMap,
     body: &Value,
+    on_retry: Option<&RetryHook>,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, LlmError> {
     let provider = config.name.as_str();
@@ -80,7 +81,7 @@ pub(crate) async fn post_json(
                 Err(_) => return Err(timeout(TimeoutKind::Idle, config.idle_timeout)),
             },
         };
-        let wait = match sent {
+        let (wait, reason) = match sent {
             Ok(response) if response.status().is_success() => return Ok(response),
             Ok(response) => {
                 let status = response.status().as_u16();
@@ -109,7 +110,10 @@ pub(crate) async fn post_json(
                     retry = retries + 1,
                     "retrying model request"
                 );
-                retry.delay(retries, retry_after)
+                (
+                    retry.delay(retries, retry_after),
+                    format!("HTTP {status}: {}", error_message(&text)),
+                )
             }
             Err(source) if source.is_connect() && source.is_timeout() => {
                 return Err(timeout(TimeoutKind::Connect, config.connect_timeout));
@@ -124,10 +128,21 @@ pub(crate) async fn post_json(
                     });
                 }
                 tracing::warn!(provider, error = %source, retry = retries + 1, "retrying model request");
-                retry.delay(retries, None)
+                (
+                    retry.delay(retries, None),
+                    format!("connection failed: {source}"),
+                )
             }
         };
         retries += 1;
+        if let Some(hook) = on_retry {
+            hook.notify(&RetryNotice {
+                attempt: retries,
+                max_retries: retry.max_retries,
+                delay_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                reason,
+            });
+        }
         tokio::select! {
             () = cancel.cancelled() => return Err(LlmError::Aborted),
             () = tokio::time::sleep(wait) => {}

@@ -42,6 +42,7 @@ pub use error::{LlmError, TimeoutKind};
 pub use http::RetryPolicy;
 pub use openai::OpenAiProvider;
 pub use provider::{
-    EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel, ToolDefinition,
+    EventStream, ModelRequest, Provider, RetryHook, RetryNotice, StreamEvent, ThinkingLevel,
+    ToolDefinition,
 };
 pub use transcript::{NO_RESULT_TEXT, prepare_messages};

@@ -89,7 +89,16 @@ impl Provider for OpenAiProvider {
             headers.insert(AUTHORIZATION, value);
         }
         let body = self.request_body(&request);
-        let response = post_json(&self.client, &self.config, &url, headers, &body, &cancel).await?;
+        let response = post_json(
+            &self.client,
+            &self.config,
+            &url,
+            headers,
+            &body,
+            request.on_retry.as_ref(),
+            &cancel,
+        )
+        .await?;
         Ok(sse_stream(
             response,
             ChunkParser::new(&self.config.name),

@@ -274,10 +274,10 @@ async fn the_prompt_comes_from_stdin_and_json_mode_prints_one_event_per_line() {
         .collect();
     assert_eq!(events[0]["type"], "session");
     assert_eq!(events[1]["type"], "agent_start");
-    assert_eq!(
-        events.last().unwrap(),
-        &json!({"type": "agent_end", "end": {"reason": "completed"}})
-    );
+    let end = events.last().unwrap();
+    assert_eq!(end["type"], "agent_end");
+    assert_eq!(end["end"], json!({"reason": "completed"}));
+    assert_eq!(end["finalText"], "ok");
     assert!(
         events
             .iter()
@@ -861,4 +861,85 @@ async fn sessions_are_listed_and_a_failed_run_does_not_become_the_latest() {
     let continued = setup.run(&["--continue", "go on"]).await;
     assert_eq!(text(&continued.stdout), "continued\n");
     assert_eq!(Session::open(&b_file).unwrap().messages().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_prints_tool_calls_and_retries_and_json_mode_reports_retries_and_a_summary() {
+    let overloaded = || {
+        ReplayResponse::status(503, r#"{"error":{"message":"Overloaded"}}"#)
+            .with_header("Retry-After", "0")
+    };
+    let read_call = || {
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "a.txt"}),
+        ))
+    };
+    let setup = Setup::new(vec![
+        overloaded(),
+        read_call(),
+        reply(ScriptedReply::text("done")),
+        reply(ScriptedReply::text("quiet")),
+        overloaded(),
+        read_call(),
+        reply(ScriptedReply::text("done again")),
+    ])
+    .await;
+    fs::write(setup.ws.join("a.txt"), "a\n").unwrap();
+    let verbose = setup
+        .run(&["--model", "m", "--no-session", "--verbose", "read a.txt"])
+        .await;
+    assert_eq!(text(&verbose.stdout), "done\n");
+    assert_eq!(
+        text(&verbose.stderr),
+        "jig: retrying in 0.0 s (retry 1 of 3): HTTP 503: Overloaded\njig: read a.txt\n"
+    );
+    // Without --verbose and with stderr not a terminal: nothing but the reply.
+    let quiet = setup.run(&["--model", "m", "--no-session", "hi"]).await;
+    assert_eq!(text(&quiet.stderr), "");
+    assert_eq!(text(&quiet.stdout), "quiet\n");
+
+    let json_run = setup
+        .run(&[
+            "--model",
+            "m",
+            "--no-session",
+            "--mode",
+            "json",
+            "read a.txt",
+        ])
+        .await;
+    assert_eq!(
+        json_run.status.code(),
+        Some(0),
+        "{}",
+        text(&json_run.stderr)
+    );
+    assert_eq!(text(&json_run.stderr), "");
+    let events: Vec<Value> = text(&json_run.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let retries: Vec<&Value> = events.iter().filter(|e| e["type"] == "retry").collect();
+    assert_eq!(
+        retries,
+        vec![
+            &json!({"type": "retry", "attempt": 1, "maxRetries": 3, "delayMs": 0, "reason": "HTTP 503: Overloaded"})
+        ]
+    );
+    let mut end = events.last().unwrap().clone();
+    assert!(end["durationMs"].as_u64().is_some(), "{end}");
+    end["durationMs"] = json!(0);
+    assert_eq!(
+        end,
+        json!({
+            "type": "agent_end",
+            "end": {"reason": "completed"},
+            "finalText": "done again",
+            "turns": 2,
+            "usage": [{"provider": "openai", "model": "m", "input": 20, "output": 10, "cacheRead": 0, "cacheWrite": 0}],
+            "durationMs": 0
+        })
+    );
 }
