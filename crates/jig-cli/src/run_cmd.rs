@@ -11,6 +11,7 @@
 mod model;
 mod output;
 mod session_choice;
+mod settings;
 
 use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
@@ -69,11 +70,12 @@ pub(crate) struct RunArgs {
     #[arg(short = 'v', long)]
     verbose: bool,
     /// The provider: openai, anthropic, openrouter, ollama, lmstudio, llamacpp, vllm,
-    /// openai-compatible [default: the resumed session's, else anthropic when only
-    /// ANTHROPIC_API_KEY is set, else openai].
+    /// openai-compatible [default: the resumed session's, else the settings file's, else
+    /// anthropic when only ANTHROPIC_API_KEY is set, else openai].
     #[arg(long, value_name = "NAME")]
     provider: Option<String>,
-    /// The model id [default: the resumed session's, else the provider's default].
+    /// The model id [default: the resumed session's, else the settings file's, else the
+    /// provider's default].
     #[arg(long, value_name = "ID")]
     model: Option<String>,
     /// The API key [default: the provider's variable, e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY].
@@ -81,7 +83,8 @@ pub(crate) struct RunArgs {
     api_key: Option<String>,
     /// The provider's base URL, e.g. http://localhost:8080/v1 for a local server (it does not
     /// change the provider) [default: the resumed session's, else OPENAI_BASE_URL for openai
-    /// and openai-compatible, ANTHROPIC_BASE_URL for anthropic, else the provider's].
+    /// and openai-compatible, ANTHROPIC_BASE_URL for anthropic, else the settings file's, else
+    /// the provider's].
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// Seconds allowed to connect to the model's server.
@@ -106,7 +109,8 @@ pub(crate) struct RunArgs {
     /// Output-token limit per reply [default: the provider's].
     #[arg(long, value_name = "N")]
     max_output_tokens: Option<u32>,
-    /// Reasoning effort: off, low, medium, high [default: the resumed session's, else off].
+    /// Reasoning effort: off, low, medium, high [default: the resumed session's, else the
+    /// settings file's, else off].
     #[arg(long, value_name = "LEVEL")]
     thinking: Option<ThinkingLevel>,
     /// Resume this session file (created there if missing) or the session with this id.
@@ -226,17 +230,9 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         args.no_session,
     )?;
     let mut session = choice.session;
-    if session.skipped_lines() > 0 {
-        output::warn(&format!(
-            "skipped {} damaged line(s) in {}",
-            session.skipped_lines(),
-            session
-                .path()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        ));
-    }
+    warn_damaged(&session);
 
+    let settings = settings::load()?;
     let resolved = model::resolve(&model::ModelArgs {
         provider: args.provider.as_deref(),
         model: args.model.as_deref(),
@@ -246,10 +242,12 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         idle_timeout: args.idle_timeout,
         previous: session.model(),
         previous_base_url: session.base_url(),
+        settings: &settings,
     })?;
     let thinking = args
         .thinking
         .or(session.thinking_level())
+        .or(settings.thinking)
         .unwrap_or_default();
 
     if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone()))
@@ -317,6 +315,20 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         output::warn(&format!("the session could not be saved: {error:#}"));
     }
     report(&outcome, args.mode)
+}
+
+/// Warns about lines of a resumed session that could not be read.
+fn warn_damaged(session: &Session) {
+    if session.skipped_lines() > 0 {
+        output::warn(&format!(
+            "skipped {} damaged line(s) in {}",
+            session.skipped_lines(),
+            session
+                .path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ));
+    }
 }
 
 /// The resumed session file and its modification time.

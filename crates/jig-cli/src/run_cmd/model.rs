@@ -1,10 +1,13 @@
 //! Which provider and model `jig run` talks to, where, and with which key.
 //!
-//! - Provider: `--provider`, else the resumed session's, else `anthropic` when only
-//!   `ANTHROPIC_API_KEY` is set, else `openai`. `--base-url` never changes the provider.
-//! - Model: `--model`, else the resumed session's (same provider), else the provider's default.
+//! - Provider: `--provider`, else the resumed session's, else the settings file's, else
+//!   `anthropic` when only `ANTHROPIC_API_KEY` is set, else `openai`. `--base-url` never changes
+//!   the provider.
+//! - Model: `--model`, else the resumed session's (same provider), else the settings file's
+//!   (when the provider is the settings' one), else the provider's default.
 //! - Base URL: `--base-url`, else the resumed session's (same provider), else the provider's
-//!   variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), else the provider's default.
+//!   variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), else the settings file's (when the
+//!   provider is the settings' one), else the provider's default.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +16,7 @@ use jig_llm::{
     AnthropicProvider, Api, KnownProvider, LlmError, OpenAiProvider, Provider, ProviderConfig,
 };
 
+use super::settings::Settings;
 use crate::exit::CliError;
 
 /// What the command line (and a resumed session) say about the model.
@@ -27,6 +31,8 @@ pub(super) struct ModelArgs<'a> {
     pub(super) previous: Option<(String, String)>,
     /// The resumed session's endpoint, when it was not the provider's default.
     pub(super) previous_base_url: Option<String>,
+    /// The user's settings file.
+    pub(super) settings: &'a Settings,
 }
 
 /// A ready provider.
@@ -68,8 +74,22 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
     let name: String = match (args.provider, previous) {
         (Some(name), _) => name.to_owned(),
         (None, Some((name, _))) => name.clone(),
-        (None, None) => default_provider().to_owned(),
+        (None, None) => args
+            .settings
+            .provider
+            .clone()
+            .unwrap_or_else(|| default_provider().to_owned()),
     };
+    // The settings' model and base URL belong to the settings' provider (the default one when
+    // the file names none).
+    let settings_apply = args
+        .settings
+        .provider
+        .as_deref()
+        .unwrap_or_else(|| default_provider())
+        == name;
+    let settings_model = args.settings.model.as_deref().filter(|_| settings_apply);
+    let settings_base_url = args.settings.base_url.clone().filter(|_| settings_apply);
     let Some(known) = KnownProvider::find(&name) else {
         return Err(CliError::usage(format!(
             "--provider {name}: unknown provider; known providers: {} (use openai-compatible with --base-url for any other OpenAI-compatible server)",
@@ -80,7 +100,7 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
     let model = match (args.model, previous) {
         (Some(model), _) => model.to_owned(),
         (None, Some((_, model))) if same_provider => model.clone(),
-        (None, _) => match default_model(&name) {
+        (None, _) => match settings_model.or_else(|| default_model(&name)) {
             Some(model) => model.to_owned(),
             None => {
                 return Err(CliError::usage(format!(
@@ -94,6 +114,7 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
         .map(str::to_owned)
         .or_else(|| args.previous_base_url.clone().filter(|_| same_provider))
         .or_else(|| known.base_url_env.and_then(env_value))
+        .or(settings_base_url)
         .or_else(|| known.base_url.map(str::to_owned));
     let Some(base_url) = base_url else {
         return Err(CliError::usage(format!(

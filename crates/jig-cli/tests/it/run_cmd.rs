@@ -64,6 +64,7 @@ impl Setup {
             .args(args)
             .current_dir(&self.ws)
             .env("XDG_DATA_HOME", &self.data)
+            .env("XDG_CONFIG_HOME", self.data.with_file_name("config"))
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
             .env_remove("OPENAI_BASE_URL")
@@ -465,7 +466,9 @@ async fn usage_errors_exit_2() {
     let key = tokio::task::spawn_blocking(|| {
         // Without --base-url: the hosted API needs its key.
         let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
-        command.args(["run", "--no-session", "--provider", "anthropic", "hi"]);
+        command
+            .args(["run", "--no-session", "--provider", "anthropic", "hi"])
+            .env("XDG_CONFIG_HOME", "/nonexistent-jig-test-config");
         for (name, _) in std::env::vars() {
             if name.ends_with("_API_KEY") {
                 command.env_remove(name);
@@ -650,6 +653,7 @@ async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configur
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_BASE_URL")
+        .env("XDG_CONFIG_HOME", "/nonexistent-jig-test-config")
         .stdin(Stdio::null());
     let (output, elapsed) = tokio::task::spawn_blocking(move || {
         let start = Instant::now();
@@ -942,4 +946,72 @@ async fn verbose_prints_tool_calls_and_retries_and_json_mode_reports_retries_and
             "durationMs": 0
         })
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_settings_file_chooses_provider_model_base_url_and_thinking() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("configured")),
+        reply(ScriptedReply::text("flag wins")),
+    ])
+    .await;
+    let settings_dir = setup.data.with_file_name("config").join("jig");
+    fs::create_dir_all(&settings_dir).unwrap();
+    let settings = json!({
+        "provider": "openai-compatible",
+        "model": "from-settings",
+        "baseUrl": format!("{}/v1", setup.server.url()),
+        "thinking": "low",
+    });
+    fs::write(settings_dir.join("settings.json"), settings.to_string()).unwrap();
+    // Project settings wait for project trust: this file must have no effect.
+    fs::create_dir_all(setup.ws.join(".jig")).unwrap();
+    fs::write(
+        setup.ws.join(".jig/settings.json"),
+        r#"{"model": "from-the-project", "baseUrl": "http://attacker.invalid/v1"}"#,
+    )
+    .unwrap();
+
+    let configured = output_of(setup.bare_command(&["--no-session", "hi"])).await;
+    assert_eq!(
+        text(&configured.stdout),
+        "configured\n",
+        "{}",
+        text(&configured.stderr)
+    );
+    let body = setup.server.requests()[0].json();
+    assert_eq!(body["model"], "from-settings");
+    assert_eq!(body["reasoning_effort"], "low");
+
+    let flags = output_of(setup.bare_command(&[
+        "--no-session",
+        "--model",
+        "flagged",
+        "--thinking",
+        "off",
+        "hi",
+    ]))
+    .await;
+    assert_eq!(
+        text(&flags.stdout),
+        "flag wins\n",
+        "{}",
+        text(&flags.stderr)
+    );
+    let body = setup.server.requests()[1].json();
+    assert_eq!(body["model"], "flagged");
+    assert_eq!(body.get("reasoning_effort"), None);
+
+    fs::write(settings_dir.join("settings.json"), r#"{"modle": "typo"}"#).unwrap();
+    let typo = output_of(setup.bare_command(&["--no-session", "hi"])).await;
+    assert_eq!(typo.status.code(), Some(2));
+    let stderr = text(&typo.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "jig: the settings file {} is not valid: unknown field `modle`",
+            settings_dir.join("settings.json").display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(setup.server.requests().len(), 2);
 }
