@@ -63,7 +63,7 @@ pub(crate) struct RunArgs {
     #[arg(short = 'p', long = "print")]
     print: bool,
     /// Output: `text` (the final reply) or `json` (one event per line).
-    #[arg(long, value_enum, default_value_t = OutputMode::Text)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputMode::Text)]
     mode: OutputMode,
     /// Text mode: print one line per tool call and per retry on stderr [default: on when stderr
     /// is a terminal].
@@ -76,7 +76,7 @@ pub(crate) struct RunArgs {
     provider: Option<String>,
     /// The model id [default: the resumed session's, else the settings file's, else the
     /// provider's default].
-    #[arg(long, value_name = "ID")]
+    #[arg(short = 'm', long, value_name = "ID")]
     model: Option<String>,
     /// The API key [default: the provider's variable, e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY].
     #[arg(long, value_name = "KEY")]
@@ -114,7 +114,12 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "LEVEL")]
     thinking: Option<ThinkingLevel>,
     /// Resume this session file (created there if missing) or the session with this id.
-    #[arg(long, value_name = "FILE|ID", conflicts_with_all = ["continue_session", "no_session"])]
+    #[arg(
+        long,
+        visible_alias = "resume",
+        value_name = "FILE|ID",
+        conflicts_with_all = ["continue_session", "no_session"]
+    )]
     session: Option<String>,
     /// Continue the most recent session of this working directory.
     #[arg(short = 'c', long = "continue", conflicts_with = "no_session")]

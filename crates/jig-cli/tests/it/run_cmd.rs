@@ -1015,3 +1015,23 @@ async fn the_user_settings_file_chooses_provider_model_base_url_and_thinking() {
     );
     assert_eq!(setup.server.requests().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_from_other_agent_clis_work() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("one")),
+        reply(ScriptedReply::text("two")),
+    ])
+    .await;
+    let first = setup
+        .run(&["-m", "short-flag", "--output-format", "json", "start"])
+        .await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(text(&first.stdout).lines().all(|l| l.starts_with('{')));
+    assert_eq!(setup.server.requests()[0].json()["model"], "short-flag");
+    let file = setup.session_files().pop().unwrap();
+    let id = Session::open(&file).unwrap().id().to_owned();
+    let resumed = setup.run(&["--resume", &id, "go on"]).await;
+    assert_eq!(text(&resumed.stdout), "two\n", "{}", text(&resumed.stderr));
+    assert_eq!(Session::open(&file).unwrap().messages().len(), 4);
+}
