@@ -23,7 +23,7 @@ pub enum LlmError {
         message: String,
     },
     /// The connection failed or broke.
-    #[error("could not reach {provider} at {url}{}", retries_note(*.retries))]
+    #[error("could not reach {provider} at {url}{}: {}", retries_note(*.retries), root_cause(source))]
     Transport {
         /// The provider's name.
         provider: String,
@@ -131,6 +131,16 @@ fn timeout_message(
             seconds(after)
         ),
     }
+}
+
+/// The innermost cause of `error` (`Connection refused (os error 111)` rather than reqwest's
+/// `error sending request for url (…)`).
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
 }
 
 fn retries_note(retries: u32) -> String {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
-use crate::error::{LlmError, TimeoutKind};
+use crate::error::{LlmError, TimeoutKind, root_cause};
 use crate::provider::{EventStream, RetryHook, RetryNotice, StreamEvent};
 
 /// How failed requests are retried: on HTTP 408, 409, 429, 5xx (including Anthropic's 529
@@ -130,7 +130,7 @@ pub(crate) async fn post_json(
                 tracing::warn!(provider, error = %source, retry = retries + 1, "retrying model request");
                 (
                     retry.delay(retries, None),
-                    format!("connection failed: {source}"),
+                    format!("connection failed: {}", root_cause(&source)),
                 )
             }
         };
