@@ -1035,3 +1035,59 @@ async fn flags_from_other_agent_clis_work() {
     assert_eq!(text(&resumed.stdout), "two\n", "{}", text(&resumed.stderr));
     assert_eq!(Session::open(&file).unwrap().messages().len(), 4);
 }
+
+/// Runs `jig run <args>` in `dir` with stdin, stdout and stderr on a pseudo-terminal (through
+/// util-linux `script`); returns the terminal's output, the exit code and the elapsed time.
+fn run_on_a_terminal(dir: &Path, data: &Path, args: &str) -> (String, Option<i32>, Duration) {
+    let jig = env!("CARGO_BIN_EXE_jig");
+    let start = Instant::now();
+    let output = Command::new("script")
+        .args(["-qec", &format!("'{jig}' run {args}"), "/dev/null"])
+        .current_dir(dir)
+        .env("XDG_DATA_HOME", data)
+        .env("XDG_CONFIG_HOME", "/nonexistent-jig-test-config")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| panic!("util-linux `script` (runs a pseudo-terminal): {error}"));
+    (text(&output.stdout), output.status.code(), start.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_stdin_is_never_read_and_progress_is_shown() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "a.txt"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    fs::write(setup.ws.join("a.txt"), "a\n").unwrap();
+    let (ws, data) = (setup.ws.clone(), setup.data.clone());
+    let (output, code, elapsed) =
+        tokio::task::spawn_blocking(move || run_on_a_terminal(&ws, &data, "--no-session"))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(2), "{output}");
+    assert!(
+        output.starts_with("jig: no prompt: pass it as an argument"),
+        "{output}"
+    );
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+
+    let args = format!(
+        "--no-session --base-url {}/v1 -m m 'read a.txt'",
+        setup.server.url()
+    );
+    let (ws, data) = (setup.ws.clone(), setup.data.clone());
+    let (output, code, _) =
+        tokio::task::spawn_blocking(move || run_on_a_terminal(&ws, &data, &args))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(output.replace("\r\n", "\n"), "jig: read a.txt\ndone\n");
+}
