@@ -2,15 +2,15 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use jig_llm::{
-    LlmError, MessageBuilder, ModelRequest, Provider, RetryPolicy, StreamEvent, ThinkingLevel,
-    ToolDefinition,
+    LlmError, MessageBuilder, ModelRequest, Provider, RetryHook, RetryNotice, RetryPolicy,
+    StreamEvent, ThinkingLevel, ToolDefinition,
 };
 use jig_protocol::{AssistantMessage, Message, StopReason, ToolResultMessage};
 use jig_tool::{ToolContext, ToolRegistry};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{AgentEvent, AgentObserver};
+use crate::event::{AgentEvent, AgentObserver, usage_by_model};
 use crate::execute::execute_calls;
 use crate::hooks::{NoHooks, ToolHooks};
 
@@ -187,6 +187,7 @@ impl Agent {
         observer: &Arc<dyn AgentObserver>,
     ) -> RunOutcome {
         let start = self.messages.len();
+        let started_at = std::time::Instant::now();
         observer.on_event(&AgentEvent::AgentStart);
         self.push(prompt, observer);
         let mut turns = 0u32;
@@ -233,10 +234,21 @@ impl Agent {
                 break RunEnd::MaxTurns { max_turns };
             }
         };
-        observer.on_event(&AgentEvent::AgentEnd { end: end.clone() });
+        let new_messages = self.messages[start..].to_vec();
+        observer.on_event(&AgentEvent::AgentEnd {
+            end: end.clone(),
+            final_text: new_messages
+                .iter()
+                .rev()
+                .find_map(Message::as_assistant)
+                .map(AssistantMessage::text),
+            turns,
+            usage: usage_by_model(&new_messages),
+            duration_ms: u64::try_from(started_at.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
         RunOutcome {
             end,
-            new_messages: self.messages[start..].to_vec(),
+            new_messages,
             turns,
         }
     }
@@ -264,6 +276,23 @@ impl Agent {
         });
     }
 
+    /// The request for the conversation so far; retries are reported to `observer`.
+    fn request(&self, observer: &Arc<dyn AgentObserver>) -> ModelRequest {
+        let config = &self.config;
+        let retry_observer = Arc::clone(observer);
+        ModelRequest {
+            model: config.model.clone(),
+            system_prompt: config.system_prompt.clone(),
+            messages: self.messages.clone(),
+            tools: config.tool_definitions(),
+            thinking: config.thinking,
+            max_output_tokens: config.max_output_tokens,
+            on_retry: Some(RetryHook(Arc::new(move |notice: &RetryNotice| {
+                retry_observer.on_event(&AgentEvent::Retry(notice.clone()));
+            }))),
+        }
+    }
+
     /// Streams one reply. Never fails: errors and aborts become the reply's stop reason.
     async fn stream_reply(
         &self,
@@ -278,14 +307,7 @@ impl Agent {
         if cancel.is_cancelled() {
             return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());
         }
-        let request = ModelRequest {
-            model: config.model.clone(),
-            system_prompt: config.system_prompt.clone(),
-            messages: self.messages.clone(),
-            tools: config.tool_definitions(),
-            thinking: config.thinking,
-            max_output_tokens: config.max_output_tokens,
-        };
+        let request = self.request(observer);
         let mut retries = 0u32;
         'attempt: loop {
             let started = tokio::select! {
@@ -332,6 +354,12 @@ impl Agent {
                                 .min(retry.max_delay);
                             retries += 1;
                             tracing::warn!(%error, retry = retries, "model stream failed; retrying");
+                            observer.on_event(&AgentEvent::Retry(RetryNotice {
+                                attempt: retries,
+                                max_retries: retry.max_retries,
+                                delay_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                                reason: error.to_string(),
+                            }));
                             tokio::select! {
                                 () = cancel.cancelled() => {
                                     return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());

@@ -1,4 +1,4 @@
-use jig_llm::StreamEvent;
+use jig_llm::{RetryNotice, StreamEvent};
 use jig_protocol::{AssistantMessage, Message, ToolResult, ToolResultMessage};
 use serde::Serialize;
 use serde_json::Value;
@@ -12,7 +12,8 @@ use crate::agent::RunEnd;
 /// `turn_start`, the assistant `message_start`, `message_update`* (one per streamed delta),
 /// `message_end`, for each tool call `tool_execution_start`, `tool_execution_update`*,
 /// `tool_execution_end` (completion order when calls run concurrently), the tool results'
-/// `message_start`/`message_end` (call order), `turn_end`; finally `agent_end`.
+/// `message_start`/`message_end` (call order), `turn_end`; finally `agent_end`. A `retry` comes
+/// before each repeated model request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -82,11 +83,67 @@ pub enum AgentEvent {
         /// Its tool results, in call order.
         tool_results: Vec<ToolResultMessage>,
     },
+    /// A failed model request is about to be sent again (after `delayMs`).
+    Retry(RetryNotice),
     /// The run is over.
+    #[serde(rename_all = "camelCase")]
     AgentEnd {
         /// How it ended.
         end: RunEnd,
+        /// The text of the last reply (`None` when the run made none).
+        final_text: Option<String>,
+        /// Model requests made.
+        turns: u32,
+        /// Tokens used, per provider and model, in order of first use.
+        usage: Vec<ModelUsage>,
+        /// Wall time of the run in milliseconds.
+        duration_ms: u64,
     },
+}
+
+/// The tokens one model used in a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelUsage {
+    /// The provider's name.
+    pub provider: String,
+    /// The model id.
+    pub model: String,
+    /// Input tokens not served from a cache.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+}
+
+/// Sums the usage of `messages`' replies per provider and model.
+pub fn usage_by_model(messages: &[Message]) -> Vec<ModelUsage> {
+    let mut totals: Vec<ModelUsage> = Vec::new();
+    for reply in messages.iter().filter_map(Message::as_assistant) {
+        let known = totals
+            .iter()
+            .position(|u| u.provider == reply.provider && u.model == reply.model);
+        let index = known.unwrap_or_else(|| {
+            totals.push(ModelUsage {
+                provider: reply.provider.clone(),
+                model: reply.model.clone(),
+                input: 0,
+                output: 0,
+                cache_read: 0,
+                cache_write: 0,
+            });
+            totals.len() - 1
+        });
+        let total = &mut totals[index];
+        total.input += reply.usage.input;
+        total.output += reply.usage.output;
+        total.cache_read += reply.usage.cache_read;
+        total.cache_write += reply.usage.cache_write;
+    }
+    totals
 }
 
 /// Receives a run's events. Called from the loop and from running tools (for updates), so it

@@ -25,7 +25,7 @@ pub mod session;
 pub mod system_prompt;
 
 pub use agent::{ABORTED_TEXT, Agent, AgentConfig, RunEnd, RunOutcome};
-pub use event::{AgentEvent, AgentObserver, NoObserver};
+pub use event::{AgentEvent, AgentObserver, ModelUsage, NoObserver, usage_by_model};
 pub use execute::{truncated_call_text, unknown_tool_text};
 pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks};
 pub use session::{Session, SessionError, SessionStore};

@@ -2,12 +2,12 @@
 //!
 //! Line 1 is the header `{"type":"session","version":1,"id":…,"timestamp":…,"cwd":…}`; every
 //! other line is an entry with `type`, `id`, `parentId` and `timestamp`: `message` (a
-//! [`Message`]), `model_change` (`provider`, `modelId`) or `thinking_level_change`
+//! [`Message`]), `model_change` (`provider`, `modelId`, `baseUrl` when not the provider's default) or `thinking_level_change`
 //! (`thinkingLevel`). Appending makes the new entry a child of the current leaf (the last entry),
 //! so a file can later hold branches; the conversation is the path from the leaf to the root.
 //!
-//! The file is created when the first assistant reply is appended (a run that never got a reply
-//! leaves no file); until then entries are kept in memory. Each entry is written with one
+//! The file is created when the first successful assistant reply is appended (a run that failed
+//! or was aborted before any reply leaves no file); until then entries are kept in memory. Each entry is written with one
 //! `write` call. Reading skips blank and malformed lines, so a last line cut by a crash loses only
 //! that entry; the next append first ends the cut line.
 //!
@@ -25,7 +25,7 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use jig_llm::ThinkingLevel;
-use jig_protocol::Message;
+use jig_protocol::{Message, StopReason};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -90,6 +90,9 @@ pub enum EntryKind {
         provider: String,
         /// The model id.
         model_id: String,
+        /// The endpoint, when it is not the provider's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_url: Option<String>,
     },
     /// The reasoning level used from here on.
     #[serde(rename_all = "camelCase")]
@@ -316,14 +319,26 @@ impl Session {
     /// The last model on the branch (from a model change or an assistant reply).
     pub fn model(&self) -> Option<(String, String)> {
         self.branch().into_iter().rev().find_map(|kind| match kind {
-            EntryKind::ModelChange { provider, model_id } => {
-                Some((provider.clone(), model_id.clone()))
-            }
+            EntryKind::ModelChange {
+                provider, model_id, ..
+            } => Some((provider.clone(), model_id.clone())),
             EntryKind::Message {
                 message: Message::Assistant(reply),
             } => Some((reply.provider.clone(), reply.model.clone())),
             _ => None,
         })
+    }
+
+    /// The endpoint of the last model change on the branch (`None` when it was the provider's
+    /// default).
+    pub fn base_url(&self) -> Option<String> {
+        self.branch()
+            .into_iter()
+            .rev()
+            .find_map(|kind| match kind {
+                EntryKind::ModelChange { base_url, .. } => Some(base_url.clone()),
+                _ => None,
+            })?
     }
 
     /// The last thinking level on the branch.
@@ -336,7 +351,8 @@ impl Session {
 
     /// Appends a message.
     pub fn append_message(&mut self, message: &Message) -> Result<(), SessionError> {
-        let is_reply = matches!(message, Message::Assistant(_));
+        let is_reply = matches!(message, Message::Assistant(reply)
+            if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted));
         self.append(
             EntryKind::Message {
                 message: message.clone(),
@@ -345,16 +361,18 @@ impl Session {
         )
     }
 
-    /// Records the model in use.
+    /// Records the model in use and its endpoint (`None`: the provider's default).
     pub fn append_model_change(
         &mut self,
         provider: &str,
         model_id: &str,
+        base_url: Option<&str>,
     ) -> Result<(), SessionError> {
         self.append(
             EntryKind::ModelChange {
                 provider: provider.to_owned(),
                 model_id: model_id.to_owned(),
+                base_url: base_url.map(str::to_owned),
             },
             false,
         )
@@ -537,13 +555,19 @@ impl SessionStore {
         self.root.join(format!("--{name}--"))
     }
 
-    /// The most recently modified session of `cwd`.
-    pub fn latest(&self, cwd: &Path) -> Option<PathBuf> {
-        session_files(&self.dir_for(cwd))
+    /// The session files of `cwd`, most recently modified first.
+    pub fn sessions(&self, cwd: &Path) -> Vec<PathBuf> {
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = session_files(&self.dir_for(cwd))
             .into_iter()
             .filter_map(|path| Some((fs::metadata(&path).ok()?.modified().ok()?, path)))
-            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
-            .map(|(_, path)| path)
+            .collect();
+        files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+        files.into_iter().map(|(_, path)| path).collect()
+    }
+
+    /// The most recently modified session of `cwd`.
+    pub fn latest(&self, cwd: &Path) -> Option<PathBuf> {
+        self.sessions(cwd).into_iter().next()
     }
 
     /// The session whose id is `id`, or else the only one whose id starts with `id`: first among
@@ -615,7 +639,9 @@ mod tests {
     fn the_file_appears_at_the_first_reply_and_reopens_with_the_same_branch() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = Session::create_in(dir.path(), Path::new("/work/p"));
-        session.append_model_change("openai", "gpt").unwrap();
+        session
+            .append_model_change("openai", "gpt", Some("http://localhost:1/v1"))
+            .unwrap();
         session.append_thinking_level(ThinkingLevel::Off).unwrap();
         session.append_message(&Message::user_text("hi")).unwrap();
         let path = session.path().unwrap().to_path_buf();
@@ -628,6 +654,10 @@ mod tests {
         assert_eq!(reopened.messages().len(), 2);
         assert_eq!(reopened.model(), Some(("openai".into(), "gpt".into())));
         assert_eq!(reopened.thinking_level(), Some(ThinkingLevel::Off));
+        assert_eq!(
+            reopened.base_url().as_deref(),
+            Some("http://localhost:1/v1")
+        );
         let text = fs::read_to_string(&path).unwrap();
         let lines: Vec<Value> = text
             .lines()
@@ -639,6 +669,27 @@ mod tests {
         assert_eq!(lines[1]["parentId"], Value::Null);
         assert_eq!(lines[2]["parentId"], lines[1]["id"]);
         assert_eq!(lines[4]["message"]["role"], "assistant");
+    }
+
+    #[test]
+    fn a_failed_reply_creates_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create_in(dir.path(), Path::new("/w"));
+        session.append_message(&Message::user_text("hi")).unwrap();
+        let Message::Assistant(mut failed) = reply("") else {
+            unreachable!()
+        };
+        failed.stop_reason = StopReason::Error;
+        session.append_message(&Message::Assistant(failed)).unwrap();
+        assert!(!session.path().unwrap().exists());
+        session.append_message(&reply("later")).unwrap();
+        assert_eq!(
+            Session::open(session.path().unwrap())
+                .unwrap()
+                .messages()
+                .len(),
+            3
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //!
 //! Subcommands, one module each:
 //! - `jig tool <name>` / `jig tools` ([`tool_cmd`]): run one tool call, list the tools.
+//! - `jig sessions` ([`sessions_cmd`]): list the saved `jig run` sessions of a directory.
 //!
 //! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
 //! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
@@ -19,6 +20,7 @@ mod exit;
 mod mcp_cmd;
 mod render;
 mod run_cmd;
+mod sessions_cmd;
 mod signals;
 mod tool_cmd;
 mod workspace;
@@ -53,6 +55,8 @@ enum Command {
     Mcp(mcp_cmd::McpArgs),
     /// Run the agent on a prompt: the model reads, edits and runs commands until it is done.
     Run(Box<run_cmd::RunArgs>),
+    /// List the saved sessions of this directory, newest first (what `jig run --continue` resumes).
+    Sessions(sessions_cmd::SessionsArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::Tools(args) => tool_cmd::run_tools(&args),
         Command::Mcp(args) => mcp_cmd::run_mcp(&args),
         Command::Run(args) => run_cmd::run(*args),
+        Command::Sessions(args) => sessions_cmd::run_sessions(&args),
     };
     match outcome {
         Ok(code) => code,

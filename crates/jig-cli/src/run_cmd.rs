@@ -1,27 +1,30 @@
 //! `jig run`: one agent run from the command line.
 //!
-//! The prompt is the positional argument, or stdin when no argument is given and stdin is not
-//! a terminal. Text mode (the default, also `-p/--print`) prints the final reply on stdout;
-//! `--mode json` prints one JSON event per line (first the session header). The exit code is 0
-//! when the model finished, 1 when the run ended in an error, was aborted or hit `--max-turns`,
-//! 2 for usage errors. Ctrl-C aborts the run (running tools are cancelled, their processes
-//! killed, the session keeps every result); a second Ctrl-C exits at once with 130.
+//! The prompt is the positional argument followed by piped stdin (`git diff | jig run "review
+//! this"`), or stdin alone with `-` or no argument; a terminal stdin is never read. Text mode
+//! (the default, also `-p/--print`) prints the final reply on stdout; `--mode json` prints one
+//! JSON event per line (first the session header). The exit code is 0 when the model finished,
+//! 1 when the run ended in an error, was aborted or hit `--max-turns`, 2 for usage errors.
+//! Ctrl-C aborts the run (running tools are cancelled, their processes killed, the session keeps
+//! every result); a second Ctrl-C exits at once with 130.
 
 mod model;
 mod output;
 mod session_choice;
+mod settings;
 
 use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_context_files};
-use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome};
+use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session};
 use jig_llm::ThinkingLevel;
-use jig_protocol::Message;
+use jig_protocol::{Message, StopReason};
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use tokio_util::sync::CancellationToken;
@@ -48,29 +51,49 @@ pub(crate) enum OutputMode {
 
 /// Arguments of `jig run`.
 #[derive(Debug, Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags: each bool is one independent switch"
+)]
 pub(crate) struct RunArgs {
-    /// The prompt [default: read from stdin when it is not a terminal].
+    /// The prompt; `-` reads it from stdin. Piped stdin is appended to a prompt argument after
+    /// a blank line [default: stdin, when it is not a terminal].
     prompt: Option<String>,
     /// Print mode: send the prompt, print the final reply, exit (this is what `jig run` does).
     #[arg(short = 'p', long = "print")]
     print: bool,
     /// Output: `text` (the final reply) or `json` (one event per line).
-    #[arg(long, value_enum, default_value_t = OutputMode::Text)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputMode::Text)]
     mode: OutputMode,
+    /// Text mode: print one line per tool call and per retry on stderr [default: on when stderr
+    /// is a terminal].
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// The provider: openai, anthropic, openrouter, ollama, lmstudio, llamacpp, vllm,
-    /// openai-compatible [default: the resumed session's, else anthropic when
-    /// ANTHROPIC_API_KEY is set, else openai; openai-compatible when only --base-url is given].
+    /// openai-compatible [default: the resumed session's, else the settings file's, else
+    /// anthropic when only ANTHROPIC_API_KEY is set, else openai].
     #[arg(long, value_name = "NAME")]
     provider: Option<String>,
-    /// The model id [default: the resumed session's, else the provider's default].
-    #[arg(long, value_name = "ID")]
+    /// The model id [default: the resumed session's, else the settings file's, else the
+    /// provider's default].
+    #[arg(short = 'm', long, value_name = "ID")]
     model: Option<String>,
     /// The API key [default: the provider's variable, e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY].
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
-    /// The API base URL (e.g. http://localhost:8080/v1 for a local OpenAI-compatible server).
+    /// The provider's base URL, e.g. http://localhost:8080/v1 for a local server (it does not
+    /// change the provider) [default: the resumed session's, else OPENAI_BASE_URL for openai
+    /// and openai-compatible, ANTHROPIC_BASE_URL for anthropic, else the settings file's, else
+    /// the provider's].
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
+    /// Seconds allowed to connect to the model's server.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_seconds)]
+    connect_timeout: Duration,
+    /// Seconds the model's server may stay silent (before replying, or mid-reply) before the
+    /// request fails.
+    #[arg(long, value_name = "SECS", default_value = "300", value_parser = parse_seconds)]
+    idle_timeout: Duration,
     /// The tools the model may use, comma-separated [default: read,bash,edit,write].
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     tools: Option<Vec<String>>,
@@ -86,11 +109,17 @@ pub(crate) struct RunArgs {
     /// Output-token limit per reply [default: the provider's].
     #[arg(long, value_name = "N")]
     max_output_tokens: Option<u32>,
-    /// Reasoning effort: off, low, medium, high [default: the resumed session's, else off].
+    /// Reasoning effort: off, low, medium, high [default: the resumed session's, else the
+    /// settings file's, else off].
     #[arg(long, value_name = "LEVEL")]
     thinking: Option<ThinkingLevel>,
     /// Resume this session file (created there if missing) or the session with this id.
-    #[arg(long, value_name = "FILE|ID", conflicts_with_all = ["continue_session", "no_session"])]
+    #[arg(
+        long,
+        visible_alias = "resume",
+        value_name = "FILE|ID",
+        conflicts_with_all = ["continue_session", "no_session"]
+    )]
     session: Option<String>,
     /// Continue the most recent session of this working directory.
     #[arg(short = 'c', long = "continue", conflicts_with = "no_session")]
@@ -120,27 +149,55 @@ pub(crate) fn run(args: RunArgs) -> CliResult {
     runtime.block_on(run_async(args, prompt))
 }
 
+/// The prompt: the argument, followed by piped stdin when there is any (`git diff | jig run
+/// "review this"`); `-` or no argument reads the whole prompt from stdin. A terminal stdin is
+/// never read: it would wait for typing nobody knows is expected.
 fn read_prompt(argument: Option<&str>) -> Result<String, CliError> {
+    let stdin_is_terminal = io::stdin().is_terminal();
     let prompt = match argument {
-        Some(prompt) => prompt.to_owned(),
-        None if io::stdin().is_terminal() => {
+        Some("-") | None if stdin_is_terminal => {
             return Err(CliError::usage(
-                "no prompt: pass it as an argument (jig run \"fix the test\") or on stdin",
+                "no prompt: pass it as an argument (jig run \"fix the test\") or pipe it on stdin",
             ));
         }
-        None => {
-            let mut text = String::new();
-            io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the prompt from stdin")
-                .map_err(CliError::Failure)?;
-            text
-        }
+        Some("-") | None => read_stdin()?,
+        Some(prompt) if stdin_is_terminal => prompt.to_owned(),
+        Some(prompt) => join_piped(prompt, &read_stdin()?),
     };
     if prompt.trim().is_empty() {
         return Err(CliError::usage("the prompt is empty"));
     }
     Ok(prompt)
+}
+
+fn read_stdin() -> Result<String, CliError> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")
+        .map_err(CliError::Failure)?;
+    String::from_utf8(bytes).map_err(|_| {
+        CliError::usage("stdin is not UTF-8 text: pipe text (or pass the prompt as an argument)")
+    })
+}
+
+/// The prompt argument, a blank line, then the piped text (nothing added when stdin is empty).
+fn join_piped(prompt: &str, piped: &str) -> String {
+    if piped.trim().is_empty() {
+        return prompt.to_owned();
+    }
+    format!("{prompt}\n\n{}", piped.trim_end_matches(['\n', '\r']))
+}
+
+/// A positive number of seconds (fractions allowed).
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 1e9 {
+        return Err(format!("`{text}`: give a positive number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
@@ -178,32 +235,35 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         args.no_session,
     )?;
     let mut session = choice.session;
-    if session.skipped_lines() > 0 {
-        output::warn(&format!(
-            "skipped {} damaged line(s) in {}",
-            session.skipped_lines(),
-            session
-                .path()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        ));
-    }
+    warn_damaged(&session);
 
+    let settings = settings::load()?;
     let resolved = model::resolve(&model::ModelArgs {
         provider: args.provider.as_deref(),
         model: args.model.as_deref(),
         api_key: args.api_key.as_deref(),
         base_url: args.base_url.as_deref(),
+        connect_timeout: args.connect_timeout,
+        idle_timeout: args.idle_timeout,
         previous: session.model(),
+        previous_base_url: session.base_url(),
+        settings: &settings,
     })?;
     let thinking = args
         .thinking
         .or(session.thinking_level())
+        .or(settings.thinking)
         .unwrap_or_default();
 
-    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone())) {
+    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone()))
+        || session.base_url() != resolved.custom_base_url
+    {
         session
-            .append_model_change(&resolved.provider_name, &resolved.model)
+            .append_model_change(
+                &resolved.provider_name,
+                &resolved.model,
+                resolved.custom_base_url.as_deref(),
+            )
             .map_err(|e| CliError::Failure(e.into()))?;
     }
     if session.thinking_level() != Some(thinking) {
@@ -237,9 +297,11 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
 
+    let resumed_file = modification_time(&session);
     let history = session.messages();
     let header = session.header().clone();
-    let printer = output::Printer::new(args.mode, session);
+    let progress = args.verbose || io::stderr().is_terminal();
+    let printer = output::Printer::new(args.mode, progress, session);
     if args.mode == OutputMode::Json {
         output::print_json(&serde_json::to_value(&header).unwrap_or_default());
     }
@@ -253,10 +315,55 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         .await;
     interrupts.abort();
 
+    restore_if_no_reply(&outcome, resumed_file);
     if let Some(error) = printer.session_error() {
         output::warn(&format!("the session could not be saved: {error:#}"));
     }
     report(&outcome, args.mode)
+}
+
+/// Warns about lines of a resumed session that could not be read.
+fn warn_damaged(session: &Session) {
+    if session.skipped_lines() > 0 {
+        output::warn(&format!(
+            "skipped {} damaged line(s) in {}",
+            session.skipped_lines(),
+            session
+                .path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ));
+    }
+}
+
+/// The resumed session file and its modification time.
+fn modification_time(session: &Session) -> Option<(PathBuf, SystemTime)> {
+    let path = session.path().filter(|path| path.exists())?;
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some((path.to_path_buf(), modified))
+}
+
+/// A resumed file keeps its modification time when the run got no reply, so a failed run does
+/// not become what `--continue` picks.
+fn restore_if_no_reply(outcome: &RunOutcome, resumed_file: Option<(PathBuf, SystemTime)>) {
+    let got_reply = outcome.new_messages.iter().any(|message| {
+        message.as_assistant().is_some_and(|reply| {
+            !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted)
+        })
+    });
+    let Some((path, modified)) = resumed_file.filter(|_| !got_reply) else {
+        return;
+    };
+    let restored = std::fs::File::options()
+        .append(true)
+        .open(&path)
+        .and_then(|file| file.set_modified(modified));
+    if let Err(error) = restored {
+        output::warn(&format!(
+            "cannot restore the modification time of {}: {error}",
+            path.display()
+        ));
+    }
 }
 
 /// Prints the final reply (text mode) or the reason the run did not finish; the exit code.

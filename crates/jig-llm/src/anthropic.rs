@@ -104,15 +104,20 @@ impl Provider for AnthropicProvider {
         let body = Self::request_body(&request);
         let response = post_json(
             &self.client,
-            &self.config.name,
+            &self.config,
             &url,
             headers,
             &body,
-            self.config.retry,
+            request.on_retry.as_ref(),
             &cancel,
         )
         .await?;
-        Ok(sse_stream(response, EventParser::new(&self.config.name)))
+        Ok(sse_stream(
+            response,
+            EventParser::new(&self.config.name),
+            &self.config,
+            &url,
+        ))
     }
 }
 

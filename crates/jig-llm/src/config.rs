@@ -24,6 +24,9 @@ pub struct KnownProvider {
     pub base_url: Option<&'static str>,
     /// The environment variable holding the API key; `None` for local servers without keys.
     pub api_key_env: Option<&'static str>,
+    /// The environment variable that may override the base URL (`OPENAI_BASE_URL`,
+    /// `ANTHROPIC_BASE_URL`), as the providers' own SDKs honour it.
+    pub base_url_env: Option<&'static str>,
 }
 
 /// The providers jig knows by name.
@@ -33,48 +36,56 @@ pub const KNOWN_PROVIDERS: &[KnownProvider] = &[
         api: Api::OpenAiCompletions,
         base_url: Some("https://api.openai.com/v1"),
         api_key_env: Some("OPENAI_API_KEY"),
+        base_url_env: Some("OPENAI_BASE_URL"),
     },
     KnownProvider {
         name: "anthropic",
         api: Api::AnthropicMessages,
         base_url: Some("https://api.anthropic.com"),
         api_key_env: Some("ANTHROPIC_API_KEY"),
+        base_url_env: Some("ANTHROPIC_BASE_URL"),
     },
     KnownProvider {
         name: "openrouter",
         api: Api::OpenAiCompletions,
         base_url: Some("https://openrouter.ai/api/v1"),
         api_key_env: Some("OPENROUTER_API_KEY"),
+        base_url_env: None,
     },
     KnownProvider {
         name: "ollama",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:11434/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "lmstudio",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:1234/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "llamacpp",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:8080/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "vllm",
         api: Api::OpenAiCompletions,
         base_url: Some("http://localhost:8000/v1"),
         api_key_env: None,
+        base_url_env: None,
     },
     KnownProvider {
         name: "openai-compatible",
         api: Api::OpenAiCompletions,
         base_url: None,
         api_key_env: Some("OPENAI_API_KEY"),
+        base_url_env: Some("OPENAI_BASE_URL"),
     },
 ];
 
@@ -107,12 +118,22 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// Retry behaviour on rate limits, server errors and connection failures.
     pub retry: RetryPolicy,
-    /// Time allowed to establish a connection.
+    /// Time allowed to establish a connection (TCP and TLS).
     pub connect_timeout: Duration,
+    /// The longest silence allowed from the server: before the response headers arrive, and
+    /// between two pieces of the streamed body.
+    pub idle_timeout: Duration,
 }
 
+/// The default [`ProviderConfig::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`ProviderConfig::idle_timeout`]: long enough for a reasoning model thinking
+/// before its first token.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_mins(5);
+
 impl ProviderConfig {
-    /// A configuration with the default retry policy and a 30 s connect timeout.
+    /// A configuration with the default retry policy and timeouts ([`DEFAULT_CONNECT_TIMEOUT`],
+    /// [`DEFAULT_IDLE_TIMEOUT`]).
     pub fn new(
         name: impl Into<String>,
         base_url: impl Into<String>,
@@ -124,7 +145,8 @@ impl ProviderConfig {
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key,
             retry: RetryPolicy::default(),
-            connect_timeout: Duration::from_secs(30),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
     }
 
@@ -143,6 +165,8 @@ impl fmt::Debug for ProviderConfig {
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("retry", &self.retry)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
 }

@@ -23,7 +23,7 @@ pub enum LlmError {
         message: String,
     },
     /// The connection failed or broke.
-    #[error("could not reach {provider} at {url}{}", retries_note(*.retries))]
+    #[error("could not reach {provider} at {url}{}: {}", retries_note(*.retries), root_cause(source))]
     Transport {
         /// The provider's name.
         provider: String,
@@ -34,6 +34,18 @@ pub enum LlmError {
         /// The underlying error.
         #[source]
         source: reqwest::Error,
+    },
+    /// The server did not connect, or went silent, for longer than allowed.
+    #[error("{}", timeout_message(provider, url, *.kind, *.after))]
+    Timeout {
+        /// The provider's name.
+        provider: String,
+        /// The URL requested.
+        url: String,
+        /// Which limit was hit.
+        kind: TimeoutKind,
+        /// The limit.
+        after: std::time::Duration,
     },
     /// The stream broke off or carried something that could not be understood.
     #[error("{provider} stream failed: {message}")]
@@ -83,6 +95,52 @@ impl LlmError {
             _ => false,
         }
     }
+}
+
+/// Which timeout ended a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutKind {
+    /// The connection could not be established in time.
+    Connect,
+    /// The server sent nothing for too long (before the headers or inside the stream).
+    Idle,
+}
+
+fn seconds(duration: std::time::Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if duration.subsec_millis() == 0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs:.1} s")
+    }
+}
+
+fn timeout_message(
+    provider: &str,
+    url: &str,
+    kind: TimeoutKind,
+    after: std::time::Duration,
+) -> String {
+    match kind {
+        TimeoutKind::Connect => format!(
+            "could not connect to {provider} at {url} within {} (--connect-timeout)",
+            seconds(after)
+        ),
+        TimeoutKind::Idle => format!(
+            "{provider} at {url} sent nothing for {} (--idle-timeout): the server is stuck or overloaded",
+            seconds(after)
+        ),
+    }
+}
+
+/// The innermost cause of `error` (`Connection refused (os error 111)` rather than reqwest's
+/// `error sending request for url (…)`).
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
 }
 
 fn retries_note(retries: u32) -> String {

@@ -6,8 +6,9 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::LlmError;
-use crate::provider::{EventStream, StreamEvent};
+use crate::config::ProviderConfig;
+use crate::error::{LlmError, TimeoutKind, root_cause};
+use crate::provider::{EventStream, RetryHook, RetryNotice, StreamEvent};
 
 /// How failed requests are retried: on HTTP 408, 409, 429, 5xx (including Anthropic's 529
 /// "overloaded") and on connection failures, with exponential backoff. A `Retry-After` header
@@ -46,16 +47,25 @@ fn is_retryable(status: u16) -> bool {
 }
 
 /// POSTs `body` as JSON and returns the response once it has a success status, retrying as
-/// `retry` says.
+/// `config.retry` says. Response headers must arrive within `config.idle_timeout`; a connection
+/// or idle timeout is reported at once (not retried: the limit is the user's).
 pub(crate) async fn post_json(
     client: &reqwest::Client,
-    provider: &str,
+    config: &ProviderConfig,
     url: &str,
     headers: HeaderMap,
     body: &Value,
-    retry: RetryPolicy,
+    on_retry: Option<&RetryHook>,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, LlmError> {
+    let provider = config.name.as_str();
+    let retry = config.retry;
+    let timeout = |kind, after| LlmError::Timeout {
+        provider: provider.to_owned(),
+        url: url.to_owned(),
+        kind,
+        after,
+    };
     let payload = serde_json::to_vec(body).map_err(|error| LlmError::Other(error.to_string()))?;
     let mut retries = 0;
     loop {
@@ -66,9 +76,12 @@ pub(crate) async fn post_json(
             .body(payload.clone());
         let sent = tokio::select! {
             () = cancel.cancelled() => return Err(LlmError::Aborted),
-            sent = request.send() => sent,
+            sent = tokio::time::timeout(config.idle_timeout, request.send()) => match sent {
+                Ok(sent) => sent,
+                Err(_) => return Err(timeout(TimeoutKind::Idle, config.idle_timeout)),
+            },
         };
-        let wait = match sent {
+        let (wait, reason) = match sent {
             Ok(response) if response.status().is_success() => return Ok(response),
             Ok(response) => {
                 let status = response.status().as_u16();
@@ -97,7 +110,13 @@ pub(crate) async fn post_json(
                     retry = retries + 1,
                     "retrying model request"
                 );
-                retry.delay(retries, retry_after)
+                (
+                    retry.delay(retries, retry_after),
+                    format!("HTTP {status}: {}", error_message(&text)),
+                )
+            }
+            Err(source) if source.is_connect() && source.is_timeout() => {
+                return Err(timeout(TimeoutKind::Connect, config.connect_timeout));
             }
             Err(source) => {
                 if retries >= retry.max_retries || !(source.is_connect() || source.is_timeout()) {
@@ -109,10 +128,21 @@ pub(crate) async fn post_json(
                     });
                 }
                 tracing::warn!(provider, error = %source, retry = retries + 1, "retrying model request");
-                retry.delay(retries, None)
+                (
+                    retry.delay(retries, None),
+                    format!("connection failed: {}", root_cause(&source)),
+                )
             }
         };
         retries += 1;
+        if let Some(hook) = on_retry {
+            hook.notify(&RetryNotice {
+                attempt: retries,
+                max_retries: retry.max_retries,
+                delay_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                reason,
+            });
+        }
         tokio::select! {
             () = cancel.cancelled() => return Err(LlmError::Aborted),
             () = tokio::time::sleep(wait) => {}
@@ -160,35 +190,54 @@ pub(crate) trait SseParser: Send + 'static {
     fn provider(&self) -> &str;
 }
 
-/// The response body parsed as SSE and fed through `parser`.
-pub(crate) fn sse_stream<P: SseParser>(response: reqwest::Response, parser: P) -> EventStream {
+/// The response body parsed as SSE and fed through `parser`. A silence longer than
+/// `config.idle_timeout` between two events ends the stream with [`LlmError::Timeout`].
+pub(crate) fn sse_stream<P: SseParser>(
+    response: reqwest::Response,
+    parser: P,
+    config: &ProviderConfig,
+    url: &str,
+) -> EventStream {
+    let idle = config.idle_timeout;
+    let (name, url) = (config.name.clone(), url.to_owned());
     let events = response.bytes_stream().eventsource();
     let state = (Some(events), parser);
-    let batches = futures::stream::unfold(state, |(events, mut parser)| async move {
-        let mut events = events?;
-        if parser.finished() {
-            return None;
-        }
-        let batch = match events.next().await {
-            Some(Ok(event)) => match parser.event(&event) {
-                Ok(batch) => {
-                    let done = parser.finished();
-                    let batch: Vec<Result<StreamEvent, LlmError>> =
-                        batch.into_iter().map(Ok).collect();
-                    return Some((batch, (if done { None } else { Some(events) }, parser)));
-                }
-                Err(error) => vec![Err(error)],
-            },
-            Some(Err(error)) => vec![Err(LlmError::Stream {
-                provider: parser.provider().to_owned(),
-                message: format!("the connection broke: {error}"),
-            })],
-            None => match parser.end() {
-                Ok(batch) => batch.into_iter().map(Ok).collect(),
-                Err(error) => vec![Err(error)],
-            },
+    let batches = futures::stream::unfold(state, move |(events, mut parser)| {
+        let timeout = LlmError::Timeout {
+            provider: name.clone(),
+            url: url.clone(),
+            kind: TimeoutKind::Idle,
+            after: idle,
         };
-        Some((batch, (None, parser)))
+        async move {
+            let mut events = events?;
+            if parser.finished() {
+                return None;
+            }
+            let Ok(next) = tokio::time::timeout(idle, events.next()).await else {
+                return Some((vec![Err(timeout)], (None, parser)));
+            };
+            let batch = match next {
+                Some(Ok(event)) => match parser.event(&event) {
+                    Ok(batch) => {
+                        let done = parser.finished();
+                        let batch: Vec<Result<StreamEvent, LlmError>> =
+                            batch.into_iter().map(Ok).collect();
+                        return Some((batch, (if done { None } else { Some(events) }, parser)));
+                    }
+                    Err(error) => vec![Err(error)],
+                },
+                Some(Err(error)) => vec![Err(LlmError::Stream {
+                    provider: parser.provider().to_owned(),
+                    message: format!("the connection broke: {error}"),
+                })],
+                None => match parser.end() {
+                    Ok(batch) => batch.into_iter().map(Ok).collect(),
+                    Err(error) => vec![Err(error)],
+                },
+            };
+            Some((batch, (None, parser)))
+        }
     });
     Box::pin(batches.flat_map(futures::stream::iter))
 }

@@ -7,7 +7,9 @@
 //! - [`OpenAiProvider`]: OpenAI Chat Completions (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama,
 //!   LM Studio). [`AnthropicProvider`]: Anthropic Messages. Both stream over SSE, send images in
 //!   user messages and tool results, request reasoning where the API has it, and retry rate
-//!   limits and server errors with backoff ([`RetryPolicy`]).
+//!   limits and server errors with backoff ([`RetryPolicy`]). A connect timeout and an idle
+//!   timeout (no bytes for too long, before or during the stream) end a request with
+//!   [`LlmError::Timeout`].
 //! - [`prepare_messages`] repairs a conversation before sending (every tool call answered).
 //! - [`KNOWN_PROVIDERS`]: names, default endpoints and API-key variables.
 //! - Feature `test-support`: [`ScriptedProvider`](scripted::ScriptedProvider) and a local
@@ -32,11 +34,15 @@ pub mod testing;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicProvider};
 pub use builder::MessageBuilder;
-pub use config::{Api, KNOWN_PROVIDERS, KnownProvider, ProviderConfig};
-pub use error::LlmError;
+pub use config::{
+    Api, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IDLE_TIMEOUT, KNOWN_PROVIDERS, KnownProvider,
+    ProviderConfig,
+};
+pub use error::{LlmError, TimeoutKind};
 pub use http::RetryPolicy;
 pub use openai::OpenAiProvider;
 pub use provider::{
-    EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel, ToolDefinition,
+    EventStream, ModelRequest, Provider, RetryHook, RetryNotice, StreamEvent, ThinkingLevel,
+    ToolDefinition,
 };
 pub use transcript::{NO_RESULT_TEXT, prepare_messages};

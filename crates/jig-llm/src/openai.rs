@@ -91,15 +91,20 @@ impl Provider for OpenAiProvider {
         let body = self.request_body(&request);
         let response = post_json(
             &self.client,
-            &self.config.name,
+            &self.config,
             &url,
             headers,
             &body,
-            self.config.retry,
+            request.on_retry.as_ref(),
             &cancel,
         )
         .await?;
-        Ok(sse_stream(response, ChunkParser::new(&self.config.name)))
+        Ok(sse_stream(
+            response,
+            ChunkParser::new(&self.config.name),
+            &self.config,
+            &url,
+        ))
     }
 }
 

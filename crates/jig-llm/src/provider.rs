@@ -72,6 +72,43 @@ impl FromStr for ThinkingLevel {
     }
 }
 
+/// A failed attempt that is about to be retried.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryNotice {
+    /// 1 for the first retry.
+    pub attempt: u32,
+    /// The most retries that will be made.
+    pub max_retries: u32,
+    /// The wait before this retry, in milliseconds.
+    pub delay_ms: u64,
+    /// Why the attempt failed (`HTTP 503: Overloaded`, `connection failed: …`).
+    pub reason: String,
+}
+
+/// Told about each retry before its wait (progress output, `retry` events).
+#[derive(Clone)]
+pub struct RetryHook(pub std::sync::Arc<dyn Fn(&RetryNotice) + Send + Sync>);
+
+impl RetryHook {
+    /// Calls the hook.
+    pub fn notify(&self, notice: &RetryNotice) {
+        (self.0)(notice);
+    }
+}
+
+impl fmt::Debug for RetryHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RetryHook")
+    }
+}
+
+impl PartialEq for RetryHook {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// One request to a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {
@@ -88,6 +125,8 @@ pub struct ModelRequest {
     pub thinking: ThinkingLevel,
     /// Output-token limit; `None` uses the provider's default.
     pub max_output_tokens: Option<u32>,
+    /// Told about each retry of a failed request.
+    pub on_retry: Option<RetryHook>,
 }
 
 /// One event of a streamed reply. Text and thinking deltas extend the last block of the same

@@ -239,10 +239,14 @@ async fn events_come_in_order_for_one_tool_turn() {
     let recorder = Recorder::shared();
     run(&mut agent, &recorder).await;
     insta::assert_snapshot!(recorder.kinds().join("\n"));
-    let last = serde_json::to_value(recorder.events().last().unwrap()).unwrap();
+    let mut last = serde_json::to_value(recorder.events().last().unwrap()).unwrap();
+    assert!(last["durationMs"].as_u64().is_some(), "{last}");
+    last["durationMs"] = json!(0);
     assert_eq!(
         last,
-        json!({"type": "agent_end", "end": {"reason": "completed"}})
+        json!({"type": "agent_end", "end": {"reason": "completed"}, "finalText": "done", "turns": 2,
+            "usage": [{"provider": "scripted", "model": "scripted-model", "input": 20, "output": 10, "cacheRead": 0, "cacheWrite": 0}],
+            "durationMs": 0})
     );
 }
 

@@ -2,6 +2,7 @@
 
 use std::io::{self, Write as _};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use jig_agent::{AgentEvent, AgentObserver, Session, SessionError};
 use serde_json::Value;
@@ -12,14 +13,17 @@ use super::OutputMode;
 #[derive(Debug)]
 pub(super) struct Printer {
     mode: OutputMode,
+    /// Text mode: one stderr line per tool call and per retry.
+    progress: bool,
     session: Mutex<Session>,
     session_error: Mutex<Option<SessionError>>,
 }
 
 impl Printer {
-    pub(super) fn new(mode: OutputMode, session: Session) -> Arc<Self> {
+    pub(super) fn new(mode: OutputMode, progress: bool, session: Session) -> Arc<Self> {
         Arc::new(Self {
             mode,
+            progress,
             session: Mutex::new(session),
             session_error: Mutex::new(None),
         })
@@ -48,8 +52,46 @@ impl AgentObserver for Printer {
         }
         if self.mode == OutputMode::Json {
             print_json(&serde_json::to_value(event).unwrap_or_default());
+        } else if self.progress {
+            match event {
+                AgentEvent::ToolExecutionStart {
+                    tool_name, args, ..
+                } => progress(&format!("{tool_name} {}", brief(args))),
+                AgentEvent::Retry(notice) => progress(&format!(
+                    "retrying in {:.1} s (retry {} of {}): {}",
+                    Duration::from_millis(notice.delay_ms).as_secs_f64(),
+                    notice.attempt,
+                    notice.max_retries,
+                    notice.reason
+                )),
+                _ => {}
+            }
         }
     }
+}
+
+/// A tool call's arguments on one line: a single string argument as is, else compact JSON; at
+/// most 100 characters.
+fn brief(args: &Value) -> String {
+    let text = match args.as_object() {
+        Some(object) if object.len() == 1 => match object.values().next() {
+            Some(Value::String(text)) => text.clone(),
+            _ => args.to_string(),
+        },
+        _ => args.to_string(),
+    };
+    let line = text.replace(['\n', '\r'], " ");
+    let cut: String = line.chars().take(100).collect();
+    if cut.len() < line.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// `jig: …` on stderr, for progress.
+fn progress(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "jig: {message}");
 }
 
 /// One JSON value as one line on stdout (a closed pipe is ignored: the run goes on and the

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use jig_agent::session::is_valid_session_id;
 use jig_agent::{Session, SessionStore};
 
 use crate::exit::CliError;
@@ -59,18 +58,9 @@ pub(super) fn open(
                 session: open_file(&path)?,
             });
         }
-        if !is_valid_session_id(argument) {
-            return Err(CliError::usage(format!(
-                "--session {argument}: no such session file, and not a valid session id (letters, digits, '-', '_' and '.', starting and ending with a letter or digit)"
-            )));
-        }
-        let created = jiff::Timestamp::now().to_string().replace([':', '.'], "-");
-        let path = store
-            .dir_for(cwd)
-            .join(format!("{created}_{argument}.jsonl"));
-        return Ok(Choice {
-            session: Session::create_at(path, cwd, Some(argument.to_owned())),
-        });
+        return Err(CliError::usage(format!(
+            "--session {argument}: no session has this id or id prefix (`jig sessions` lists this directory's sessions; to start a new session in a file, pass a path such as ./{argument}.jsonl)"
+        )));
     }
     let store = store()?;
     if continue_session && let Some(path) = store.latest(cwd) {

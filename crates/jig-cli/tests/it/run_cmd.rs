@@ -47,18 +47,28 @@ impl Setup {
         }
     }
 
-    /// `jig run --base-url <server> --model m` in the workspace, sessions under `data`.
+    /// `jig run --base-url <server>/v1 …` in the workspace, sessions under `data`.
     fn command(&self, args: &[&str]) -> Command {
+        let base_url = format!("{}/v1", self.server.url());
+        let mut all = vec!["--base-url", base_url.as_str()];
+        all.extend_from_slice(args);
+        self.bare_command(&all)
+    }
+
+    /// `jig run …` in the workspace, sessions under `data`, no keys or endpoints from the
+    /// environment.
+    fn bare_command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
         command
             .arg("run")
-            .arg("--base-url")
-            .arg(format!("{}/v1", self.server.url()))
             .args(args)
             .current_dir(&self.ws)
             .env("XDG_DATA_HOME", &self.data)
+            .env("XDG_CONFIG_HOME", self.data.with_file_name("config"))
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_BASE_URL")
             .stdin(Stdio::null());
         command
     }
@@ -68,6 +78,23 @@ impl Setup {
         tokio::task::spawn_blocking(move || command.output().unwrap())
             .await
             .unwrap()
+    }
+
+    /// Runs with `input` written to a piped stdin.
+    async fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut command = self.command(args);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let input = input.to_vec();
+        tokio::task::spawn_blocking(move || {
+            let mut child = command.spawn().unwrap();
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), &input).unwrap();
+            child.wait_with_output().unwrap()
+        })
+        .await
+        .unwrap()
     }
 
     fn session_files(&self) -> Vec<PathBuf> {
@@ -87,6 +114,12 @@ impl Setup {
             .unwrap()
             .clone()
     }
+}
+
+async fn output_of(mut command: Command) -> Output {
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
 }
 
 fn text(output: &[u8]) -> String {
@@ -156,10 +189,7 @@ async fn run_prints_the_final_reply_and_saves_a_session() {
         .map(jig_protocol::Message::role)
         .collect();
     assert_eq!(roles, vec!["user", "assistant"]);
-    assert_eq!(
-        session.model(),
-        Some(("openai-compatible".into(), "m".into()))
-    );
+    assert_eq!(session.model(), Some(("openai".into(), "m".into())));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -245,10 +275,10 @@ async fn the_prompt_comes_from_stdin_and_json_mode_prints_one_event_per_line() {
         .collect();
     assert_eq!(events[0]["type"], "session");
     assert_eq!(events[1]["type"], "agent_start");
-    assert_eq!(
-        events.last().unwrap(),
-        &json!({"type": "agent_end", "end": {"reason": "completed"}})
-    );
+    let end = events.last().unwrap();
+    assert_eq!(end["type"], "agent_end");
+    assert_eq!(end["end"], json!({"reason": "completed"}));
+    assert_eq!(end["finalText"], "ok");
     assert!(
         events
             .iter()
@@ -262,6 +292,54 @@ async fn the_prompt_comes_from_stdin_and_json_mode_prints_one_event_per_line() {
         setup.session_files().is_empty(),
         "--no-session writes nothing"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn piped_stdin_follows_the_prompt_argument_and_dash_reads_the_prompt_from_stdin() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("reviewed")),
+        reply(ScriptedReply::text("answered")),
+        reply(ScriptedReply::text("plain")),
+    ])
+    .await;
+    let diff = b"diff --git a/x b/x\n-old\n+new\n";
+    let joined = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "review this diff"], diff)
+        .await;
+    assert_eq!(
+        text(&joined.stdout),
+        "reviewed\n",
+        "{}",
+        text(&joined.stderr)
+    );
+    assert_eq!(
+        setup.request_messages(0)[1]["content"],
+        "review this diff\n\ndiff --git a/x b/x\n-old\n+new"
+    );
+
+    let dash = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "-"], b"what is 2+2?\n")
+        .await;
+    assert_eq!(text(&dash.stdout), "answered\n", "{}", text(&dash.stderr));
+    assert_eq!(setup.request_messages(1)[1]["content"], "what is 2+2?\n");
+
+    // An empty pipe adds nothing to an argument, and is no prompt on its own.
+    let empty_pipe = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "just this"], b"")
+        .await;
+    assert_eq!(text(&empty_pipe.stdout), "plain\n");
+    assert_eq!(setup.request_messages(2)[1]["content"], "just this");
+    let nothing = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "-"], b"  \n")
+        .await;
+    assert_eq!(nothing.status.code(), Some(2));
+    assert_eq!(text(&nothing.stderr), "jig: the prompt is empty\n");
+    let binary = setup
+        .run_with_stdin(&["--model", "m", "--no-session", "x"], b"\xff\xfe")
+        .await;
+    assert_eq!(binary.status.code(), Some(2));
+    assert!(text(&binary.stderr).contains("stdin is not UTF-8 text"));
+    assert_eq!(setup.server.requests().len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,11 +375,7 @@ async fn a_session_file_is_created_where_asked_and_bash_sees_the_session_variabl
     assert_eq!(tool_message["tool_call_id"], "call_1");
     assert_eq!(
         tool_message["content"],
-        format!(
-            "{}|{}|openai-compatible|m|off",
-            session.id(),
-            file.display()
-        )
+        format!("{}|{}|openai|m|off", session.id(), file.display())
     );
     let roles: Vec<&str> = session
         .messages()
@@ -359,7 +433,7 @@ async fn a_provider_error_exits_1_with_the_status_and_message() {
     assert_eq!(text(&output.stdout), "");
     assert_eq!(
         text(&output.stderr),
-        "jig: openai-compatible returned HTTP 401: Invalid API key (invalid_request_error)\n"
+        "jig: openai returned HTTP 401: Invalid API key (invalid_request_error)\n"
     );
 }
 
@@ -381,13 +455,20 @@ async fn usage_errors_exit_2() {
         "{}",
         text(&tools.stderr)
     );
-    let no_model = setup.run(&["hi"]).await;
+    let no_model = setup.run(&["--provider", "ollama", "hi"]).await;
     assert_eq!(no_model.status.code(), Some(2));
-    insta::assert_snapshot!(text(&no_model.stderr), @"jig: --provider openai-compatible needs --model (the id of a model the server has loaded)");
+    insta::assert_snapshot!(text(&no_model.stderr), @"jig: --provider ollama needs --model (the id of a model the server has loaded)");
+    let no_url =
+        output_of(setup.bare_command(&["--provider", "openai-compatible", "--model", "m", "hi"]))
+            .await;
+    assert_eq!(no_url.status.code(), Some(2));
+    insta::assert_snapshot!(text(&no_url.stderr), @"jig: --provider openai-compatible needs --base-url (e.g. http://localhost:8080/v1)");
     let key = tokio::task::spawn_blocking(|| {
         // Without --base-url: the hosted API needs its key.
         let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
-        command.args(["run", "--no-session", "--provider", "anthropic", "hi"]);
+        command
+            .args(["run", "--no-session", "--provider", "anthropic", "hi"])
+            .env("XDG_CONFIG_HOME", "/nonexistent-jig-test-config");
         for (name, _) in std::env::vars() {
             if name.ends_with("_API_KEY") {
                 command.env_remove(name);
@@ -511,26 +592,27 @@ async fn ctrl_c_during_bash_kills_its_processes_and_leaves_a_well_formed_session
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_id_is_created_when_missing_and_found_again_by_prefix() {
+async fn an_unknown_session_id_is_an_error_and_an_id_prefix_resumes() {
     let setup = Setup::new(vec![
         reply(ScriptedReply::text("one")),
         reply(ScriptedReply::text("two")),
     ])
     .await;
-    let first = setup
+    let typo = setup
         .run(&["--model", "m", "--session", "feature-42", "start"])
         .await;
+    assert_eq!(typo.status.code(), Some(2));
+    insta::assert_snapshot!(text(&typo.stderr), @"jig: --session feature-42: no session has this id or id prefix (`jig sessions` lists this directory's sessions; to start a new session in a file, pass a path such as ./feature-42.jsonl)");
+    assert!(setup.session_files().is_empty());
+    assert!(setup.server.requests().is_empty());
+
+    let first = setup.run(&["--model", "m", "start"]).await;
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     let files = setup.session_files();
     assert_eq!(files.len(), 1);
-    assert!(
-        files[0].to_str().unwrap().ends_with("_feature-42.jsonl"),
-        "{}",
-        files[0].display()
-    );
-    assert_eq!(Session::open(&files[0]).unwrap().id(), "feature-42");
+    let id = Session::open(&files[0]).unwrap().id().to_owned();
 
-    let second = setup.run(&["--session", "feature-4", "go on"]).await;
+    let second = setup.run(&["--session", &id[..8], "go on"]).await;
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     assert_eq!(setup.session_files(), files);
     assert_eq!(Session::open(&files[0]).unwrap().messages().len(), 4);
@@ -550,4 +632,462 @@ fn run_help() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
     insta::assert_snapshot!("help_run", text(&output.stdout));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configured_time() {
+    // Accepts connections, reads the request, and never writes a byte.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .args(["run", "--no-session", "--base-url"])
+        .arg(format!("http://{address}/v1"))
+        .args(["--model", "m", "--idle-timeout", "1.5", "hi"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("XDG_CONFIG_HOME", "/nonexistent-jig-test-config")
+        .stdin(Stdio::null());
+    let (output, elapsed) = tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        let output = command.output().unwrap();
+        (output, start.elapsed())
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: openai at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
+        )
+    );
+    assert!(
+        elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_secs(6),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_stalls_midway_ends_with_a_timeout() {
+    let mut body = openai_sse(&match ScriptedReply::text("never finished") {
+        ScriptedReply::Message(message) => message,
+        other => panic!("{other:?}"),
+    });
+    // The first event arrives, then the server stalls for a minute.
+    body.insert_str(
+        0,
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n",
+    );
+    let stalled = ReplayResponse::sse(body).with_line_delay(Duration::from_mins(1));
+    let setup = Setup::new(vec![stalled]).await;
+    let start = Instant::now();
+    let output = setup
+        .run(&["--model", "m", "--idle-timeout", "1", "--no-session", "hi"])
+        .await;
+    let elapsed = start.elapsed();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("sent nothing for 1 s (--idle-timeout)"),
+        "{stderr}"
+    );
+    assert!(elapsed < Duration::from_secs(6), "{elapsed:?}");
+    assert_eq!(setup.server.requests().len(), 1, "a timeout is not retried");
+}
+
+const ANTHROPIC_TEXT: &str = include_str!("../../../jig-llm/tests/fixtures/anthropic/text.sse");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn base_url_variables_are_honoured_and_base_url_never_switches_the_provider() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("from openai")),
+        ReplayResponse::sse(ANTHROPIC_TEXT),
+        ReplayResponse::sse(ANTHROPIC_TEXT),
+    ])
+    .await;
+    let url = setup.server.url();
+
+    // OPENAI_BASE_URL: the default provider (openai) goes there; no key is needed off api.openai.com.
+    let mut openai = setup.bare_command(&["--no-session", "--model", "m", "hi"]);
+    openai.env("OPENAI_BASE_URL", format!("{url}/v1"));
+    let openai = output_of(openai).await;
+    assert_eq!(
+        text(&openai.stdout),
+        "from openai\n",
+        "{}",
+        text(&openai.stderr)
+    );
+    assert_eq!(setup.server.requests()[0].path, "/v1/chat/completions");
+
+    // ANTHROPIC_API_KEY alone selects anthropic, and --base-url keeps it.
+    let mut anthropic = setup.bare_command(&["--no-session", "--base-url", &url, "hi"]);
+    anthropic.env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let anthropic = output_of(anthropic).await;
+    assert_eq!(
+        text(&anthropic.stdout),
+        "Hello, world — ✓\n",
+        "{}",
+        text(&anthropic.stderr)
+    );
+    let request = &setup.server.requests()[1];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(request.json()["model"], "claude-sonnet-4-5");
+
+    // ANTHROPIC_BASE_URL.
+    let mut variable = setup.bare_command(&["--no-session", "--provider", "anthropic", "hi"]);
+    variable
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let variable = output_of(variable).await;
+    assert_eq!(
+        variable.status.code(),
+        Some(0),
+        "{}",
+        text(&variable.stderr)
+    );
+    assert_eq!(setup.server.requests()[2].path, "/v1/messages");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_restores_the_provider_model_and_base_url() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("one")),
+        reply(ScriptedReply::text("two")),
+    ])
+    .await;
+    let first = setup
+        .run(&[
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "local-7b",
+            "start",
+        ])
+        .await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let file = setup.session_files().pop().unwrap();
+    let session = Session::open(&file).unwrap();
+    assert_eq!(
+        session.model(),
+        Some(("openai-compatible".into(), "local-7b".into()))
+    );
+    assert_eq!(
+        session.base_url(),
+        Some(format!("{}/v1", setup.server.url()))
+    );
+
+    // Neither --base-url nor --model nor a key: all of it comes from the session.
+    let second = output_of(setup.bare_command(&["--continue", "go on"])).await;
+    assert_eq!(text(&second.stdout), "two\n", "{}", text(&second.stderr));
+    let request = &setup.server.requests()[1];
+    assert_eq!(request.json()["model"], "local-7b");
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(setup.session_files(), vec![file]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_listed_and_a_failed_run_does_not_become_the_latest() {
+    let unauthorized = || ReplayResponse::status(401, r#"{"error":{"message":"Invalid API key"}}"#);
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("first")),
+        unauthorized(),
+        reply(ScriptedReply::text("second")),
+        unauthorized(),
+        reply(ScriptedReply::text("continued")),
+    ])
+    .await;
+    let list = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .arg("sessions")
+            .current_dir(&setup.ws)
+            .env("XDG_DATA_HOME", &setup.data);
+        command.output().unwrap()
+    };
+    let empty = list();
+    assert_eq!(empty.status.code(), Some(0));
+    assert_eq!(text(&empty.stdout), "");
+    assert_eq!(
+        text(&empty.stderr),
+        format!("jig: no sessions for {}\n", setup.ws.display())
+    );
+
+    let a = setup
+        .run(&["--model", "m", "fix the parser\nin src/parse.rs"])
+        .await;
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a.stderr));
+    let a_file = setup.session_files().pop().unwrap();
+    let a_id = Session::open(&a_file).unwrap().id().to_owned();
+    // A new session whose first request fails leaves no file.
+    let failed = setup.run(&["--model", "m", "doomed"]).await;
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(setup.session_files(), vec![a_file.clone()]);
+
+    std::thread::sleep(Duration::from_millis(50));
+    let b = setup.run(&["--model", "m", "write the docs"]).await;
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    let b_file = setup
+        .session_files()
+        .into_iter()
+        .find(|f| *f != a_file)
+        .unwrap();
+    let b_id = Session::open(&b_file).unwrap().id().to_owned();
+    // Resuming the older session and failing keeps `b` the latest.
+    std::thread::sleep(Duration::from_millis(50));
+    let resumed = setup.run(&["--session", &a_id, "more"]).await;
+    assert_eq!(resumed.status.code(), Some(1));
+    assert_eq!(Session::open(&a_file).unwrap().messages().len(), 4);
+
+    let listed = list();
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    let lines: Vec<String> = text(&listed.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("ID "), "{}", lines[0]);
+    assert!(
+        lines[0].ends_with("CREATED               TURNS  FIRST PROMPT"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with(&b_id), "{}", lines[1]);
+    assert!(lines[1].ends_with("    1  write the docs"), "{}", lines[1]);
+    assert!(lines[2].starts_with(&a_id), "{}", lines[2]);
+    assert!(lines[2].ends_with("    2  fix the parser…"), "{}", lines[2]);
+
+    let continued = setup.run(&["--continue", "go on"]).await;
+    assert_eq!(text(&continued.stdout), "continued\n");
+    assert_eq!(Session::open(&b_file).unwrap().messages().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_prints_tool_calls_and_retries_and_json_mode_reports_retries_and_a_summary() {
+    let overloaded = || {
+        ReplayResponse::status(503, r#"{"error":{"message":"Overloaded"}}"#)
+            .with_header("Retry-After", "0")
+    };
+    let read_call = || {
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "a.txt"}),
+        ))
+    };
+    let setup = Setup::new(vec![
+        overloaded(),
+        read_call(),
+        reply(ScriptedReply::text("done")),
+        reply(ScriptedReply::text("quiet")),
+        overloaded(),
+        read_call(),
+        reply(ScriptedReply::text("done again")),
+    ])
+    .await;
+    fs::write(setup.ws.join("a.txt"), "a\n").unwrap();
+    let verbose = setup
+        .run(&["--model", "m", "--no-session", "--verbose", "read a.txt"])
+        .await;
+    assert_eq!(text(&verbose.stdout), "done\n");
+    assert_eq!(
+        text(&verbose.stderr),
+        "jig: retrying in 0.0 s (retry 1 of 3): HTTP 503: Overloaded\njig: read a.txt\n"
+    );
+    // Without --verbose and with stderr not a terminal: nothing but the reply.
+    let quiet = setup.run(&["--model", "m", "--no-session", "hi"]).await;
+    assert_eq!(text(&quiet.stderr), "");
+    assert_eq!(text(&quiet.stdout), "quiet\n");
+
+    let json_run = setup
+        .run(&[
+            "--model",
+            "m",
+            "--no-session",
+            "--mode",
+            "json",
+            "read a.txt",
+        ])
+        .await;
+    assert_eq!(
+        json_run.status.code(),
+        Some(0),
+        "{}",
+        text(&json_run.stderr)
+    );
+    assert_eq!(text(&json_run.stderr), "");
+    let events: Vec<Value> = text(&json_run.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let retries: Vec<&Value> = events.iter().filter(|e| e["type"] == "retry").collect();
+    assert_eq!(
+        retries,
+        vec![
+            &json!({"type": "retry", "attempt": 1, "maxRetries": 3, "delayMs": 0, "reason": "HTTP 503: Overloaded"})
+        ]
+    );
+    let mut end = events.last().unwrap().clone();
+    assert!(end["durationMs"].as_u64().is_some(), "{end}");
+    end["durationMs"] = json!(0);
+    assert_eq!(
+        end,
+        json!({
+            "type": "agent_end",
+            "end": {"reason": "completed"},
+            "finalText": "done again",
+            "turns": 2,
+            "usage": [{"provider": "openai", "model": "m", "input": 20, "output": 10, "cacheRead": 0, "cacheWrite": 0}],
+            "durationMs": 0
+        })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_settings_file_chooses_provider_model_base_url_and_thinking() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("configured")),
+        reply(ScriptedReply::text("flag wins")),
+    ])
+    .await;
+    let settings_dir = setup.data.with_file_name("config").join("jig");
+    fs::create_dir_all(&settings_dir).unwrap();
+    let settings = json!({
+        "provider": "openai-compatible",
+        "model": "from-settings",
+        "baseUrl": format!("{}/v1", setup.server.url()),
+        "thinking": "low",
+    });
+    fs::write(settings_dir.join("settings.json"), settings.to_string()).unwrap();
+    // Project settings wait for project trust: this file must have no effect.
+    fs::create_dir_all(setup.ws.join(".jig")).unwrap();
+    fs::write(
+        setup.ws.join(".jig/settings.json"),
+        r#"{"model": "from-the-project", "baseUrl": "http://attacker.invalid/v1"}"#,
+    )
+    .unwrap();
+
+    let configured = output_of(setup.bare_command(&["--no-session", "hi"])).await;
+    assert_eq!(
+        text(&configured.stdout),
+        "configured\n",
+        "{}",
+        text(&configured.stderr)
+    );
+    let body = setup.server.requests()[0].json();
+    assert_eq!(body["model"], "from-settings");
+    assert_eq!(body["reasoning_effort"], "low");
+
+    let flags = output_of(setup.bare_command(&[
+        "--no-session",
+        "--model",
+        "flagged",
+        "--thinking",
+        "off",
+        "hi",
+    ]))
+    .await;
+    assert_eq!(
+        text(&flags.stdout),
+        "flag wins\n",
+        "{}",
+        text(&flags.stderr)
+    );
+    let body = setup.server.requests()[1].json();
+    assert_eq!(body["model"], "flagged");
+    assert_eq!(body.get("reasoning_effort"), None);
+
+    fs::write(settings_dir.join("settings.json"), r#"{"modle": "typo"}"#).unwrap();
+    let typo = output_of(setup.bare_command(&["--no-session", "hi"])).await;
+    assert_eq!(typo.status.code(), Some(2));
+    let stderr = text(&typo.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "jig: the settings file {} is not valid: unknown field `modle`",
+            settings_dir.join("settings.json").display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(setup.server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_from_other_agent_clis_work() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("one")),
+        reply(ScriptedReply::text("two")),
+    ])
+    .await;
+    let first = setup
+        .run(&["-m", "short-flag", "--output-format", "json", "start"])
+        .await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(text(&first.stdout).lines().all(|l| l.starts_with('{')));
+    assert_eq!(setup.server.requests()[0].json()["model"], "short-flag");
+    let file = setup.session_files().pop().unwrap();
+    let id = Session::open(&file).unwrap().id().to_owned();
+    let resumed = setup.run(&["--resume", &id, "go on"]).await;
+    assert_eq!(text(&resumed.stdout), "two\n", "{}", text(&resumed.stderr));
+    assert_eq!(Session::open(&file).unwrap().messages().len(), 4);
+}
+
+/// Runs `jig run <args>` in `dir` with stdin, stdout and stderr on a pseudo-terminal (through
+/// util-linux `script`); returns the terminal's output, the exit code and the elapsed time.
+fn run_on_a_terminal(dir: &Path, data: &Path, args: &str) -> (String, Option<i32>, Duration) {
+    let jig = env!("CARGO_BIN_EXE_jig");
+    let start = Instant::now();
+    let output = Command::new("script")
+        .args(["-qec", &format!("'{jig}' run {args}"), "/dev/null"])
+        .current_dir(dir)
+        .env("XDG_DATA_HOME", data)
+        .env("XDG_CONFIG_HOME", "/nonexistent-jig-test-config")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| panic!("util-linux `script` (runs a pseudo-terminal): {error}"));
+    (text(&output.stdout), output.status.code(), start.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_stdin_is_never_read_and_progress_is_shown() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "a.txt"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    fs::write(setup.ws.join("a.txt"), "a\n").unwrap();
+    let (ws, data) = (setup.ws.clone(), setup.data.clone());
+    let (output, code, elapsed) =
+        tokio::task::spawn_blocking(move || run_on_a_terminal(&ws, &data, "--no-session"))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(2), "{output}");
+    assert!(
+        output.starts_with("jig: no prompt: pass it as an argument"),
+        "{output}"
+    );
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+
+    let args = format!(
+        "--no-session --base-url {}/v1 -m m 'read a.txt'",
+        setup.server.url()
+    );
+    let (ws, data) = (setup.ws.clone(), setup.data.clone());
+    let (output, code, _) =
+        tokio::task::spawn_blocking(move || run_on_a_terminal(&ws, &data, &args))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(output.replace("\r\n", "\n"), "jig: read a.txt\ndone\n");
 }

@@ -66,6 +66,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         }],
         thinking: ThinkingLevel::Off,
         max_output_tokens: None,
+        on_retry: None,
     }
 }
 

@@ -102,4 +102,10 @@ async fn an_unreachable_server_is_a_transport_error() {
             .starts_with("could not reach ollama at http://127.0.0.1:"),
         "{error}"
     );
+    // The cause is named, not only reqwest's "error sending request".
+    assert!(
+        error.to_string().contains("(gave up after 2 retries): ")
+            && error.to_string().contains("refused"),
+        "{error}"
+    );
 }
