@@ -1079,7 +1079,8 @@ mod tests {
         }
     }
 
-    // Issue 18, case 1: newText loses only prefixes of oldText's kind and numbering.
+    // Replayed edits once lost `57:` from `57:lexopt = "0.3.0"`: newText loses only prefixes of
+    // oldText's kind and numbering.
     #[test]
     fn line_numbers_leave_unnumbered_new_text_alone() {
         let (tier, out) = unique(
@@ -1217,7 +1218,7 @@ mod tests {
         );
     }
 
-    // Issue 18, case 2.
+    // The matched block's trailing whitespace once stayed after newText.
     #[test]
     fn trailing_whitespace_match_takes_the_whole_last_line() {
         let (tier, out) = unique("a  \nb  \nc\n", "a\nb", "A  \nb  ");
@@ -1227,7 +1228,7 @@ mod tests {
         assert_eq!(out, "X\nc\n");
     }
 
-    // Issue 18, case 3: a single indentation level in oldText still fixes the unit.
+    // Tabs and spaces were once mixed: a single indentation level in oldText still fixes the unit.
     #[test]
     fn indentation_converts_deeper_lines_without_mixing() {
         let view = "func f() {\n\tx := 1\n\ty := 2\n}\n";
@@ -1261,7 +1262,7 @@ mod tests {
         );
     }
 
-    // Issue 18, case 4.
+    // Whitespace-only newText lines were once left unconverted.
     #[test]
     fn indentation_converts_whitespace_only_lines() {
         let (_, out) = unique(
@@ -1272,7 +1273,7 @@ mod tests {
         assert_eq!(out, "a\n\tif x {\n\t\ty()\n\t\t\n\n\t\tz()\n\t}\n");
     }
 
-    // Issue 18, case 5.
+    // newText already in the file's style, and column 0, were once refused.
     #[test]
     fn indentation_accepts_the_files_style_and_column_zero() {
         let view = "a\n\tif x {\n\t\ty()\n\t}\n";
