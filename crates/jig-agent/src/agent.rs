@@ -244,10 +244,7 @@ impl Agent {
         self.push(prompt, observer);
         let mut turns = 0u32;
         let end = loop {
-            if let Some(compaction) = self.config.compaction
-                && self
-                    .last_input_tokens
-                    .is_some_and(|tokens| tokens >= compaction.limit())
+            if self.needs_compaction()
                 && let Err(message) = self
                     .compact(CompactionReason::Threshold, cancel, observer)
                     .await
@@ -390,6 +387,21 @@ impl Agent {
             usage: reply.usage,
         });
         Ok(())
+    }
+
+    /// True when the last reply's input tokens reached the threshold and there are turns older
+    /// than the kept ones. A conversation with nothing older goes on as it is: the provider's
+    /// overflow error, if it comes, is the one to report.
+    fn needs_compaction(&self) -> bool {
+        self.config.compaction.is_some_and(|compaction| {
+            self.last_input_tokens
+                .is_some_and(|tokens| tokens >= compaction.limit())
+                && cut_point(
+                    &self.messages[self.context_start..],
+                    compaction.keep_recent_turns,
+                )
+                .is_some()
+        })
     }
 
     fn compaction_failed(message: &str, cancel: &CancellationToken) -> RunEnd {

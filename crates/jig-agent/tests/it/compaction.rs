@@ -357,3 +357,27 @@ fn known_models_have_windows_and_overflow_messages_are_recognised() {
     ));
     assert_eq!(CompactionConfig::for_window(10_000).limit(), 8_000);
 }
+
+#[tokio::test]
+async fn a_first_turn_over_the_threshold_goes_on_without_compacting() {
+    let provider = Arc::new(ScriptedProvider::new([
+        with_input(
+            ScriptedReply::tool_call("a", "echo", json!({"text": "x"})),
+            950,
+        ),
+        ScriptedReply::text("done"),
+    ]));
+    let recorder = Recorder::shared();
+    let observer: Arc<dyn AgentObserver> = recorder.clone();
+    let mut agent = Agent::new(config(provider.clone(), 1_000));
+    let outcome = agent
+        .run(
+            Message::user_text("go"),
+            &CancellationToken::new(),
+            &observer,
+        )
+        .await;
+    assert_eq!(outcome.end, RunEnd::Completed);
+    assert_eq!(provider.requests().len(), 2);
+    assert!(!recorder.kinds().iter().any(|kind| kind == "compaction"));
+}
