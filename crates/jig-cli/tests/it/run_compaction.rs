@@ -315,3 +315,77 @@ async fn compact_needs_a_resumed_session() {
         "jig: --compact compacts a resumed session: add --continue or --session\n"
     );
 }
+
+const ANTHROPIC_TEXT: &str = include_str!("../../../jig-llm/tests/fixtures/anthropic/text.sse");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_prompt_is_too_long_error_is_recovered_on_a_resumed_session() {
+    let setup = Setup::new(vec![
+        ReplayResponse::sse(ANTHROPIC_TEXT),
+        ReplayResponse::status(
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 212345 tokens > 200000 maximum"}}"#,
+        ),
+        ReplayResponse::sse(ANTHROPIC_TEXT),
+        ReplayResponse::sse(ANTHROPIC_TEXT),
+    ])
+    .await;
+    let url = setup.server.url();
+    let anthropic = |prompt: &'static str, resume: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .arg("run")
+            .args([
+                "--provider",
+                "anthropic",
+                "--base-url",
+                &url,
+                "--tools",
+                "read",
+            ])
+            .args(if resume { &["--continue"][..] } else { &[][..] })
+            .arg(prompt)
+            .current_dir(&setup.ws)
+            .env("XDG_DATA_HOME", &setup.data)
+            .env("XDG_CONFIG_HOME", setup.data.with_file_name("config"))
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .stdin(Stdio::null());
+        command
+    };
+    let mut first = anthropic("first", false);
+    let first = tokio::task::spawn_blocking(move || first.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0));
+    let mut second = anthropic("second", true);
+    let second = tokio::task::spawn_blocking(move || second.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout),
+        "Hello, world — ✓\n"
+    );
+    let bodies = setup.bodies();
+    assert_eq!(bodies.len(), 4);
+    assert_eq!(
+        bodies[2]["system"]
+            .as_str()
+            .map(|s| s == SUMMARY_INSTRUCTION),
+        Some(true)
+    );
+    // The retry: the summary, then the new prompt.
+    let retry = bodies[3]["messages"].as_array().unwrap();
+    assert_eq!(retry.len(), 2, "{retry:?}");
+    assert!(retry[0].to_string().contains("Hello, world"));
+    assert!(retry[1].to_string().contains("second"));
+    let lines = setup.session_lines();
+    let compaction = lines.iter().find(|l| l["type"] == "compaction").unwrap();
+    assert_eq!(compaction["reason"], "overflow");
+}
