@@ -15,7 +15,9 @@ use crate::compaction::CompactionReason;
 /// `tool_execution_end` (completion order when calls run concurrently), the tool results'
 /// `message_start`/`message_end` (call order), `turn_end`; finally `agent_end`. A `retry` comes
 /// before each repeated model request; a `compaction` comes before the `turn_start` of the
-/// request it shortens (or, after a context-overflow error, before the request is sent again).
+/// request it shortens. After a context-overflow error the refused reply's `message_start` has no
+/// `message_end` (the reply is not part of the conversation): `compaction` follows, then the
+/// `message_start` of the request sent again.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
