@@ -107,8 +107,8 @@ pub(crate) struct RunArgs {
     /// Stop after this many model requests.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_turns: Option<u32>,
-    /// The model's context window in tokens [default: jig's table of known models, else
-    /// 128000].
+    /// The model's context window in tokens [default: the settings file's, else jig's table of
+    /// known models, else 128000].
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1000..))]
     context_window: Option<u64>,
     /// Compact the conversation (summarise its older turns with the model) when a request's
@@ -323,7 +323,7 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     config.max_turns = args.max_turns;
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
-    config.compaction = Some(compaction_config(&args, &config.model));
+    config.compaction = Some(compaction_config(&args, &settings, &config.model));
 
     let resumed_file = modification_time(&session);
     let (summary, history) = session.context();
@@ -377,11 +377,20 @@ async fn compact_and_run(
     )
 }
 
-/// The context window: `--context-window`, else the table of known models, else the default.
-fn compaction_config(args: &RunArgs, model: &str) -> CompactionConfig {
+/// The context window: `--context-window`, else the settings file's (when its model is the one
+/// in use, or it names none), else the table of known models, else the default.
+fn compaction_config(
+    args: &RunArgs,
+    settings: &settings::Settings,
+    model: &str,
+) -> CompactionConfig {
+    let from_settings = settings
+        .context_window
+        .filter(|_| settings.model.as_deref().is_none_or(|own| own == model));
     CompactionConfig {
         context_window: args
             .context_window
+            .or(from_settings)
             .or_else(|| compaction::context_window(model))
             .unwrap_or(compaction::DEFAULT_CONTEXT_WINDOW),
         threshold: args.compact_threshold,

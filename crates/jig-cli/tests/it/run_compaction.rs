@@ -389,3 +389,44 @@ async fn an_anthropic_prompt_is_too_long_error_is_recovered_on_a_resumed_session
     let compaction = lines.iter().find(|l| l["type"] == "compaction").unwrap();
     assert_eq!(compaction["reason"], "overflow");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_file_gives_the_context_window_of_its_model() {
+    let script = |summary: bool| {
+        let mut responses = Vec::new();
+        for turn in 0..5 {
+            responses.push(reply(
+                ScriptedReply::tool_call(&format!("c{turn}"), "read", json!({"path": "a.txt"})),
+                100,
+            ));
+        }
+        responses.push(reply(
+            ScriptedReply::tool_call("big", "read", json!({"path": "a.txt"})),
+            9_000,
+        ));
+        if summary {
+            responses.push(reply(ScriptedReply::text("SETTINGS SUMMARY"), 50));
+        }
+        responses.push(reply(ScriptedReply::text("done"), 100));
+        responses
+    };
+    for (settings, compacts) in [
+        (json!({"contextWindow": 10_000}), true),
+        (json!({"model": "m", "contextWindow": 10_000}), true),
+        (json!({"model": "other", "contextWindow": 10_000}), false),
+    ] {
+        let setup = Setup::new(script(compacts)).await;
+        let config = setup.data.with_file_name("config").join("jig");
+        fs::create_dir_all(&config).unwrap();
+        fs::write(config.join("settings.json"), settings.to_string()).unwrap();
+        let output = setup.run(&["--mode", "json", "go"]).await;
+        assert_eq!(output.status.code(), Some(0), "{settings}");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(
+            stdout.contains(r#""type":"compaction""#),
+            compacts,
+            "{settings}"
+        );
+        assert_eq!(setup.bodies().len(), if compacts { 8 } else { 7 });
+    }
+}
