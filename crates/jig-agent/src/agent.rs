@@ -159,6 +159,8 @@ pub struct Agent {
     context_start: usize,
     /// Input tokens of the last reply, as the provider reported them.
     last_input_tokens: Option<u64>,
+    /// Summarisation replies not yet counted in a run's usage.
+    summary_replies: Vec<Message>,
 }
 
 impl Agent {
@@ -177,6 +179,7 @@ impl Agent {
             summary: None,
             context_start: 0,
             last_input_tokens,
+            summary_replies: Vec::new(),
         }
     }
 
@@ -189,6 +192,7 @@ impl Agent {
             summary: Some(summary),
             context_start: 0,
             last_input_tokens: None,
+            summary_replies: Vec::new(),
         }
     }
 
@@ -316,6 +320,9 @@ impl Agent {
             }
         };
         let new_messages = self.messages[start..].to_vec();
+        // Summarisation requests (including a compaction just before the run) count too.
+        let mut counted = new_messages.clone();
+        counted.append(&mut self.summary_replies);
         observer.on_event(&AgentEvent::AgentEnd {
             end: end.clone(),
             final_text: new_messages
@@ -324,7 +331,7 @@ impl Agent {
                 .find_map(Message::as_assistant)
                 .map(AssistantMessage::text),
             turns,
-            usage: usage_by_model(&new_messages),
+            usage: usage_by_model(&counted),
             duration_ms: u64::try_from(started_at.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         RunOutcome {
@@ -375,6 +382,7 @@ impl Agent {
             return Err("the summarisation reply had no text".to_owned());
         }
         let tokens_before = self.last_input_tokens;
+        self.summary_replies.push(Message::Assistant(reply.clone()));
         self.summary = Some(summary.clone());
         self.context_start += cut;
         self.last_input_tokens = None;

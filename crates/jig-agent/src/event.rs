@@ -115,7 +115,8 @@ pub enum AgentEvent {
         final_text: Option<String>,
         /// Model requests made.
         turns: u32,
-        /// Tokens used, per provider and model, in order of first use.
+        /// Tokens used, per provider and model, in order of first use (summarisation requests
+        /// of compactions included).
         usage: Vec<ModelUsage>,
         /// Wall time of the run in milliseconds.
         duration_ms: u64,

@@ -227,6 +227,16 @@ async fn a_context_overflow_error_compacts_once_and_sends_the_request_again() {
         })
         .collect();
     assert_eq!(reasons, vec![CompactionReason::Overflow]);
+    // 6 calls, the summary and the final reply, 10 input and 5 output tokens each.
+    let usage = recorder
+        .events()
+        .into_iter()
+        .find_map(|event| match event {
+            AgentEvent::AgentEnd { usage, .. } => Some(usage),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!((usage[0].input, usage[0].output), (80, 40));
 }
 
 #[tokio::test]
