@@ -352,19 +352,21 @@ impl Agent {
         cancel: &CancellationToken,
         observer: &Arc<dyn AgentObserver>,
     ) -> Result<(), String> {
-        let keep = self
-            .config
-            .compaction
-            .map_or(CompactionConfig::DEFAULT_KEEP_RECENT_TURNS, |c| {
-                c.keep_recent_turns
-            });
+        let settings = self.config.compaction.unwrap_or_else(|| {
+            CompactionConfig::for_window(crate::compaction::DEFAULT_CONTEXT_WINDOW)
+        });
+        let keep = settings.keep_recent_turns;
         let recent = &self.messages[self.context_start..];
         let Some(cut) = cut_point(recent, keep) else {
             return Err(format!(
                 "nothing to compact: the conversation has no turns older than the {keep} kept verbatim"
             ));
         };
-        let text = transcript(self.summary.as_deref(), &recent[..cut]);
+        let text = transcript(
+            self.summary.as_deref(),
+            &recent[..cut],
+            settings.max_transcript_chars(),
+        );
         let request = ModelRequest {
             model: self.config.model.clone(),
             system_prompt: SUMMARY_INSTRUCTION.to_owned(),

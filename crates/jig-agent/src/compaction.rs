@@ -83,6 +83,12 @@ impl CompactionConfig {
         }
     }
 
+    /// The most characters of conversation sent in one summarisation request: about half the
+    /// window, at four characters per token.
+    pub fn max_transcript_chars(&self) -> usize {
+        usize::try_from(self.context_window.saturating_mul(2)).unwrap_or(usize::MAX)
+    }
+
     /// The input-token count at which the conversation is compacted.
     pub fn limit(&self) -> u64 {
         #[expect(
@@ -173,14 +179,33 @@ pub fn summary_message(summary: &str) -> Message {
 }
 
 /// `messages` as a plain-text transcript for the summarisation request (long texts cut), after
-/// the previous summary when there is one.
-pub fn transcript(previous_summary: Option<&str>, messages: &[Message]) -> String {
-    let mut out = String::new();
-    if let Some(summary) = previous_summary {
-        out.push_str("[summary of the conversation before this]\n");
-        out.push_str(summary);
-        out.push_str("\n\n");
+/// the previous summary when there is one. When the messages' text is longer than `max_chars`,
+/// its oldest part is left out (marked), so the request fits the window.
+pub fn transcript(
+    previous_summary: Option<&str>,
+    messages: &[Message],
+    max_chars: usize,
+) -> String {
+    let body = messages_text(messages);
+    let length = body.chars().count();
+    let body = if length > max_chars {
+        let tail: String = body.chars().skip(length - max_chars).collect();
+        format!(
+            "[… the oldest part of the conversation was left out to fit the context window]\n{tail}"
+        )
+    } else {
+        body
+    };
+    match previous_summary {
+        Some(summary) => {
+            format!("[summary of the conversation before this]\n{summary}\n\n{body}")
+        }
+        None => body,
     }
+}
+
+fn messages_text(messages: &[Message]) -> String {
+    let mut out = String::new();
     for message in messages {
         match message {
             Message::User(user) => {

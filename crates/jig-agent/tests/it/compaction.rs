@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use jig_agent::compaction::{
     CompactionConfig, CompactionReason, SUMMARY_INSTRUCTION, context_window, cut_point,
-    is_context_overflow,
+    is_context_overflow, transcript,
 };
 use jig_agent::{Agent, AgentConfig, AgentEvent, AgentObserver, RunEnd};
 use jig_env::MemoryEnv;
@@ -345,6 +345,24 @@ fn cuts_fall_only_before_user_messages_and_replies() {
     assert_eq!(cut_point(&messages[..1], 1), None);
     // Fewer replies than asked to keep: only the latest exchange is kept.
     assert_eq!(cut_point(&messages, 4), Some(5));
+}
+
+#[test]
+fn a_transcript_longer_than_allowed_leaves_out_its_oldest_part_but_keeps_the_summary() {
+    let messages: Vec<Message> = (0..50)
+        .map(|i| Message::user_text(format!("message number {i:02}")))
+        .collect();
+    let whole = transcript(Some("EARLIER"), &messages, usize::MAX);
+    assert!(whole.contains("message number 00") && whole.contains("message number 49"));
+    let short = transcript(Some("EARLIER"), &messages, 200);
+    assert!(
+        short.starts_with(
+            "[summary of the conversation before this]\nEARLIER\n\n[… the oldest part"
+        )
+    );
+    assert!(short.contains("message number 49"));
+    assert!(!short.contains("message number 00"));
+    assert!(short.chars().count() < 400);
 }
 
 #[test]
