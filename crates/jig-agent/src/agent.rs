@@ -10,6 +10,10 @@ use jig_tool::{ToolContext, ToolRegistry};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use crate::compaction::{
+    CompactionConfig, CompactionReason, SUMMARY_INSTRUCTION, cut_point, is_context_overflow,
+    summary_message, transcript,
+};
 use crate::event::{AgentEvent, AgentObserver, usage_by_model};
 use crate::execute::execute_calls;
 use crate::hooks::{NoHooks, ToolHooks};
@@ -42,6 +46,9 @@ pub struct AgentConfig {
     /// How often a reply whose stream failed before any content (an overloaded or rate-limited
     /// server, a broken connection) is requested again, and how long to wait in between.
     pub stream_retry: RetryPolicy,
+    /// When the conversation is compacted; `None` never compacts (an overflow error then ends
+    /// the run).
+    pub compaction: Option<CompactionConfig>,
 }
 
 impl AgentConfig {
@@ -64,6 +71,7 @@ impl AgentConfig {
             thinking: ThinkingLevel::Off,
             max_output_tokens: None,
             stream_retry: RetryPolicy::default(),
+            compaction: None,
         }
     }
 
@@ -146,20 +154,68 @@ impl RunOutcome {
 pub struct Agent {
     config: AgentConfig,
     messages: Vec<Message>,
+    /// The summary the model is sent in place of `messages[..context_start]`.
+    summary: Option<String>,
+    context_start: usize,
+    /// Input tokens of the last reply, as the provider reported them.
+    last_input_tokens: Option<u64>,
+    /// Summarisation replies not yet counted in a run's usage.
+    summary_replies: Vec<Message>,
 }
 
 impl Agent {
     /// An agent with an empty conversation.
     pub fn new(config: AgentConfig) -> Self {
+        Self::with_messages(config, Vec::new())
+    }
+
+    /// An agent continuing `messages` (a resumed session). The input tokens of the last reply
+    /// count towards the compaction threshold.
+    pub fn with_messages(config: AgentConfig, messages: Vec<Message>) -> Self {
+        let last_input_tokens = last_reply_input(&messages);
         Self {
             config,
-            messages: Vec::new(),
+            messages,
+            summary: None,
+            context_start: 0,
+            last_input_tokens,
+            summary_replies: Vec::new(),
         }
     }
 
-    /// An agent continuing `messages` (a resumed session).
-    pub fn with_messages(config: AgentConfig, messages: Vec<Message>) -> Self {
-        Self { config, messages }
+    /// An agent continuing a compacted session: the model is sent `summary`, then `messages`.
+    /// The last reply's tokens were counted before the compaction, so they do not count.
+    pub fn with_summary(config: AgentConfig, summary: String, messages: Vec<Message>) -> Self {
+        Self {
+            config,
+            messages,
+            summary: Some(summary),
+            context_start: 0,
+            last_input_tokens: None,
+            summary_replies: Vec::new(),
+        }
+    }
+
+    /// The summary the model is sent in place of the older messages, after a compaction.
+    pub fn summary(&self) -> Option<&str> {
+        self.summary.as_deref()
+    }
+
+    /// What the model is sent as the conversation: the summary (after a compaction), then the
+    /// messages after it.
+    pub fn context(&self) -> Vec<Message> {
+        let mut context = Vec::new();
+        if let Some(summary) = &self.summary {
+            context.push(summary_message(summary));
+        }
+        context.extend_from_slice(&self.messages[self.context_start..]);
+        context
+    }
+
+    /// Input tokens of the last reply, as the provider reported them (uncached, cache reads and
+    /// cache writes); `None` before the first reply and right after a compaction.
+    pub fn last_input_tokens(&self) -> Option<u64> {
+        self.last_input_tokens
     }
 
     /// The conversation so far.
@@ -192,9 +248,38 @@ impl Agent {
         self.push(prompt, observer);
         let mut turns = 0u32;
         let end = loop {
+            if self.needs_compaction()
+                && let Err(message) = self
+                    .compact(CompactionReason::Threshold, cancel, observer)
+                    .await
+            {
+                break Self::compaction_failed(&message, cancel);
+            }
             observer.on_event(&AgentEvent::TurnStart { turn_index: turns });
-            let reply = self.stream_reply(cancel, observer).await;
+            let mut reply = self.stream_reply(cancel, observer).await;
+            if reply.stop_reason == StopReason::Error
+                && self.config.compaction.is_some()
+                && reply
+                    .error_message
+                    .as_deref()
+                    .is_some_and(is_context_overflow)
+            {
+                // One compaction and one retry: the failed reply is not part of the conversation.
+                tracing::warn!(error = ?reply.error_message, "context overflow; compacting");
+                if let Err(message) = self
+                    .compact(CompactionReason::Overflow, cancel, observer)
+                    .await
+                {
+                    let first = reply.error_message.take().unwrap_or_default();
+                    break Self::compaction_failed(&format!("{first}; {message}"), cancel);
+                }
+                reply = self.stream_reply(cancel, observer).await;
+            }
             turns += 1;
+            if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
+                let usage = &reply.usage;
+                self.last_input_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
+            }
             self.messages.push(Message::Assistant(reply.clone()));
             observer.on_event(&AgentEvent::MessageEnd {
                 message: Message::Assistant(reply.clone()),
@@ -235,6 +320,9 @@ impl Agent {
             }
         };
         let new_messages = self.messages[start..].to_vec();
+        // Summarisation requests (including a compaction just before the run) count too.
+        let mut counted = new_messages.clone();
+        counted.append(&mut self.summary_replies);
         observer.on_event(&AgentEvent::AgentEnd {
             end: end.clone(),
             final_text: new_messages
@@ -243,13 +331,96 @@ impl Agent {
                 .find_map(Message::as_assistant)
                 .map(AssistantMessage::text),
             turns,
-            usage: usage_by_model(&new_messages),
+            usage: usage_by_model(&counted),
             duration_ms: u64::try_from(started_at.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         RunOutcome {
             end,
             new_messages,
             turns,
+        }
+    }
+
+    /// Summarises the older part of the conversation with the model and sends the model the
+    /// summary and the recent turns from now on (see [`crate::compaction`]). Emits
+    /// [`AgentEvent::Compaction`]. Fails when there is nothing older than the kept turns to
+    /// summarise, the summarisation request fails, or the reply has no text; the conversation is
+    /// then unchanged.
+    pub async fn compact(
+        &mut self,
+        reason: CompactionReason,
+        cancel: &CancellationToken,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> Result<(), String> {
+        let settings = self.config.compaction.unwrap_or_else(|| {
+            CompactionConfig::for_window(crate::compaction::DEFAULT_CONTEXT_WINDOW)
+        });
+        let keep = settings.keep_recent_turns;
+        let recent = &self.messages[self.context_start..];
+        let Some(cut) = cut_point(recent, keep) else {
+            return Err(format!(
+                "nothing to compact: the conversation has no turns older than the {keep} kept verbatim"
+            ));
+        };
+        let text = transcript(
+            self.summary.as_deref(),
+            &recent[..cut],
+            settings.max_transcript_chars(),
+        );
+        let request = ModelRequest {
+            model: self.config.model.clone(),
+            system_prompt: SUMMARY_INSTRUCTION.to_owned(),
+            messages: vec![Message::user_text(format!(
+                "{text}\n---\nSummarise the conversation above, as instructed."
+            ))],
+            tools: Vec::new(),
+            thinking: ThinkingLevel::Off,
+            max_output_tokens: self.config.max_output_tokens,
+            on_retry: None,
+        };
+        let reply = collect_reply(&self.config, request, cancel).await?;
+        let summary = reply.text().trim().to_owned();
+        if summary.is_empty() {
+            return Err("the summarisation reply had no text".to_owned());
+        }
+        let tokens_before = self.last_input_tokens;
+        self.summary_replies.push(Message::Assistant(reply.clone()));
+        self.summary = Some(summary.clone());
+        self.context_start += cut;
+        self.last_input_tokens = None;
+        observer.on_event(&AgentEvent::Compaction {
+            reason,
+            summary,
+            tokens_before,
+            summarised_messages: self.context_start,
+            kept_messages: self.messages.len() - self.context_start,
+            usage: reply.usage,
+        });
+        Ok(())
+    }
+
+    /// True when the last reply's input tokens reached the threshold and there are turns older
+    /// than the kept ones. A conversation with nothing older goes on as it is: the provider's
+    /// overflow error, if it comes, is the one to report.
+    fn needs_compaction(&self) -> bool {
+        self.config.compaction.is_some_and(|compaction| {
+            self.last_input_tokens
+                .is_some_and(|tokens| tokens >= compaction.limit())
+                && cut_point(
+                    &self.messages[self.context_start..],
+                    compaction.keep_recent_turns,
+                )
+                .is_some()
+        })
+    }
+
+    fn compaction_failed(message: &str, cancel: &CancellationToken) -> RunEnd {
+        if cancel.is_cancelled() {
+            RunEnd::Aborted
+        } else {
+            RunEnd::Error {
+                message: format!("context compaction failed: {message}"),
+            }
         }
     }
 
@@ -283,7 +454,7 @@ impl Agent {
         ModelRequest {
             model: config.model.clone(),
             system_prompt: config.system_prompt.clone(),
-            messages: self.messages.clone(),
+            messages: self.context(),
             tools: config.tool_definitions(),
             thinking: config.thinking,
             max_output_tokens: config.max_output_tokens,
@@ -389,6 +560,48 @@ impl Agent {
         }
         builder.finish()
     }
+}
+
+/// Input tokens of the last successful reply in `messages`.
+fn last_reply_input(messages: &[Message]) -> Option<u64> {
+    messages
+        .iter()
+        .rev()
+        .filter_map(Message::as_assistant)
+        .find(|reply| !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted))
+        .map(|reply| reply.usage.input + reply.usage.cache_read + reply.usage.cache_write)
+}
+
+/// One whole reply to `request` (no tools, no events); errors as text.
+async fn collect_reply(
+    config: &AgentConfig,
+    request: ModelRequest,
+    cancel: &CancellationToken,
+) -> Result<AssistantMessage, String> {
+    let mut builder = MessageBuilder::new(config.provider.name(), &config.model);
+    let started = tokio::select! {
+        () = cancel.cancelled() => Err(LlmError::Aborted),
+        started = config.provider.stream(request, cancel.clone()) => started,
+    };
+    let mut stream = started.map_err(|error| error.to_string())?;
+    loop {
+        let item = tokio::select! {
+            () = cancel.cancelled() => return Err(LlmError::Aborted.to_string()),
+            item = stream.next() => item,
+        };
+        match item {
+            Some(Ok(event)) => builder.apply(&event),
+            Some(Err(error)) => return Err(error.to_string()),
+            None => break,
+        }
+    }
+    if !builder.is_stopped() {
+        return Err(format!(
+            "{} stream ended without a stop reason",
+            config.provider.name()
+        ));
+    }
+    Ok(builder.finish())
 }
 
 fn finish_failed(

@@ -1,9 +1,10 @@
 use jig_llm::{RetryNotice, StreamEvent};
-use jig_protocol::{AssistantMessage, Message, ToolResult, ToolResultMessage};
+use jig_protocol::{AssistantMessage, Message, ToolResult, ToolResultMessage, Usage};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::agent::RunEnd;
+use crate::compaction::CompactionReason;
 
 /// What happens during a run, in order, for observers (the JSON output mode, extensions, the
 /// MCP layer). Serialised as one JSON object with a snake_case `type` and camelCase fields.
@@ -13,7 +14,10 @@ use crate::agent::RunEnd;
 /// `message_end`, for each tool call `tool_execution_start`, `tool_execution_update`*,
 /// `tool_execution_end` (completion order when calls run concurrently), the tool results'
 /// `message_start`/`message_end` (call order), `turn_end`; finally `agent_end`. A `retry` comes
-/// before each repeated model request.
+/// before each repeated model request; a `compaction` comes before the `turn_start` of the
+/// request it shortens. After a context-overflow error the refused reply's `message_start` has no
+/// `message_end` (the reply is not part of the conversation): `compaction` follows, then the
+/// `message_start` of the request sent again.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -85,6 +89,23 @@ pub enum AgentEvent {
     },
     /// A failed model request is about to be sent again (after `delayMs`).
     Retry(RetryNotice),
+    /// The older part of the conversation was replaced by a summary for the model (before the
+    /// next model request).
+    #[serde(rename_all = "camelCase")]
+    Compaction {
+        /// Why.
+        reason: CompactionReason,
+        /// The summary the model is sent from now on.
+        summary: String,
+        /// Input tokens of the last request before the compaction (`None` when unknown).
+        tokens_before: Option<u64>,
+        /// Messages of the conversation the summary replaces (all before the kept ones).
+        summarised_messages: usize,
+        /// The most recent messages kept verbatim.
+        kept_messages: usize,
+        /// Tokens of the summarisation request.
+        usage: Usage,
+    },
     /// The run is over.
     #[serde(rename_all = "camelCase")]
     AgentEnd {
@@ -94,7 +115,8 @@ pub enum AgentEvent {
         final_text: Option<String>,
         /// Model requests made.
         turns: u32,
-        /// Tokens used, per provider and model, in order of first use.
+        /// Tokens used, per provider and model, in order of first use (summarisation requests
+        /// of compactions included).
         usage: Vec<ModelUsage>,
         /// Wall time of the run in milliseconds.
         duration_ms: u64,

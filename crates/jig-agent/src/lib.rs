@@ -12,12 +12,16 @@
 //!   output-token limit runs none of its calls. Cancelling the run cancels running tools, and
 //!   every call still gets its result.
 //! - [`AgentEvent`]s go to an [`AgentObserver`] (the JSON output mode, sessions, extensions).
+//! - [`compaction`]: when the last request nears the model's context window (or the provider
+//!   refuses it as too long), the older turns are summarised by the model and replaced by the
+//!   summary in what the model is sent; tool calls are never separated from their results.
 //! - [`session`]: conversations as append-only JSONL files with id/parent links;
 //!   [`system_prompt`]: the default system prompt.
 //!
 //! This crate picks no provider, environment or tool set: the `jig` binary composes them.
 
 mod agent;
+pub mod compaction;
 mod event;
 mod execute;
 mod hooks;

@@ -3,7 +3,9 @@
 //! Line 1 is the header `{"type":"session","version":1,"id":…,"timestamp":…,"cwd":…}`; every
 //! other line is an entry with `type`, `id`, `parentId` and `timestamp`: `message` (a
 //! [`Message`]), `model_change` (`provider`, `modelId`, `baseUrl` when not the provider's default) or `thinking_level_change`
-//! (`thinkingLevel`). Appending makes the new entry a child of the current leaf (the last entry),
+//! (`thinkingLevel`) or `compaction` (`reason`, `summary`, `firstKeptEntryId`, `replacedMessages`,
+//! `tokensBefore`: from there on the model is sent the summary and the messages from the first
+//! kept one on; the file keeps everything). Appending makes the new entry a child of the current leaf (the last entry),
 //! so a file can later hold branches; the conversation is the path from the leaf to the root.
 //!
 //! The file is created when the first successful assistant reply is appended (a run that failed
@@ -25,6 +27,8 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use jig_llm::ThinkingLevel;
+
+use crate::compaction::CompactionReason;
 use jig_protocol::{Message, StopReason};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -99,6 +103,22 @@ pub enum EntryKind {
     ThinkingLevelChange {
         /// The level.
         thinking_level: ThinkingLevel,
+    },
+    /// From here on the model is sent `summary` in place of the messages on the branch before
+    /// the entry `firstKeptEntryId` (the file keeps them).
+    #[serde(rename_all = "camelCase")]
+    Compaction {
+        /// Why it happened.
+        reason: CompactionReason,
+        /// The model's summary of the replaced messages.
+        summary: String,
+        /// The first message entry still sent verbatim.
+        first_kept_entry_id: String,
+        /// How many message entries of the branch the summary replaces.
+        replaced_messages: usize,
+        /// Input tokens of the last request before the compaction, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens_before: Option<u64>,
     },
 }
 
@@ -283,6 +303,82 @@ impl Session {
 
     /// The entries on the path from the root to the leaf, in order.
     pub fn branch(&self) -> Vec<&EntryKind> {
+        self.branch_entries()
+            .into_iter()
+            .filter_map(|entry| entry.kind.as_ref())
+            .collect()
+    }
+
+    /// What the model is sent on resuming: after the last compaction on the branch, its summary
+    /// and the messages from its first kept entry on; else `None` and every message.
+    pub fn context(&self) -> (Option<String>, Vec<Message>) {
+        let entries = self.branch_entries();
+        let compaction = entries.iter().rev().find_map(|entry| match &entry.kind {
+            Some(EntryKind::Compaction {
+                summary,
+                first_kept_entry_id,
+                ..
+            }) => Some((summary.clone(), first_kept_entry_id.as_str())),
+            _ => None,
+        });
+        let Some((summary, first_kept)) = compaction else {
+            return (None, self.messages());
+        };
+        let start = entries
+            .iter()
+            .position(|entry| entry.id == first_kept)
+            .unwrap_or(entries.len());
+        let messages = entries[start..]
+            .iter()
+            .filter_map(|entry| match &entry.kind {
+                Some(EntryKind::Message { message }) => Some(message.clone()),
+                _ => None,
+            })
+            .collect();
+        (Some(summary), messages)
+    }
+
+    /// Records a compaction: the model is sent `summary` and the last `kept_messages` messages
+    /// of the branch from now on.
+    pub fn append_compaction(
+        &mut self,
+        reason: CompactionReason,
+        summary: &str,
+        kept_messages: usize,
+        tokens_before: Option<u64>,
+    ) -> Result<(), SessionError> {
+        let message_ids: Vec<String> = self
+            .branch_entries()
+            .into_iter()
+            .filter(|entry| matches!(entry.kind, Some(EntryKind::Message { .. })))
+            .map(|entry| entry.id.clone())
+            .collect();
+        let Some(first_kept) = message_ids
+            .len()
+            .checked_sub(kept_messages)
+            .and_then(|index| message_ids.get(index))
+        else {
+            return Err(SessionError::Invalid {
+                path: self.path.clone().unwrap_or_default(),
+                reason: format!(
+                    "a compaction keeps {kept_messages} messages but the session has {}",
+                    message_ids.len()
+                ),
+            });
+        };
+        self.append(
+            EntryKind::Compaction {
+                reason,
+                summary: summary.to_owned(),
+                first_kept_entry_id: first_kept.clone(),
+                replaced_messages: message_ids.len() - kept_messages,
+                tokens_before,
+            },
+            false,
+        )
+    }
+
+    fn branch_entries(&self) -> Vec<&StoredEntry> {
         let by_id: HashMap<&str, &StoredEntry> = self
             .entries
             .iter()
@@ -296,9 +392,7 @@ impl Session {
                 break; // a cycle in a damaged file
             }
             let Some(entry) = by_id.get(id) else { break };
-            if let Some(kind) = &entry.kind {
-                path.push(kind);
-            }
+            path.push(*entry);
             cursor = entry.parent_id.as_deref();
         }
         path.reverse();
@@ -669,6 +763,42 @@ mod tests {
         assert_eq!(lines[1]["parentId"], Value::Null);
         assert_eq!(lines[2]["parentId"], lines[1]["id"]);
         assert_eq!(lines[4]["message"]["role"], "assistant");
+    }
+
+    #[test]
+    fn a_compaction_entry_makes_the_context_its_summary_and_the_kept_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create_in(dir.path(), Path::new("/w"));
+        session.append_message(&Message::user_text("one")).unwrap();
+        session.append_message(&reply("two")).unwrap();
+        session
+            .append_message(&Message::user_text("three"))
+            .unwrap();
+        session.append_message(&reply("four")).unwrap();
+        assert_eq!(session.context(), (None, session.messages()));
+        session
+            .append_compaction(CompactionReason::Threshold, "S", 2, Some(900))
+            .unwrap();
+        session.append_message(&Message::user_text("five")).unwrap();
+        session.append_message(&reply("six")).unwrap();
+        let reopened = Session::open(session.path().unwrap()).unwrap();
+        assert_eq!(reopened.messages().len(), 6, "the file keeps everything");
+        let (summary, kept) = reopened.context();
+        assert_eq!(summary.as_deref(), Some("S"));
+        assert_eq!(kept, reopened.messages()[2..].to_vec());
+        let text = fs::read_to_string(session.path().unwrap()).unwrap();
+        let line: Value = serde_json::from_str(text.lines().nth(5).unwrap()).unwrap();
+        assert_eq!(line["type"], "compaction");
+        assert_eq!(line["reason"], "threshold");
+        assert_eq!(line["replacedMessages"], 2);
+        assert_eq!(line["tokensBefore"], 900);
+        let third: Value = serde_json::from_str(text.lines().nth(3).unwrap()).unwrap();
+        assert_eq!(line["firstKeptEntryId"], third["id"]);
+        assert!(
+            session
+                .append_compaction(CompactionReason::Manual, "S", 99, None)
+                .is_err()
+        );
     }
 
     #[test]

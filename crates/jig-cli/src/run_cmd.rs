@@ -21,6 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
+use jig_agent::compaction::{self, CompactionConfig, CompactionReason};
 use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_context_files};
 use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session};
 use jig_llm::ThinkingLevel;
@@ -106,6 +107,17 @@ pub(crate) struct RunArgs {
     /// Stop after this many model requests.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_turns: Option<u32>,
+    /// The model's context window in tokens [default: the settings file's, else jig's table of
+    /// known models, else 128000].
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1000..))]
+    context_window: Option<u64>,
+    /// Compact the conversation (summarise its older turns with the model) when a request's
+    /// input tokens reach this fraction of the context window.
+    #[arg(long, value_name = "FRACTION", default_value = "0.8", value_parser = parse_fraction)]
+    compact_threshold: f64,
+    /// Compact the resumed session (--continue or --session) before sending the prompt.
+    #[arg(long)]
+    compact: bool,
     /// Output-token limit per reply [default: the provider's].
     #[arg(long, value_name = "N")]
     max_output_tokens: Option<u32>,
@@ -140,6 +152,11 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(args: RunArgs) -> CliResult {
     // `-p` only names the default behaviour; it is accepted for compatibility.
     let _ = args.print;
+    if args.compact && args.session.is_none() && !args.continue_session {
+        return Err(CliError::usage(
+            "--compact compacts a resumed session: add --continue or --session",
+        ));
+    }
     let prompt = read_prompt(args.prompt.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -187,6 +204,16 @@ fn join_piped(prompt: &str, piped: &str) -> String {
         return prompt.to_owned();
     }
     format!("{prompt}\n\n{}", piped.trim_end_matches(['\n', '\r']))
+}
+
+/// A fraction above 0 and at most 1.
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value > 0.0 && value <= 1.0 => Ok(value),
+        _ => Err(format!(
+            "`{text}`: give a fraction above 0 and at most 1, e.g. 0.8"
+        )),
+    }
 }
 
 /// A positive number of seconds (fractions allowed).
@@ -296,9 +323,10 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     config.max_turns = args.max_turns;
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
+    config.compaction = Some(compaction_config(&args, &settings, &config.model));
 
     let resumed_file = modification_time(&session);
-    let history = session.messages();
+    let (summary, history) = session.context();
     let header = session.header().clone();
     let progress = args.verbose || io::stderr().is_terminal();
     let printer = output::Printer::new(args.mode, progress, session);
@@ -309,17 +337,65 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
 
     let cancel = CancellationToken::new();
     let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
-    let mut agent = Agent::with_messages(config, history);
-    let outcome = agent
-        .run(Message::user_text(prompt), &cancel, &observer)
-        .await;
+    let mut agent = match summary {
+        Some(summary) => Agent::with_summary(config, summary, history),
+        None => Agent::with_messages(config, history),
+    };
+    let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
 
-    restore_if_no_reply(&outcome, resumed_file);
     if let Some(error) = printer.session_error() {
         output::warn(&format!("the session could not be saved: {error:#}"));
     }
+    let Some(outcome) = outcome else {
+        return Ok(ExitCode::from(1));
+    };
+    restore_if_no_reply(&outcome, resumed_file);
     report(&outcome, args.mode)
+}
+
+/// `--compact` first when asked (a failure is reported and nothing is sent), then the run.
+async fn compact_and_run(
+    agent: &mut Agent,
+    compact: bool,
+    prompt: String,
+    cancel: &CancellationToken,
+    observer: &Arc<dyn AgentObserver>,
+) -> Option<RunOutcome> {
+    if compact
+        && let Err(message) = agent
+            .compact(CompactionReason::Manual, cancel, observer)
+            .await
+    {
+        output::error(&format!("--compact: {message}"));
+        return None;
+    }
+    Some(
+        agent
+            .run(Message::user_text(prompt), cancel, observer)
+            .await,
+    )
+}
+
+/// The context window: `--context-window`, else the settings file's (when its model is the one
+/// in use, or it names none), else the table of known models, else the default.
+fn compaction_config(
+    args: &RunArgs,
+    settings: &settings::Settings,
+    model: &str,
+) -> CompactionConfig {
+    let from_settings = settings
+        .context_window
+        .filter(|_| settings.model.as_deref().is_none_or(|own| own == model));
+    CompactionConfig {
+        context_window: args
+            .context_window
+            .or(from_settings)
+            .or_else(|| compaction::context_window(model))
+            .unwrap_or(compaction::DEFAULT_CONTEXT_WINDOW),
+        threshold: args.compact_threshold,
+        keep_recent_turns: CompactionConfig::DEFAULT_KEEP_RECENT_TURNS,
+    }
 }
 
 /// Warns about lines of a resumed session that could not be read.

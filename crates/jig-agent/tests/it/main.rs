@@ -7,6 +7,7 @@
     reason = "test helpers"
 )]
 
+mod compaction;
 mod loop_behaviour;
 mod seed_002;
 

@@ -40,15 +40,33 @@ impl Printer {
 
 impl AgentObserver for Printer {
     fn on_event(&self, event: &AgentEvent) {
-        if let AgentEvent::MessageEnd { message } = event {
-            let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(error) = session.append_message(message) {
-                let mut slot = self
-                    .session_error
+        let written = match event {
+            AgentEvent::MessageEnd { message } => Some(
+                self.session
                     .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                slot.get_or_insert(error);
-            }
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .append_message(message),
+            ),
+            AgentEvent::Compaction {
+                reason,
+                summary,
+                tokens_before,
+                kept_messages,
+                ..
+            } => Some(
+                self.session
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .append_compaction(*reason, summary, *kept_messages, *tokens_before),
+            ),
+            _ => None,
+        };
+        if let Some(Err(error)) = written {
+            let mut slot = self
+                .session_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            slot.get_or_insert(error);
         }
         if self.mode == OutputMode::Json {
             print_json(&serde_json::to_value(event).unwrap_or_default());
@@ -57,6 +75,17 @@ impl AgentObserver for Printer {
                 AgentEvent::ToolExecutionStart {
                     tool_name, args, ..
                 } => progress(&format!("{tool_name} {}", brief(args))),
+                AgentEvent::Compaction {
+                    tokens_before,
+                    summarised_messages,
+                    kept_messages,
+                    ..
+                } => progress(&format!(
+                    "compacted the conversation: {summarised_messages} older messages summarised, {kept_messages} kept{}",
+                    tokens_before
+                        .map(|tokens| format!(" ({tokens} input tokens before)"))
+                        .unwrap_or_default()
+                )),
                 AgentEvent::Retry(notice) => progress(&format!(
                     "retrying in {:.1} s (retry {} of {}): {}",
                     Duration::from_millis(notice.delay_ms).as_secs_f64(),

@@ -2,7 +2,7 @@
 //! `~/.config/jig/settings.json`).
 //!
 //! ```json
-//! {"provider": "openai-compatible", "model": "qwen3-coder", "baseUrl": "http://localhost:8080/v1", "thinking": "low"}
+//! {"provider": "openai-compatible", "model": "qwen3-coder", "baseUrl": "http://localhost:8080/v1", "thinking": "low", "contextWindow": 32768}
 //! ```
 //!
 //! Every key is optional; unknown keys are an error (a typo must not be ignored silently).
@@ -28,6 +28,8 @@ pub(super) struct Settings {
     pub(super) base_url: Option<String>,
     /// The reasoning level when neither `--thinking` nor a resumed session sets one.
     pub(super) thinking: Option<ThinkingLevel>,
+    /// The context window of the settings' model (of any model when `model` is not set).
+    pub(super) context_window: Option<u64>,
 }
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
@@ -66,7 +68,7 @@ fn load_from(path: &Path) -> Result<Settings, CliError> {
     };
     serde_json::from_str(&text).map_err(|error| {
         CliError::usage(format!(
-            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking)",
+            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow)",
             path.display()
         ))
     })

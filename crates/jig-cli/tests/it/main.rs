@@ -10,5 +10,6 @@ mod hardening;
 mod help;
 mod mcp;
 mod run_cmd;
+mod run_compaction;
 mod support;
 mod tool_cmd;
