@@ -510,19 +510,7 @@ impl Roots {
     /// Like `open_read`, but only a regular file is accepted.
     fn open_regular(&self, path: &Path) -> EnvResult<(File, std::fs::Metadata)> {
         let (file, metadata) = self.open_read(path)?;
-        if metadata.is_dir() {
-            return Err(
-                EnvError::new(ErrorKind::IsADirectory, "read", "is a directory").with_path(path),
-            );
-        }
-        if !metadata.is_file() {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "read",
-                "not a regular file (a FIFO, socket or device); refused",
-            )
-            .with_path(path));
-        }
+        fs::require_regular("read", path, &metadata)?;
         Ok((file, metadata))
     }
 
@@ -714,7 +702,7 @@ impl Roots {
             .metadata()
             .map_err(|e| EnvError::io("append", path, e))?;
         if !metadata.is_file() {
-            return Err(not_regular("append", path));
+            return Err(fs::not_regular("append", path));
         }
         file.write_all(data)
             .map_err(|e| EnvError::io("append", path, e))
@@ -850,7 +838,7 @@ impl Roots {
                     .map_err(|errno| errno_error("write", path, errno))?;
                     stat.st_mode & 0o7777
                 }
-                FileKind::Symlink | FileKind::Other => return Err(not_regular("write", path)),
+                FileKind::Symlink | FileKind::Other => return Err(fs::not_regular("write", path)),
             },
             None => 0o666 & !fs::umask(),
         };
@@ -890,14 +878,7 @@ impl Roots {
         let (file, metadata) = self
             .open_read(path)
             .map_err(|error| relabel(&error, "lock"))?;
-        if metadata.is_dir() {
-            return Err(
-                EnvError::new(ErrorKind::IsADirectory, "lock", "is a directory").with_path(path),
-            );
-        }
-        if !metadata.is_file() {
-            return Err(not_regular("lock", path));
-        }
+        fs::require_regular("lock", path, &metadata)?;
         Ok((file, metadata))
     }
 
@@ -957,15 +938,6 @@ fn relabel(error: &EnvError, operation: &'static str) -> EnvError {
         out = out.with_path(path);
     }
     out
-}
-
-fn not_regular(operation: &'static str, path: &Path) -> EnvError {
-    EnvError::new(
-        ErrorKind::Invalid,
-        operation,
-        "not a regular file (a FIFO, socket or device); refused",
-    )
-    .with_path(path)
 }
 
 fn kind_of_mode(mode: u32) -> FileKind {

@@ -113,20 +113,36 @@ pub(crate) fn open_for_lock(path: &Path) -> EnvResult<(File, fs::Metadata)> {
     let metadata = file
         .metadata()
         .map_err(|error| io_error("lock", path, error))?;
+    require_regular("lock", path, &metadata)?;
+    Ok((file, metadata))
+}
+
+/// Refuses anything but a regular file: a directory as `IsADirectory`, a FIFO, socket or device
+/// as `Invalid`.
+pub(crate) fn require_regular(
+    operation: &'static str,
+    path: &Path,
+    metadata: &fs::Metadata,
+) -> EnvResult<()> {
     if metadata.is_dir() {
         return Err(
-            EnvError::new(ErrorKind::IsADirectory, "lock", "is a directory").with_path(path),
+            EnvError::new(ErrorKind::IsADirectory, operation, "is a directory").with_path(path),
         );
     }
     if !metadata.is_file() {
-        return Err(EnvError::new(
-            ErrorKind::Invalid,
-            "lock",
-            "not a regular file (a FIFO, socket or device); refused",
-        )
-        .with_path(path));
+        return Err(not_regular(operation, path));
     }
-    Ok((file, metadata))
+    Ok(())
+}
+
+/// The refusal of a FIFO, socket or device where a regular file is needed.
+pub(crate) fn not_regular(operation: &'static str, path: &Path) -> EnvError {
+    EnvError::new(
+        ErrorKind::Invalid,
+        operation,
+        "not a regular file (a FIFO, socket or device); refused",
+    )
+    .with_path(path)
 }
 
 pub(crate) fn read(path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
