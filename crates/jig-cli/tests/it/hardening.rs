@@ -13,7 +13,6 @@
 //! `jig tool`, which starts a process per call).
 #![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
     clippy::print_stdout,
     reason = "test helpers fail loudly on purpose; the tests print what they measured"
 )]
@@ -25,10 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::ServiceExt as _;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject};
-use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
+
+use crate::support::{mcp_call, mcp_client, mcp_text};
 
 const SECRET: &str = "OUTSIDE-SECRET";
 const OUTSIDE_FILE: &str = "OUTSIDE-SECRET count\n";
@@ -232,50 +231,10 @@ fn jig_tool_never_escapes_while_symlinks_are_swapped() {
     check(&counts, rounds, "jig tool");
 }
 
-async fn connect(cwd: &Path) -> RunningService<RoleClient, ()> {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jig"));
-    command
-        .arg("mcp")
-        .current_dir(cwd)
-        .env_remove("JIG_TIMING")
-        .stderr(Stdio::null());
-    let transport = TokioChildProcess::new(command).unwrap();
-    tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
-        .await
-        .expect("initialize timed out")
-        .expect("initialize failed")
-}
-
-fn object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(object(args)))
-        .await
-        .unwrap()
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jig_mcp_never_escapes_while_symlinks_are_swapped() {
     let arena = Arena::new();
-    let client = connect(&arena.ws).await;
+    let client = mcp_client(&arena.ws, &[]).await;
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = arena.flipper(Arc::clone(&stop));
     let calls = calls_per_tool();
@@ -283,9 +242,9 @@ async fn jig_mcp_never_escapes_while_symlinks_are_swapped() {
     for tool in TOOLS {
         let mut count = Count::default();
         for i in 0..calls {
-            let result = call(&client, tool, race_args(tool, i)).await;
+            let result = mcp_call(&client, tool, race_args(tool, i)).await;
             count.calls += 1;
-            if leaked(&text(&result)) {
+            if leaked(&mcp_text(&result)) {
                 count.escapes += 1;
             }
             if result.is_error != Some(true) {
@@ -370,14 +329,14 @@ async fn four_jig_mcp_servers_lose_no_update() {
     std::fs::write(arena.ws.join("shared.txt"), &original).unwrap();
     let mut clients = Vec::new();
     for _ in 0..4 {
-        clients.push(Arc::new(connect(&arena.ws).await));
+        clients.push(Arc::new(mcp_client(&arena.ws, &[]).await));
     }
     let mut tasks = Vec::new();
     for i in 0..LINES {
         let client = Arc::clone(&clients[i % 4]);
         tasks.push(tokio::spawn(async move {
-            let result = call(&client, "edit", edit_args(i)).await;
-            (i, result.is_error != Some(true), text(&result))
+            let result = mcp_call(&client, "edit", edit_args(i)).await;
+            (i, result.is_error != Some(true), mcp_text(&result))
         }));
     }
     let mut succeeded = Vec::new();
@@ -439,23 +398,23 @@ async fn absolute_paths_through_a_symlinked_root_are_inside() {
     .await
     .unwrap()
     .unwrap();
-    let read = call(&client, "read", json!({"path": through})).await;
-    assert_eq!(read.is_error, Some(false), "{}", text(&read));
-    let written = call(
+    let read = mcp_call(&client, "read", json!({"path": through})).await;
+    assert_eq!(read.is_error, Some(false), "{}", mcp_text(&read));
+    let written = mcp_call(
         &client,
         "write",
         json!({"path": alias.join("new.txt").display().to_string(), "content": "x\n"}),
     )
     .await;
-    assert_eq!(written.is_error, Some(false), "{}", text(&written));
+    assert_eq!(written.is_error, Some(false), "{}", mcp_text(&written));
     assert_eq!(
         std::fs::read_to_string(arena.ws.join("new.txt")).unwrap(),
         "x\n"
     );
     // Outside stays outside, however it is spelled.
     let outside = alias.join("../outside/file.txt").display().to_string();
-    let refused = call(&client, "read", json!({"path": outside})).await;
-    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+    let refused = mcp_call(&client, "read", json!({"path": outside})).await;
+    assert_eq!(refused.is_error, Some(true), "{}", mcp_text(&refused));
     client.cancel().await.unwrap();
 }
 
@@ -475,29 +434,29 @@ async fn jig_mcp_refuses_fifos_and_keeps_serving() {
         0,
     )
     .unwrap();
-    let client = connect(&arena.ws).await;
+    let client = mcp_client(&arena.ws, &[]).await;
     let within = |future| tokio::time::timeout(Duration::from_secs(5), future);
     for _ in 0..5 {
-        let written = within(call(
+        let written = within(mcp_call(
             &client,
             "write",
             json!({"path": "pipe", "content": "x"}),
         ))
         .await
         .expect("write answered");
-        assert_eq!(written.is_error, Some(true), "{}", text(&written));
-        let edited = within(call(
+        assert_eq!(written.is_error, Some(true), "{}", mcp_text(&written));
+        let edited = within(mcp_call(
             &client,
             "edit",
             json!({"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}),
         ))
         .await
         .expect("edit answered");
-        assert_eq!(edited.is_error, Some(true), "{}", text(&edited));
+        assert_eq!(edited.is_error, Some(true), "{}", mcp_text(&edited));
         assert!(
-            text(&edited).contains("not a regular file"),
+            mcp_text(&edited).contains("not a regular file"),
             "{}",
-            text(&edited)
+            mcp_text(&edited)
         );
     }
     assert!(
@@ -506,13 +465,13 @@ async fn jig_mcp_refuses_fifos_and_keeps_serving() {
             .file_type()
             .is_fifo()
     );
-    let edited = within(call(
+    let edited = within(mcp_call(
         &client,
         "edit",
         json!({"path": "f", "edits": [{"oldText": "count", "newText": "done"}]}),
     ))
     .await
     .expect("edit answered");
-    assert_eq!(edited.is_error, Some(false), "{}", text(&edited));
+    assert_eq!(edited.is_error, Some(false), "{}", mcp_text(&edited));
     client.cancel().await.unwrap();
 }

@@ -2,7 +2,11 @@
 //!
 //! Layout: `<base>/ws` is the workspace (and `--cwd`); `<base>/outside`, `<base>/ws_evil`,
 //! `<base>/ws-x` and `<base>/ws.bak` hold files containment must keep out.
-#![expect(clippy::unwrap_used, reason = "test set-up helpers fail loudly")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test set-up helpers fail loudly"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -110,4 +114,52 @@ pub(crate) fn stdout_of(output: &std::process::Output) -> String {
 
 pub(crate) fn stderr_of(output: &std::process::Output) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// An MCP client session with `jig mcp EXTRA…` started in `cwd` (stderr discarded).
+pub(crate) async fn mcp_client(
+    cwd: &Path,
+    extra: &[&str],
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    use rmcp::ServiceExt as _;
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .arg("mcp")
+        .args(extra)
+        .current_dir(cwd)
+        .env_remove("JIG_TIMING")
+        .stderr(std::process::Stdio::null());
+    let transport = rmcp::transport::TokioChildProcess::new(command).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(30), ().serve(transport))
+        .await
+        .expect("initialize timed out")
+        .expect("initialize failed")
+}
+
+/// Calls `tool` with `args` (a JSON object) through `client`.
+pub(crate) async fn mcp_call(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    tool: &str,
+    args: Value,
+) -> rmcp::model::CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be a JSON object, got {args}");
+    };
+    client
+        .call_tool(rmcp::model::CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .unwrap()
+}
+
+/// The text blocks of a result, joined by newlines.
+pub(crate) fn mcp_text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            rmcp::model::ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
