@@ -1,0 +1,282 @@
+//! Where extensions come from. Discovery only looks at the filesystem; it never executes
+//! anything.
+//!
+//! Sources, in load order, deduplicated by canonical path (the first occurrence stays):
+//!
+//! 1. `-e/--extension PATH` (repeatable; relative to the current directory) — kept with
+//!    `-ne/--no-extensions`;
+//! 2. the project's `.jig/extensions/` — only for a [`TrustedProject`];
+//! 3. the global `$XDG_CONFIG_HOME/jig/extensions/`;
+//! 4. the user settings' `extensions: [...]`.
+//!
+//! `-ne/--no-extensions` drops sources 2–4.
+//!
+//! Inside an extensions directory, one level deep, each entry (names starting with `.` are
+//! skipped) is one extension when it is:
+//!
+//! - an executable file → [`Entry::Executable`];
+//! - a directory with `extension.toml` → [`Entry::Manifest`];
+//! - a directory with `index.<ext>` for a known runtime → [`Entry::Index`] (`index.py` →
+//!   `python3`, `index.js`/`index.mjs`/`index.cjs` → `node`, `index.sh` → `sh`, `index.rb` →
+//!   `ruby`, `index.pl` → `perl`; the first that exists in that order).
+//!
+//! Other files are ignored; a directory matching no rule is a warning. A path given explicitly
+//! (`-e` or settings) may also be such a directory itself, a directory of extensions, or a
+//! script with a known suffix run by its runtime. An explicit path that does not exist or
+//! matches no rule is a load error (`Failed to load extension "<path>": …`, exit 1).
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use crate::PROJECT_DIR_NAME;
+use crate::diagnostics::{DiagnosticKind, Diagnostics, Severity};
+use crate::trust::TrustedProject;
+
+/// The manifest file of a manifest extension.
+pub const MANIFEST_FILE: &str = "extension.toml";
+
+/// `index.<suffix>` files and the program that runs them, in order of preference.
+pub const INDEX_RUNTIMES: &[(&str, &str)] = &[
+    ("py", "python3"),
+    ("js", "node"),
+    ("mjs", "node"),
+    ("cjs", "node"),
+    ("sh", "sh"),
+    ("rb", "ruby"),
+    ("pl", "perl"),
+];
+
+/// Where an extension was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `-e/--extension`.
+    Cli,
+    /// The trusted project's `.jig/extensions/`.
+    Project,
+    /// `$XDG_CONFIG_HOME/jig/extensions/`.
+    Global,
+    /// The user settings' `extensions`.
+    Settings,
+}
+
+/// How an extension is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// An executable file, run directly.
+    Executable(PathBuf),
+    /// A directory with `extension.toml`, which says how to run it.
+    Manifest(PathBuf),
+    /// A script run by a known runtime.
+    Index {
+        /// The extension's directory.
+        dir: PathBuf,
+        /// The script.
+        file: PathBuf,
+        /// The program that runs it (`python3`, `node`, …).
+        runtime: String,
+    },
+}
+
+/// One extension found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveredExtension {
+    /// Canonical path of the extension (its file or directory).
+    pub path: PathBuf,
+    /// Where it was found.
+    pub origin: Origin,
+    /// How it is started.
+    pub entry: Entry,
+}
+
+/// What discovery looks at, apart from the project.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoveryInputs {
+    /// `-e/--extension` paths, as given.
+    pub cli_paths: Vec<PathBuf>,
+    /// The directory relative `-e` paths are resolved against (the process's current
+    /// directory).
+    pub base_dir: PathBuf,
+    /// `-ne/--no-extensions`.
+    pub no_extensions: bool,
+    /// jig's config directory (`$XDG_CONFIG_HOME/jig`), whose `extensions/` is the global set.
+    pub config_dir: Option<PathBuf>,
+    /// The user settings' `extensions` (absolute).
+    pub settings_paths: Vec<PathBuf>,
+}
+
+/// The extensions to load, in order. Pass `project` only once the project is trusted: without
+/// it this is the pre-trust set (the extensions that may answer `project_trust`). Problems are
+/// added to `diagnostics`.
+pub fn discover(
+    inputs: &DiscoveryInputs,
+    project: Option<&TrustedProject>,
+    diagnostics: &mut Diagnostics,
+) -> Vec<DiscoveredExtension> {
+    let mut found = Found::default();
+    for path in &inputs.cli_paths {
+        let path = inputs.base_dir.join(path);
+        found.explicit(&path, Origin::Cli, diagnostics);
+    }
+    if inputs.no_extensions {
+        return found.list;
+    }
+    if let Some(project) = project {
+        let dir = project.dir().join(PROJECT_DIR_NAME).join("extensions");
+        found.directory(&dir, Origin::Project, diagnostics);
+    }
+    if let Some(config_dir) = &inputs.config_dir {
+        found.directory(&config_dir.join("extensions"), Origin::Global, diagnostics);
+    }
+    for path in &inputs.settings_paths {
+        found.explicit(path, Origin::Settings, diagnostics);
+    }
+    found.list
+}
+
+#[derive(Default)]
+struct Found {
+    list: Vec<DiscoveredExtension>,
+}
+
+impl Found {
+    fn add(&mut self, path: &Path, origin: Origin, entry: Entry) {
+        let Ok(canonical) = std::fs::canonicalize(path) else {
+            return;
+        };
+        if self.list.iter().any(|e| e.path == canonical) {
+            return;
+        }
+        let entry = match entry {
+            Entry::Executable(_) => Entry::Executable(canonical.clone()),
+            Entry::Manifest(_) => Entry::Manifest(canonical.clone()),
+            Entry::Index { file, runtime, .. } => Entry::Index {
+                dir: if canonical.is_dir() {
+                    canonical.clone()
+                } else {
+                    canonical.parent().unwrap_or(&canonical).to_path_buf()
+                },
+                file: std::fs::canonicalize(&file).unwrap_or(file),
+                runtime,
+            },
+        };
+        self.list.push(DiscoveredExtension {
+            path: canonical,
+            origin,
+            entry,
+        });
+    }
+
+    /// An extensions directory: every matching entry, one level deep. A missing directory is
+    /// simply empty.
+    fn directory(&mut self, dir: &Path, origin: Origin, diagnostics: &mut Diagnostics) {
+        if let Some(entry) = directory_entry(dir) {
+            self.add(dir, origin, entry);
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            if path.is_dir() {
+                match directory_entry(&path) {
+                    Some(entry) => self.add(&path, origin, entry),
+                    None => diagnostics.push(
+                        Severity::Warning,
+                        DiagnosticKind::ExtensionLoad,
+                        format!(
+                        "ignoring {}: a directory in an extensions directory needs {MANIFEST_FILE} or index.<py|js|mjs|cjs|sh|rb|pl>",
+                        path.display()
+                    ),
+                    ),
+                }
+            } else if is_executable_file(&path) {
+                self.add(&path, origin, Entry::Executable(path.clone()));
+            }
+        }
+    }
+
+    /// A path named by `-e` or the settings.
+    fn explicit(&mut self, path: &Path, origin: Origin, diagnostics: &mut Diagnostics) {
+        if !path.exists() {
+            diagnostics.extension_load_error(
+                path,
+                &format!("Extension path does not exist: {}", path.display()),
+            );
+            return;
+        }
+        if path.is_dir() {
+            if let Some(entry) = directory_entry(path) {
+                self.add(path, origin, entry);
+            } else {
+                let before = self.list.len();
+                self.directory(path, origin, diagnostics);
+                if self.list.len() == before && !self.has(path) {
+                    diagnostics.extension_load_error(
+                        path,
+                        &format!(
+                            "no extension found: expected {MANIFEST_FILE}, index.<py|js|mjs|cjs|sh|rb|pl>, or executable files"
+                        ),
+                    );
+                }
+            }
+        } else if is_executable_file(path) {
+            self.add(path, origin, Entry::Executable(path.to_path_buf()));
+        } else if let Some(runtime) = runtime_for(path) {
+            self.add(
+                path,
+                origin,
+                Entry::Index {
+                    dir: PathBuf::new(),
+                    file: path.to_path_buf(),
+                    runtime: runtime.to_owned(),
+                },
+            );
+        } else {
+            diagnostics.extension_load_error(
+                path,
+                "not executable, and no known runtime for its name (.py, .js, .mjs, .cjs, .sh, .rb, .pl)",
+            );
+        }
+    }
+
+    /// Whether the entries found under `dir` were all duplicates (then it is not "empty").
+    fn has(&self, dir: &Path) -> bool {
+        std::fs::canonicalize(dir)
+            .is_ok_and(|dir| self.list.iter().any(|e| e.path.starts_with(&dir)))
+    }
+}
+
+/// `dir` as one extension: a manifest, else a known `index.*`.
+fn directory_entry(dir: &Path) -> Option<Entry> {
+    if dir.join(MANIFEST_FILE).is_file() {
+        return Some(Entry::Manifest(dir.to_path_buf()));
+    }
+    INDEX_RUNTIMES.iter().find_map(|(suffix, runtime)| {
+        let file = dir.join(format!("index.{suffix}"));
+        file.is_file().then(|| Entry::Index {
+            dir: dir.to_path_buf(),
+            file,
+            runtime: (*runtime).to_owned(),
+        })
+    })
+}
+
+/// The runtime for a script by its suffix.
+fn runtime_for(path: &Path) -> Option<&'static str> {
+    let suffix = path.extension()?.to_str()?;
+    INDEX_RUNTIMES
+        .iter()
+        .find(|(known, _)| *known == suffix)
+        .map(|(_, runtime)| *runtime)
+}
+
+/// A regular file (through symlinks) with an execute bit.
+fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

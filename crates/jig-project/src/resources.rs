@@ -1,0 +1,150 @@
+//! What in a project requires trust.
+//!
+//! Looked at in `<project>/.jig/` only (not in ancestors), without executing or applying
+//! anything:
+//!
+//! - `.jig/extensions/` (any entry; its mere existence counts, as its content would run);
+//! - `.jig/tools/` (project-defined tools);
+//! - `.jig/settings.json` when it sets any key other than the inert ones
+//!   ([`INERT_SETTINGS_KEYS`]: `thinking`, `contextWindow`). Commands, hooks, extensions, the
+//!   provider, the model and its base URL all require trust: they run code or decide where the
+//!   user's prompts and code are sent. A file that cannot be read or parsed requires trust too
+//!   (fail closed). To find its keys the file is parsed as data; nothing in it is applied.
+//!
+//! Context files (`AGENTS.md`, …) never require trust: they are text for the model.
+
+use std::path::{Path, PathBuf};
+
+use crate::PROJECT_DIR_NAME;
+use crate::settings::{ReadOutcome, read_json_object};
+
+/// Project settings keys that neither run anything nor send data anywhere: a project whose
+/// settings only set these does not need trust for them.
+pub const INERT_SETTINGS_KEYS: &[&str] = &["thinking", "contextWindow"];
+
+/// A project resource that is loaded only once the project is trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GatedResource {
+    /// `.jig/extensions/`: extensions that would run.
+    Extensions(PathBuf),
+    /// `.jig/tools/`: project-defined tools.
+    Tools(PathBuf),
+    /// `.jig/settings.json` with the keys that need trust (`<unreadable>` when it could not be
+    /// parsed).
+    Settings {
+        /// The settings file.
+        path: PathBuf,
+        /// Its keys that need trust, sorted.
+        keys: Vec<String>,
+    },
+}
+
+impl GatedResource {
+    /// The resource's path.
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Extensions(path) | Self::Tools(path) | Self::Settings { path, .. } => path,
+        }
+    }
+
+    /// A short description for messages: `.jig/extensions/`, `.jig/settings.json (hooks)`.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Extensions(_) => format!("{PROJECT_DIR_NAME}/extensions/"),
+            Self::Tools(_) => format!("{PROJECT_DIR_NAME}/tools/"),
+            Self::Settings { keys, .. } => {
+                format!("{PROJECT_DIR_NAME}/settings.json ({})", keys.join(", "))
+            }
+        }
+    }
+}
+
+/// The resources of `project_dir` that require trust; empty when nothing does.
+pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
+    let dot = project_dir.join(PROJECT_DIR_NAME);
+    let mut found = Vec::new();
+    // `symlink_metadata` first would let a symlinked directory escape notice; plain `exists`
+    // follows links, which is what loading would do.
+    let extensions = dot.join("extensions");
+    if extensions.exists() {
+        found.push(GatedResource::Extensions(extensions));
+    }
+    let tools = dot.join("tools");
+    if tools.exists() {
+        found.push(GatedResource::Tools(tools));
+    }
+    let settings = dot.join("settings.json");
+    let keys = match read_json_object(&settings) {
+        ReadOutcome::Missing => Vec::new(),
+        ReadOutcome::Invalid(_) => vec!["<unreadable>".to_owned()],
+        ReadOutcome::Object(object) => {
+            let mut keys: Vec<String> = object
+                .keys()
+                .filter(|key| !INERT_SETTINGS_KEYS.contains(&key.as_str()))
+                .cloned()
+                .collect();
+            keys.sort();
+            keys
+        }
+    };
+    if !keys.is_empty() {
+        found.push(GatedResource::Settings {
+            path: settings,
+            keys,
+        });
+    }
+    found
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_requires_trust_in_a_plain_project_or_a_bare_dot_jig() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "rules").unwrap();
+        assert_eq!(trust_requiring_resources(dir.path()), vec![]);
+        std::fs::create_dir(dir.path().join(".jig")).unwrap();
+        assert_eq!(trust_requiring_resources(dir.path()), vec![]);
+    }
+
+    #[test]
+    fn inert_settings_do_not_require_trust_but_any_other_key_does() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".jig")).unwrap();
+        let settings = dir.path().join(".jig/settings.json");
+        std::fs::write(&settings, r#"{"thinking":"low","contextWindow":9000}"#).unwrap();
+        assert_eq!(trust_requiring_resources(dir.path()), vec![]);
+        std::fs::write(
+            &settings,
+            r#"{"thinking":"low","hooks":{},"baseUrl":"http://x"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            trust_requiring_resources(dir.path()),
+            vec![GatedResource::Settings {
+                path: settings.clone(),
+                keys: vec!["baseUrl".into(), "hooks".into()]
+            }]
+        );
+        std::fs::write(&settings, "{not json").unwrap();
+        assert_eq!(
+            trust_requiring_resources(dir.path())[0].label(),
+            ".jig/settings.json (<unreadable>)"
+        );
+    }
+
+    #[test]
+    fn extensions_and_tools_directories_require_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".jig/extensions")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".jig/tools")).unwrap();
+        let labels: Vec<String> = trust_requiring_resources(dir.path())
+            .iter()
+            .map(GatedResource::label)
+            .collect();
+        assert_eq!(labels, [".jig/extensions/", ".jig/tools/"]);
+    }
+}

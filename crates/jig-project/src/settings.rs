@@ -1,0 +1,257 @@
+//! The settings this crate reads.
+//!
+//! From the user's settings (`$XDG_CONFIG_HOME/jig/settings.json`), only two keys, leniently:
+//! `defaultProjectTrust` (`"always"`, `"never"` or `"ask"`, the default) and `extensions` (an
+//! array of paths, relative ones against the config directory). A problem with either is a
+//! warning, and the key reads as its default.
+//!
+//! The project's settings (`<project>/.jig/settings.json`) are returned only for a trusted
+//! project ([`read_project_settings`] takes a [`TrustedProject`]), as a JSON object the caller
+//! merges over the user's ([`merge_settings`]).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::PROJECT_DIR_NAME;
+use crate::diagnostics::Diagnostics;
+use crate::trust::{DefaultProjectTrust, TrustedProject};
+
+/// Settings files larger than this are not read (a settings file is a few hundred bytes).
+const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
+/// What reading a JSON settings file gave.
+#[derive(Debug)]
+pub(crate) enum ReadOutcome {
+    /// There is no such file.
+    Missing,
+    /// The file exists but is not a readable JSON object: the reason.
+    Invalid(String),
+    /// The file's object.
+    Object(Map<String, Value>),
+}
+
+/// Reads `path` as one JSON object. Only a regular file is read (a FIFO or device would block
+/// or never end), and at most [`MAX_SETTINGS_BYTES`].
+pub(crate) fn read_json_object(path: &Path) -> ReadOutcome {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return ReadOutcome::Missing,
+        Err(error) => return ReadOutcome::Invalid(error.to_string()),
+    };
+    if !metadata.is_file() {
+        return ReadOutcome::Invalid("not a regular file".to_owned());
+    }
+    let mut text = String::new();
+    let read = std::fs::File::open(path).and_then(|file| {
+        file.take(MAX_SETTINGS_BYTES + 1)
+            .read_to_string(&mut text)
+            .map(|_| ())
+    });
+    if let Err(error) = read {
+        return ReadOutcome::Invalid(error.to_string());
+    }
+    if text.len() as u64 > MAX_SETTINGS_BYTES {
+        return ReadOutcome::Invalid(format!("larger than {MAX_SETTINGS_BYTES} bytes"));
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(object)) => ReadOutcome::Object(object),
+        Ok(_) => ReadOutcome::Invalid("expected a JSON object".to_owned()),
+        Err(error) => ReadOutcome::Invalid(error.to_string()),
+    }
+}
+
+/// The keys of the user's settings that project trust and discovery use.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserProjectSettings {
+    /// `defaultProjectTrust` (default `ask`).
+    pub default_project_trust: DefaultProjectTrust,
+    /// `extensions`: absolute paths (relative entries resolved against the config directory,
+    /// `~/` against `$HOME`).
+    pub extensions: Vec<PathBuf>,
+}
+
+impl UserProjectSettings {
+    /// Reads `<config_dir>/settings.json`; a missing file gives the defaults. Problems are
+    /// warnings in `diagnostics` (`Invalid settings file <path>: <reason>`).
+    pub fn load(config_dir: &Path, diagnostics: &mut Diagnostics) -> Self {
+        let path = config_dir.join("settings.json");
+        let object = match read_json_object(&path) {
+            ReadOutcome::Missing => return Self::default(),
+            ReadOutcome::Invalid(reason) => {
+                diagnostics.settings_warning(&path, &reason);
+                return Self::default();
+            }
+            ReadOutcome::Object(object) => object,
+        };
+        Self::from_object(&object, config_dir, &path, diagnostics)
+    }
+
+    fn from_object(
+        object: &Map<String, Value>,
+        config_dir: &Path,
+        path: &Path,
+        diagnostics: &mut Diagnostics,
+    ) -> Self {
+        let mut settings = Self::default();
+        match object.get("defaultProjectTrust") {
+            None => {}
+            Some(Value::String(value)) if value == "always" => {
+                settings.default_project_trust = DefaultProjectTrust::Always;
+            }
+            Some(Value::String(value)) if value == "never" => {
+                settings.default_project_trust = DefaultProjectTrust::Never;
+            }
+            Some(Value::String(value)) if value == "ask" => {}
+            Some(other) => diagnostics.settings_warning(
+                path,
+                &format!(
+                    "defaultProjectTrust must be \"always\", \"never\" or \"ask\", not {other}; using \"ask\""
+                ),
+            ),
+        }
+        match object.get("extensions") {
+            None => {}
+            Some(Value::Array(entries)) => {
+                for entry in entries {
+                    match entry.as_str() {
+                        Some(entry) if !entry.is_empty() => {
+                            settings.extensions.push(resolve_entry(config_dir, entry));
+                        }
+                        _ => diagnostics.settings_warning(
+                            path,
+                            &format!("extensions: entries must be paths, ignoring {entry}"),
+                        ),
+                    }
+                }
+            }
+            Some(other) => diagnostics.settings_warning(
+                path,
+                &format!("extensions must be an array of paths, not {other}"),
+            ),
+        }
+        settings
+    }
+}
+
+/// `entry` as an absolute path: `~/x` against `$HOME`, relative paths against `base`.
+fn resolve_entry(base: &Path, entry: &str) -> PathBuf {
+    if let Some(rest) = entry.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    base.join(entry)
+}
+
+/// A trusted project's `.jig/settings.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectSettings {
+    /// The file.
+    pub path: PathBuf,
+    /// Its JSON object.
+    pub value: Value,
+}
+
+/// The trusted project's settings; `None` when it has no `.jig/settings.json`. A file that
+/// cannot be read or is not a JSON object is a warning and reads as `None`.
+///
+/// Only a [`TrustedProject`] opens this door: an untrusted project's settings are never read as
+/// configuration.
+pub fn read_project_settings(
+    project: &TrustedProject,
+    diagnostics: &mut Diagnostics,
+) -> Option<ProjectSettings> {
+    let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
+    match read_json_object(&path) {
+        ReadOutcome::Missing => None,
+        ReadOutcome::Invalid(reason) => {
+            diagnostics.settings_warning(&path, &reason);
+            None
+        }
+        ReadOutcome::Object(object) => Some(ProjectSettings {
+            path,
+            value: Value::Object(object),
+        }),
+    }
+}
+
+/// Merges `overlay` over `base`: objects merge key by key (recursively), any other value of
+/// `overlay` replaces `base`'s.
+pub fn merge_settings(base: &mut Value, overlay: Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                match base.get_mut(&key) {
+                    Some(existing) => merge_settings(existing, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, overlay) => *base = overlay,
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn merge_is_recursive_for_objects_and_replaces_the_rest() {
+        let mut base = json!({"provider": "openai", "deep": {"a": 1, "b": 2}, "list": [1]});
+        merge_settings(
+            &mut base,
+            json!({"model": "m", "deep": {"b": 3}, "list": [2, 3]}),
+        );
+        assert_eq!(
+            base,
+            json!({"provider": "openai", "model": "m", "deep": {"a": 1, "b": 3}, "list": [2, 3]})
+        );
+    }
+
+    #[test]
+    fn user_keys_are_read_leniently_with_warnings() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut diagnostics = Diagnostics::default();
+        assert_eq!(
+            UserProjectSettings::load(dir.path(), &mut diagnostics),
+            UserProjectSettings::default()
+        );
+        std::fs::write(
+            dir.path().join("settings.json"),
+            r#"{"provider":"x","defaultProjectTrust":"sometimes","extensions":["a", 3, "/abs"]}"#,
+        )
+        .unwrap();
+        let settings = UserProjectSettings::load(dir.path(), &mut diagnostics);
+        assert_eq!(settings.default_project_trust, DefaultProjectTrust::Ask);
+        assert_eq!(
+            settings.extensions,
+            vec![dir.path().join("a"), PathBuf::from("/abs")]
+        );
+        let shown = diagnostics
+            .render()
+            .replace(&dir.path().display().to_string(), "[DIR]");
+        insta::assert_snapshot!(shown, @r#"
+        jig: warning: Invalid settings file [DIR]/settings.json: defaultProjectTrust must be "always", "never" or "ask", not "sometimes"; using "ask"
+        jig: warning: Invalid settings file [DIR]/settings.json: extensions: entries must be paths, ignoring 3
+        "#);
+        assert!(!diagnostics.has_errors());
+    }
+
+    #[test]
+    fn a_settings_path_that_is_not_a_regular_file_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("settings.json")).unwrap();
+        assert!(matches!(
+            read_json_object(&dir.path().join("settings.json")),
+            ReadOutcome::Invalid(reason) if reason == "not a regular file"
+        ));
+    }
+}

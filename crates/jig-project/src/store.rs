@@ -1,0 +1,344 @@
+//! The saved trust decisions: `$XDG_CONFIG_HOME/jig/trust.json`.
+//!
+//! One JSON object; each key is a canonical absolute directory, each value `true` (trusted),
+//! `false` (untrusted) or `null` (no decision). Keys are written sorted, indented by two spaces,
+//! with a trailing newline:
+//!
+//! ```json
+//! {
+//!   "/home/me/src/app": true,
+//!   "/home/me/src/untrusted": false
+//! }
+//! ```
+//!
+//! A lookup walks from the directory up to the filesystem root; the nearest directory with a
+//! decision wins, so trusting `~/src` trusts every project below it unless one says otherwise.
+//!
+//! Every write is a read-modify-write under an exclusive `flock` on `trust.json.lock` (next to
+//! the store), and replaces the file atomically (a temporary file in the same directory, synced,
+//! renamed over it): concurrent writers never lose each other's decisions and a reader never sees
+//! a half-written file, so reads take no lock.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The store's file name in the config directory.
+pub const STORE_FILE: &str = "trust.json";
+/// The lock file's name in the config directory.
+pub const LOCK_FILE: &str = "trust.json.lock";
+
+/// How long a writer waits for the lock before giving up.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+/// The pause between two attempts to take the lock.
+const LOCK_RETRY: Duration = Duration::from_millis(10);
+
+/// Why the store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustStoreError {
+    /// The file could not be read or is not JSON.
+    #[error("Failed to read trust store {}: {message}", path.display())]
+    Read {
+        /// The store.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The file is JSON but not the store's shape.
+    #[error("Invalid trust store {}: {message}", path.display())]
+    Invalid {
+        /// The store.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The lock could not be taken in time, or the lock file could not be opened.
+    #[error("Failed to acquire trust store lock {}: {message}", path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The new store could not be written.
+    #[error("Failed to write trust store {}: {source}", path.display())]
+    Write {
+        /// The store.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A saved decision and the directory it was saved for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredDecision {
+    /// The directory whose key held the decision (the project or an ancestor).
+    pub dir: PathBuf,
+    /// Trusted or not.
+    pub trusted: bool,
+}
+
+/// The trust store file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustStore {
+    path: PathBuf,
+    lock_path: PathBuf,
+}
+
+impl TrustStore {
+    /// The store `<config_dir>/trust.json` (the file need not exist).
+    pub fn in_config_dir(config_dir: &Path) -> Self {
+        Self {
+            path: config_dir.join(STORE_FILE),
+            lock_path: config_dir.join(LOCK_FILE),
+        }
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The nearest saved decision for `dir` (canonical, absolute): `dir`'s own, else its
+    /// parent's, and so on up to the root. `None` when no ancestor has one or the store does not
+    /// exist.
+    pub fn lookup(&self, dir: &Path) -> Result<Option<StoredDecision>, TrustStoreError> {
+        let decisions = self.read()?;
+        Ok(dir.ancestors().find_map(|ancestor| {
+            let key = ancestor.to_string_lossy();
+            decisions
+                .get(key.as_ref())
+                .copied()
+                .flatten()
+                .map(|trusted| StoredDecision {
+                    dir: ancestor.to_path_buf(),
+                    trusted,
+                })
+        }))
+    }
+
+    /// Saves `decision` for `dir` (`None` removes it).
+    pub fn set(&self, dir: &Path, decision: Option<bool>) -> Result<(), TrustStoreError> {
+        self.set_many(&[(dir.to_path_buf(), decision)])
+    }
+
+    /// Applies several updates in one locked read-modify-write; `None` removes a key.
+    pub fn set_many(&self, updates: &[(PathBuf, Option<bool>)]) -> Result<(), TrustStoreError> {
+        let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|source| TrustStoreError::Write {
+            path: self.path.clone(),
+            source,
+        })?;
+        let _lock = self.lock()?;
+        let mut decisions = self.read()?;
+        for (key, decision) in updates {
+            let key = key.to_string_lossy().into_owned();
+            match decision {
+                Some(trusted) => {
+                    decisions.insert(key, Some(*trusted));
+                }
+                None => {
+                    decisions.remove(&key);
+                }
+            }
+        }
+        self.write(dir, &decisions)
+    }
+
+    /// The whole store; empty when the file does not exist.
+    pub fn read(&self) -> Result<BTreeMap<String, Option<bool>>, TrustStoreError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(BTreeMap::new());
+            }
+            Err(error) => {
+                return Err(TrustStoreError::Read {
+                    path: self.path.clone(),
+                    message: error.to_string(),
+                });
+            }
+        };
+        let value: Value = serde_json::from_str(&text).map_err(|error| TrustStoreError::Read {
+            path: self.path.clone(),
+            message: error.to_string(),
+        })?;
+        let Value::Object(object) = value else {
+            return Err(TrustStoreError::Invalid {
+                path: self.path.clone(),
+                message: "expected an object".to_owned(),
+            });
+        };
+        object
+            .into_iter()
+            .map(|(key, value)| match value {
+                Value::Bool(trusted) => Ok((key, Some(trusted))),
+                Value::Null => Ok((key, None)),
+                _ => Err(TrustStoreError::Invalid {
+                    path: self.path.clone(),
+                    message: format!("value for \"{key}\" must be true, false, or null"),
+                }),
+            })
+            .collect()
+    }
+
+    fn write(
+        &self,
+        dir: &Path,
+        decisions: &BTreeMap<String, Option<bool>>,
+    ) -> Result<(), TrustStoreError> {
+        let error = |source| TrustStoreError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let mut text =
+            serde_json::to_string_pretty(decisions).map_err(|e| error(std::io::Error::other(e)))?;
+        text.push('\n');
+        let mut temp = tempfile::Builder::new()
+            .prefix(".trust.json.")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(error)?;
+        temp.write_all(text.as_bytes()).map_err(error)?;
+        temp.as_file().sync_all().map_err(error)?;
+        temp.persist(&self.path).map_err(|e| error(e.error))?;
+        Ok(())
+    }
+
+    /// Takes the exclusive lock, retrying for [`LOCK_TIMEOUT`]; released when the file closes.
+    fn lock(&self) -> Result<std::fs::File, TrustStoreError> {
+        let lock_error = |message: String| TrustStoreError::Lock {
+            path: self.lock_path.clone(),
+            message,
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&self.lock_path)
+            .map_err(|e| lock_error(e.to_string()))?;
+        let started = Instant::now();
+        loop {
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(file),
+                Err(errno) if errno == rustix::io::Errno::WOULDBLOCK => {
+                    if started.elapsed() >= LOCK_TIMEOUT {
+                        return Err(lock_error(format!(
+                            "still held by another jig after {} s",
+                            LOCK_TIMEOUT.as_secs()
+                        )));
+                    }
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                Err(errno) if errno == rustix::io::Errno::INTR => {}
+                Err(errno) => return Err(lock_error(errno.to_string())),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn the_nearest_ancestor_with_a_decision_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_config_dir(dir.path());
+        assert_eq!(store.lookup(Path::new("/a/b/c")).unwrap(), None);
+        store.set(Path::new("/a"), Some(true)).unwrap();
+        store.set(Path::new("/a/b"), Some(false)).unwrap();
+        assert_eq!(
+            store.lookup(Path::new("/a/b/c")).unwrap(),
+            Some(StoredDecision {
+                dir: "/a/b".into(),
+                trusted: false
+            })
+        );
+        assert_eq!(
+            store.lookup(Path::new("/a/x")).unwrap(),
+            Some(StoredDecision {
+                dir: "/a".into(),
+                trusted: true
+            })
+        );
+        // `/a/bb` is not below `/a/b`: components, not string prefixes.
+        assert_eq!(
+            store.lookup(Path::new("/a/bb")).unwrap().unwrap().dir,
+            Path::new("/a")
+        );
+        store.set(Path::new("/a/b"), None).unwrap();
+        assert!(store.lookup(Path::new("/a/b/c")).unwrap().unwrap().trusted);
+        assert_eq!(store.lookup(Path::new("/z")).unwrap(), None);
+    }
+
+    #[test]
+    fn null_means_no_decision_and_the_format_is_sorted_and_indented() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_config_dir(dir.path());
+        std::fs::write(store.path(), r#"{"/p": null, "/": true}"#).unwrap();
+        assert_eq!(
+            store.lookup(Path::new("/p")).unwrap().unwrap().dir,
+            Path::new("/")
+        );
+        store.set(Path::new("/b"), Some(false)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(store.path()).unwrap(),
+            "{\n  \"/\": true,\n  \"/b\": false,\n  \"/p\": null\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_damaged_store_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_config_dir(dir.path());
+        let shown = |error: TrustStoreError| {
+            error
+                .to_string()
+                .replace(&dir.path().display().to_string(), "[DIR]")
+        };
+        std::fs::write(store.path(), "[1]").unwrap();
+        assert_eq!(
+            shown(store.lookup(Path::new("/")).unwrap_err()),
+            "Invalid trust store [DIR]/trust.json: expected an object"
+        );
+        std::fs::write(store.path(), r#"{"/x": "yes"}"#).unwrap();
+        assert_eq!(
+            shown(store.lookup(Path::new("/")).unwrap_err()),
+            "Invalid trust store [DIR]/trust.json: value for \"/x\" must be true, false, or null"
+        );
+        std::fs::write(store.path(), "{").unwrap();
+        assert!(
+            shown(store.set(Path::new("/"), Some(true)).unwrap_err())
+                .starts_with("Failed to read trust store [DIR]/trust.json: EOF")
+        );
+    }
+
+    #[test]
+    fn a_held_lock_makes_a_writer_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_config_dir(dir.path());
+        let held = store.lock().unwrap();
+        let writer = {
+            let store = store.clone();
+            std::thread::spawn(move || store.set(Path::new("/w"), Some(true)))
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            store.lookup(Path::new("/w")).unwrap(),
+            None,
+            "the writer waited"
+        );
+        drop(held);
+        writer.join().unwrap().unwrap();
+        assert!(store.lookup(Path::new("/w")).unwrap().unwrap().trusted);
+    }
+}

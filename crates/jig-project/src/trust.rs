@@ -1,0 +1,374 @@
+//! The project trust decision: a chain of steps, each its own function, evaluated in order until
+//! one decides.
+//!
+//! | Step | Function | Decides when | Outcome |
+//! |---|---|---|---|
+//! | 1 | [`step_override`] | `-a/--approve` or `-na/--no-approve` | trusted / untrusted; nothing saved |
+//! | 2 | [`step_nothing_to_gate`] | nothing in the project requires trust | trusted |
+//! | 3 | [`step_extensions`] | a pre-trust extension answers `project_trust` (first yes/no wins, in the runtime) | its answer; `remember` saves it |
+//! | 4 | [`step_stored`] | the trust store has a decision for the project or an ancestor (nearest wins) | the saved decision |
+//! | 5 | [`step_default`] | `defaultProjectTrust` is `always` or `never` | trusted / untrusted |
+//! | 6 | [`step_no_prompt`] | the mode has no prompt (every mode today) | untrusted |
+//! | 7 | [`step_prompt`] | always (the user answers; no answer is untrusted, not saved) | the answer; `remember` saves it |
+//!
+//! The order is a design choice: extensions speak before the store (a loaded extension may
+//! decide for the user), the store before the default, and without a prompt `ask` means
+//! untrusted (fail closed).
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+
+use crate::diagnostics::Diagnostics;
+use crate::resources::{GatedResource, trust_requiring_resources};
+use crate::store::{TrustStore, TrustStoreError};
+
+/// An answer to "trust this project?" from an extension or the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrustAnswer {
+    /// Trusted or not.
+    pub trusted: bool,
+    /// Save the answer in the trust store for the project.
+    pub remember: bool,
+}
+
+/// The pre-trust extensions' `project_trust` event. The extension runtime implements it: it asks
+/// its extensions in load order and returns the first yes/no (`None` when all are undecided or
+/// there are none); a handler's failure is its own diagnostic and counts as undecided.
+#[async_trait]
+pub trait ProjectTrustHook: Send + Sync {
+    /// The first decisive answer for `project_dir`, if any.
+    async fn project_trust(&self, project_dir: &Path) -> Option<TrustAnswer>;
+}
+
+/// The interactive question "Trust project folder?". Interactive mode implements it; without it
+/// (`jig run`, `jig mcp`, `jig tool`) `ask` means untrusted.
+#[async_trait]
+pub trait TrustPrompt: Send + Sync {
+    /// The user's answer; `None` when they dismissed the question (untrusted, nothing saved).
+    async fn ask(&self, project_dir: &Path, gated: &[GatedResource]) -> Option<TrustAnswer>;
+}
+
+/// The `defaultProjectTrust` user setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DefaultProjectTrust {
+    /// Trust every project without a saved decision.
+    Always,
+    /// Trust no project without a saved decision.
+    Never,
+    /// Ask (untrusted where nobody can be asked).
+    #[default]
+    Ask,
+}
+
+impl DefaultProjectTrust {
+    /// The setting's value as written: `always`, `never`, `ask`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Always => "always",
+            Self::Never => "never",
+            Self::Ask => "ask",
+        }
+    }
+}
+
+/// Which step decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustStep {
+    /// `-a/--approve` (trusted) or `-na/--no-approve` (untrusted).
+    Override,
+    /// Nothing in the project requires trust.
+    NothingToGate,
+    /// A pre-trust extension's `project_trust` handler (saved when it asked to be remembered).
+    Extension {
+        /// The answer was saved in the store.
+        remembered: bool,
+    },
+    /// A saved decision.
+    Stored {
+        /// The directory the decision was saved for (the project or an ancestor).
+        dir: PathBuf,
+        /// The store file.
+        store: PathBuf,
+    },
+    /// `defaultProjectTrust` (`always` or `never`).
+    Default(DefaultProjectTrust),
+    /// `ask`, and this mode cannot ask.
+    NoPrompt,
+    /// The user's answer at the prompt (`None`: dismissed).
+    Prompt {
+        /// The answer was saved in the store.
+        remembered: bool,
+    },
+}
+
+/// The outcome of the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustDecision {
+    /// The project directory (canonical).
+    pub project_dir: PathBuf,
+    /// Whether the project's gated resources may be loaded.
+    pub trusted: bool,
+    /// The step that decided.
+    pub step: TrustStep,
+    /// What in the project requires trust (empty when step 1 decided: not looked at).
+    pub gated: Vec<GatedResource>,
+}
+
+/// Proof that a project was trusted: the only way to reach its gated resources
+/// ([`crate::read_project_settings`], project discovery in [`crate::discover`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustedProject {
+    dir: PathBuf,
+}
+
+impl TrustedProject {
+    /// The trusted project directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl TrustDecision {
+    /// The trusted project, when the decision is "trusted".
+    pub fn trusted_project(&self) -> Option<TrustedProject> {
+        self.trusted.then(|| TrustedProject {
+            dir: self.project_dir.clone(),
+        })
+    }
+
+    /// One line for `--verbose` and diagnostics, e.g.
+    /// `project /src/app: untrusted (no saved decision, defaultProjectTrust is "ask" and this mode cannot ask)`.
+    pub fn describe(&self) -> String {
+        let verdict = if self.trusted { "trusted" } else { "untrusted" };
+        let why = match &self.step {
+            TrustStep::Override if self.trusted => "--approve".to_owned(),
+            TrustStep::Override => "--no-approve".to_owned(),
+            TrustStep::NothingToGate => "nothing in it requires trust".to_owned(),
+            TrustStep::Extension { remembered } => format!(
+                "an extension's project_trust handler decided{}",
+                if *remembered { ", saved" } else { "" }
+            ),
+            TrustStep::Stored { dir, store } => {
+                format!(
+                    "saved decision for {} in {}",
+                    dir.display(),
+                    store.display()
+                )
+            }
+            TrustStep::Default(default) => {
+                format!("defaultProjectTrust is \"{}\"", default.as_str())
+            }
+            TrustStep::NoPrompt => {
+                "no saved decision, defaultProjectTrust is \"ask\" and this mode cannot ask"
+                    .to_owned()
+            }
+            TrustStep::Prompt { remembered } => format!(
+                "answered at the prompt{}",
+                if *remembered { ", saved" } else { "" }
+            ),
+        };
+        format!("project {}: {verdict} ({why})", self.project_dir.display())
+    }
+
+    /// For an untrusted project with gated resources: the warning that says what is not loaded
+    /// and how to trust it. `None` otherwise.
+    pub fn untrusted_warning(&self) -> Option<String> {
+        if self.trusted || self.gated.is_empty() {
+            return None;
+        }
+        let labels: Vec<String> = self.gated.iter().map(GatedResource::label).collect();
+        Some(format!(
+            "{}; not loading {}. Trust it with -a/--approve, or see docs/trust.md",
+            self.describe(),
+            labels.join(", ")
+        ))
+    }
+}
+
+/// Why the chain could not decide.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    /// The trust store could not be read (a damaged store is not read as "no decision": it may
+    /// hold a "do not trust").
+    #[error(transparent)]
+    Store(#[from] TrustStoreError),
+}
+
+/// Everything the chain looks at.
+#[derive(Clone, Copy)]
+pub struct TrustInputs<'a> {
+    /// The project directory, canonical.
+    pub project_dir: &'a Path,
+    /// `Some(true)` for `-a/--approve`, `Some(false)` for `-na/--no-approve`.
+    pub trust_override: Option<bool>,
+    /// The pre-trust extensions, when any are loaded.
+    pub hook: Option<&'a dyn ProjectTrustHook>,
+    /// The trust store (`None` when there is no config directory: nothing is saved or found).
+    pub store: Option<&'a TrustStore>,
+    /// The `defaultProjectTrust` setting.
+    pub default_trust: DefaultProjectTrust,
+    /// The prompt, in a mode that can ask.
+    pub prompt: Option<&'a dyn TrustPrompt>,
+}
+
+impl std::fmt::Debug for TrustInputs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrustInputs")
+            .field("project_dir", &self.project_dir)
+            .field("trust_override", &self.trust_override)
+            .field("hook", &self.hook.is_some())
+            .field("store", &self.store)
+            .field("default_trust", &self.default_trust)
+            .field("prompt", &self.prompt.is_some())
+            .finish()
+    }
+}
+
+/// What a step gives: `Some((trusted, step))` decides, `None` falls through.
+pub type StepOutcome = Option<(bool, TrustStep)>;
+
+/// Step 1: `-a/--approve` or `-na/--no-approve`.
+pub fn step_override(trust_override: Option<bool>) -> StepOutcome {
+    trust_override.map(|trusted| (trusted, TrustStep::Override))
+}
+
+/// Step 2: nothing in the project requires trust ⇒ trusted.
+pub fn step_nothing_to_gate(gated: &[GatedResource]) -> StepOutcome {
+    gated.is_empty().then_some((true, TrustStep::NothingToGate))
+}
+
+/// Step 3: the pre-trust extensions' `project_trust` answer; `remember` saves it in the store
+/// (a failed save is a warning: the answer still decides).
+pub async fn step_extensions(
+    hook: Option<&dyn ProjectTrustHook>,
+    project_dir: &Path,
+    store: Option<&TrustStore>,
+    diagnostics: &mut Diagnostics,
+) -> StepOutcome {
+    let answer = hook?.project_trust(project_dir).await?;
+    let remembered = remember(answer, project_dir, store, diagnostics);
+    Some((answer.trusted, TrustStep::Extension { remembered }))
+}
+
+/// Step 4: the nearest saved decision for the project or an ancestor.
+pub fn step_stored(
+    store: Option<&TrustStore>,
+    project_dir: &Path,
+) -> Result<StepOutcome, TrustError> {
+    let Some(store) = store else {
+        return Ok(None);
+    };
+    Ok(store.lookup(project_dir)?.map(|saved| {
+        (
+            saved.trusted,
+            TrustStep::Stored {
+                dir: saved.dir,
+                store: store.path().to_path_buf(),
+            },
+        )
+    }))
+}
+
+/// Step 5: `defaultProjectTrust` `always` or `never` decides; `ask` falls through.
+pub fn step_default(default_trust: DefaultProjectTrust) -> StepOutcome {
+    match default_trust {
+        DefaultProjectTrust::Always => Some((true, TrustStep::Default(default_trust))),
+        DefaultProjectTrust::Never => Some((false, TrustStep::Default(default_trust))),
+        DefaultProjectTrust::Ask => None,
+    }
+}
+
+/// Step 6: a mode that cannot ask ⇒ untrusted.
+pub fn step_no_prompt(prompt: Option<&dyn TrustPrompt>) -> StepOutcome {
+    prompt.is_none().then_some((false, TrustStep::NoPrompt))
+}
+
+/// Step 7: ask. No answer is untrusted and nothing is saved; `remember` saves the answer.
+pub async fn step_prompt(
+    prompt: &dyn TrustPrompt,
+    project_dir: &Path,
+    gated: &[GatedResource],
+    store: Option<&TrustStore>,
+    diagnostics: &mut Diagnostics,
+) -> (bool, TrustStep) {
+    match prompt.ask(project_dir, gated).await {
+        Some(answer) => {
+            let remembered = remember(answer, project_dir, store, diagnostics);
+            (answer.trusted, TrustStep::Prompt { remembered })
+        }
+        None => (false, TrustStep::Prompt { remembered: false }),
+    }
+}
+
+/// Saves `answer` when it asks to be remembered; whether it was saved.
+fn remember(
+    answer: TrustAnswer,
+    project_dir: &Path,
+    store: Option<&TrustStore>,
+    diagnostics: &mut Diagnostics,
+) -> bool {
+    if !answer.remember {
+        return false;
+    }
+    let Some(store) = store else {
+        diagnostics.trust_warning(
+            "the trust decision was not saved: no config directory (set XDG_CONFIG_HOME or HOME)",
+        );
+        return false;
+    };
+    match store.set(project_dir, Some(answer.trusted)) {
+        Ok(()) => true,
+        Err(error) => {
+            diagnostics.trust_warning(format!("the trust decision was not saved: {error}"));
+            false
+        }
+    }
+}
+
+/// Runs the chain for `inputs.project_dir`. Nothing project-sourced is executed or applied: the
+/// project is only looked at to find what requires trust.
+pub async fn resolve_project_trust(
+    inputs: &TrustInputs<'_>,
+    diagnostics: &mut Diagnostics,
+) -> Result<TrustDecision, TrustError> {
+    let decide = |(trusted, step): (bool, TrustStep), gated: Vec<GatedResource>| TrustDecision {
+        project_dir: inputs.project_dir.to_path_buf(),
+        trusted,
+        step,
+        gated,
+    };
+    if let Some(outcome) = step_override(inputs.trust_override) {
+        return Ok(decide(outcome, Vec::new()));
+    }
+    let gated = trust_requiring_resources(inputs.project_dir);
+    if let Some(outcome) = step_nothing_to_gate(&gated) {
+        return Ok(decide(outcome, gated));
+    }
+    if let Some(outcome) =
+        step_extensions(inputs.hook, inputs.project_dir, inputs.store, diagnostics).await
+    {
+        return Ok(decide(outcome, gated));
+    }
+    if let Some(outcome) = step_stored(inputs.store, inputs.project_dir)? {
+        return Ok(decide(outcome, gated));
+    }
+    if let Some(outcome) = step_default(inputs.default_trust) {
+        return Ok(decide(outcome, gated));
+    }
+    if let Some(outcome) = step_no_prompt(inputs.prompt) {
+        return Ok(decide(outcome, gated));
+    }
+    let Some(prompt) = inputs.prompt else {
+        return Ok(decide((false, TrustStep::NoPrompt), gated));
+    };
+    let outcome = step_prompt(
+        prompt,
+        inputs.project_dir,
+        &gated,
+        inputs.store,
+        diagnostics,
+    )
+    .await;
+    Ok(decide(outcome, gated))
+}
