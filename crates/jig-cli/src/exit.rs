@@ -17,6 +17,8 @@ pub(crate) enum CliError {
     Usage(anyhow::Error),
     /// Something failed that the user cannot fix by changing the arguments (exit 1).
     Failure(anyhow::Error),
+    /// Stop with this exit code; the reason was already printed (startup diagnostics).
+    Reported(u8),
 }
 
 impl CliError {
@@ -32,6 +34,7 @@ pub(crate) fn report(error: &CliError) -> ExitCode {
     let (code, error) = match error {
         CliError::Usage(error) => (USAGE, error),
         CliError::Failure(error) => (TOOL_ERROR, error),
+        CliError::Reported(code) => return ExitCode::from(*code),
     };
     if is_broken_pipe(error) {
         return ExitCode::from(SUCCESS);

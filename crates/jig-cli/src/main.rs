@@ -18,6 +18,7 @@
 
 mod exit;
 mod mcp_cmd;
+mod project;
 mod render;
 mod run_cmd;
 mod sessions_cmd;
@@ -65,7 +66,7 @@ fn main() -> ExitCode {
         jig_env_local::run_watchdog();
         return ExitCode::SUCCESS;
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(project::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
         Err(error) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).

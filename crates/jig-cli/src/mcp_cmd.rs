@@ -17,6 +17,7 @@ use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
+use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
 /// Shown on stderr when stdin is a terminal.
@@ -41,6 +42,8 @@ pub(crate) struct McpArgs {
     /// Serve only the tools that change nothing (read, grep, find, ls).
     #[arg(long)]
     read_only: bool,
+    #[command(flatten)]
+    project: ProjectArgs,
 }
 
 /// Runs `jig mcp`.
@@ -74,6 +77,15 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
                 return Err(error);
             }
         };
+        // The first root is the project: its trust is decided before anything it brings is
+        // loaded, and before serving.
+        match project::start(&args.project, &base.cwd).await {
+            Ok(project) => tracing::info!(trust = %project.decision.describe(), "project"),
+            Err(error) => {
+                env.cleanup().await;
+                return Err(error);
+            }
+        }
         let options = ServerOptions {
             roots_source: if args.roots.is_empty() {
                 RootsSource::ClientOrDefault

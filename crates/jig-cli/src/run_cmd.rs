@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
 use crate::exit::CliError;
+use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
 /// The tools offered when `--tools` is not given.
@@ -146,6 +147,8 @@ pub(crate) struct RunArgs {
     /// Whether file tools are confined to the working directory.
     #[arg(long, value_enum, default_value_t = ContainmentArg::Workspace)]
     containment: ContainmentArg,
+    #[command(flatten)]
+    project: ProjectArgs,
 }
 
 /// Runs `jig run`.
@@ -254,6 +257,12 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let mut tool_context =
         workspace::tool_context(env, args.cwd.as_deref(), args.containment.into()).await?;
     let cwd = tool_context.cwd.clone();
+    let user_settings = settings::load()?;
+    // Before anything the project brings is loaded or read as configuration.
+    let project = project::start(&args.project, &cwd).await?;
+    if args.verbose {
+        output::note(&project.decision.describe());
+    }
 
     let choice = session_choice::open(
         &cwd,
@@ -264,7 +273,7 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let mut session = choice.session;
     warn_damaged(&session);
 
-    let settings = settings::load()?;
+    let settings = settings::with_project(user_settings, project.settings.as_ref());
     let resolved = model::resolve(&model::ModelArgs {
         provider: args.provider.as_deref(),
         model: args.model.as_deref(),

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
+use crate::project::{self, ProjectArgs};
 use crate::render::render_text;
 use crate::signals;
 use crate::workspace::{self, ContainmentArg};
@@ -41,6 +42,8 @@ pub(crate) struct ToolArgs {
     /// prints its path); by default they are removed when the call ends.
     #[arg(long)]
     keep_temp: bool,
+    #[command(flatten)]
+    project: ProjectArgs,
 }
 
 /// Arguments of `jig tools`.
@@ -93,6 +96,11 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
                 return Err(error);
             }
         };
+        // The cwd is the project: its trust is decided before anything it brings is loaded.
+        if let Err(error) = project::start(&args.project, &ctx.cwd).await {
+            env.cleanup().await;
+            return Err(error);
+        }
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);

@@ -135,6 +135,11 @@ pub(super) fn warn(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: warning: {message}");
 }
 
+/// `jig: …` on stderr, for information (`--verbose`).
+pub(super) fn note(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "jig: {message}");
+}
+
 /// `jig: …` on stderr.
 pub(super) fn error(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: {message}");

@@ -6,18 +6,19 @@
 //! ```
 //!
 //! Every key is optional; unknown keys are an error (a typo must not be ignored silently).
-//! Project settings are not read: a repository must not choose where a user's prompts and code
-//! are sent before the user has said they trust it.
+//! A project's `.jig/settings.json` is merged over these only once the project is trusted
+//! (`jig_project`): a repository must not choose where a user's prompts and code are sent before
+//! the user has said they trust it.
 
 use std::path::{Path, PathBuf};
 
 use jig_llm::ThinkingLevel;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::exit::CliError;
 
 /// What the settings file says.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct Settings {
     /// The provider used when neither `--provider` nor a resumed session names one.
@@ -30,6 +31,14 @@ pub(super) struct Settings {
     pub(super) thinking: Option<ThinkingLevel>,
     /// The context window of the settings' model (of any model when `model` is not set).
     pub(super) context_window: Option<u64>,
+    /// `defaultProjectTrust`, `extensions`, `hooks`: read by `jig_project` and the extension
+    /// loader, accepted here so they are not unknown keys.
+    #[serde(rename = "defaultProjectTrust")]
+    _default_project_trust: Option<serde_json::Value>,
+    #[serde(rename = "extensions")]
+    _extensions: Option<serde_json::Value>,
+    #[serde(rename = "hooks")]
+    _hooks: Option<serde_json::Value>,
 }
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
@@ -50,6 +59,32 @@ pub(super) fn load() -> Result<Settings, CliError> {
     match path() {
         Some(path) => load_from(&path),
         None => Ok(Settings::default()),
+    }
+}
+
+/// The `user` settings with a trusted project's settings merged over them. Project settings
+/// that are not valid settings are a warning and are not used.
+pub(super) fn with_project(
+    user: Settings,
+    project: Option<&jig_project::ProjectSettings>,
+) -> Settings {
+    let Some(project) = project else {
+        return user;
+    };
+    let valid = serde_json::from_value::<Settings>(project.value.clone()).and_then(|_| {
+        let mut merged = serde_json::to_value(&user).unwrap_or_default();
+        jig_project::merge_settings(&mut merged, project.value.clone());
+        serde_json::from_value::<Settings>(merged)
+    });
+    match valid {
+        Ok(merged) => merged,
+        Err(error) => {
+            super::output::warn(&format!(
+                "Invalid settings file {}: {error}; ignoring it",
+                project.path.display()
+            ));
+            user
+        }
     }
 }
 

@@ -13,3 +13,4 @@ mod run_cmd;
 mod run_compaction;
 mod support;
 mod tool_cmd;
+mod trust;

@@ -1,0 +1,393 @@
+//! Project trust end to end: a project whose every trust-gated resource would leave a marker
+//! file (and knock on a TCP port) if it ran. Nothing runs before trust resolves — in `jig run`,
+//! `jig mcp` and `jig tool` — neither when the project is untrusted nor when `-a` trusts it
+//! (then startup stops: this build has no extension runtime, and says so).
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers panic when the setup fails"
+)]
+
+use std::fs;
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use jig_llm::scripted::ScriptedReply;
+use jig_llm::testing::{ReplayResponse, ReplayServer, openai_sse};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+/// The trap project, the user's config and data directories, a listener the traps would knock
+/// on, and the model endpoint.
+struct Trap {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    config: PathBuf,
+    data: PathBuf,
+    markers: PathBuf,
+    listener: TcpListener,
+    server: ReplayServer,
+}
+
+fn executable(path: &Path, body: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, body).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn file(path: &Path, body: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, body).unwrap();
+}
+
+impl Trap {
+    async fn new(replies: Vec<&str>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let ws = root.join("ws");
+        let markers = root.join("markers");
+        fs::create_dir_all(&markers).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let m = markers.display();
+        // Each trap writes its own marker and connects to the listener.
+        let knock = format!(
+            "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))' 2>/dev/null"
+        );
+        let shell = |name: &str| format!("#!/bin/sh\ntouch {m}/{name}\n{knock}\n");
+        executable(
+            &ws.join(".jig/extensions/marker.sh"),
+            &shell("extension-executable"),
+        );
+        file(
+            &ws.join(".jig/extensions/py/index.py"),
+            &format!(
+                "import socket, pathlib\npathlib.Path('{m}/extension-index').touch()\nsocket.create_connection(('127.0.0.1', {port}))\n"
+            ),
+        );
+        file(
+            &ws.join(".jig/extensions/manifested/extension.toml"),
+            &format!(
+                "command = [\"sh\", \"-c\", \"touch {m}/extension-manifest\"]\n[hooks]\ntool_call = [\"sh\", \"-c\", \"touch {m}/manifest-hook\"]\n"
+            ),
+        );
+        executable(&ws.join(".jig/tools/lint"), &shell("project-tool"));
+        file(
+            &ws.join(".jig/settings.json"),
+            &json!({
+                "hooks": {"tool_call": [["sh", "-c", format!("touch {m}/settings-hook; {knock}")]]},
+                "extensions": [format!("{}", ws.join("elsewhere.sh").display())],
+                "thinking": "high",
+            })
+            .to_string(),
+        );
+        executable(&ws.join("elsewhere.sh"), &shell("settings-extension"));
+        file(
+            &ws.join("AGENTS.md"),
+            "Context files are read regardless of trust.\n",
+        );
+        let responses: Vec<ReplayResponse> = replies
+            .into_iter()
+            .map(|text| match ScriptedReply::text(text) {
+                ScriptedReply::Message(message) => ReplayResponse::sse(openai_sse(&message)),
+                other => panic!("not a message: {other:?}"),
+            })
+            .collect();
+        let server = ReplayServer::start(responses).await.unwrap();
+        Self {
+            _dir: dir,
+            config: root.join("config"),
+            data: root.join("data"),
+            root,
+            ws,
+            markers,
+            listener,
+            server,
+        }
+    }
+
+    /// `jig ARGS…` in the project with the trap's config and data directories.
+    fn jig(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .args(args)
+            .current_dir(&self.ws)
+            .env("XDG_CONFIG_HOME", &self.config)
+            .env("XDG_DATA_HOME", &self.data)
+            .env_remove("JIG_TIMING")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// `jig run --base-url <server> --no-session EXTRA… hi`.
+    async fn run(&self, extra: &[&str]) -> Output {
+        let base_url = format!("{}/v1", self.server.url());
+        let mut args = vec!["run", "--base-url", base_url.as_str(), "--no-session"];
+        args.extend_from_slice(extra);
+        args.push("hi");
+        let mut command = self.jig(&args);
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// `jig tool read --args {"path":"AGENTS.md"} EXTRA…`.
+    fn tool(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["tool", "read", "--args", r#"{"path":"AGENTS.md"}"#];
+        args.extend_from_slice(extra);
+        self.jig(&args).output().unwrap()
+    }
+
+    /// `jig mcp EXTRA…` fed initialize + tools/list, then end of input.
+    fn mcp(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["mcp"];
+        args.extend_from_slice(extra);
+        let mut child = self
+            .jig(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let lines = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "trust-test", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ];
+        for line in lines {
+            // A server that already exited (trusted: startup stopped) closes the pipe.
+            let _ = writeln!(stdin, "{line}");
+        }
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    }
+
+    /// Nothing project-sourced ran: no marker, no connection.
+    fn assert_nothing_ran(&self) {
+        let markers: Vec<String> = fs::read_dir(&self.markers)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(markers, Vec::<String>::new(), "project code ran");
+        assert!(
+            self.listener.accept().is_err(),
+            "something project-sourced connected to the listener"
+        );
+    }
+
+    fn redact(&self, text: &str) -> String {
+        text.replace(&self.root.display().to_string(), "[ROOT]")
+    }
+
+    fn user_settings(&self, value: &serde_json::Value) {
+        file(&self.config.join("jig/settings.json"), &value.to_string());
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The traps are real: run directly, they leave their markers (so their absence means
+/// something).
+#[test]
+fn the_traps_work_when_run_directly() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let trap = runtime.block_on(Trap::new(vec![]));
+    let status = Command::new(trap.ws.join(".jig/extensions/marker.sh"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(trap.markers.join("extension-executable").exists());
+    assert!(trap.listener.accept().is_ok(), "the trap knocked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_project_runs_nothing_in_run_mcp_and_tool() {
+    let trap = Trap::new(vec!["done"]).await;
+
+    let run = trap.run(&[]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "done\n");
+    insta::assert_snapshot!(trap.redact(&text(&run.stderr)), @r#"jig: warning: project [ROOT]/ws: untrusted (no saved decision, defaultProjectTrust is "ask" and this mode cannot ask); not loading .jig/extensions/, .jig/tools/, .jig/settings.json (extensions, hooks). Trust it with -a/--approve, or see docs/trust.md"#);
+    let request = trap.server.requests()[0].json();
+    // Project settings were not applied (`thinking: high` would set a reasoning effort)...
+    assert_eq!(request.get("reasoning_effort"), None);
+    // ...but the context file is read as text.
+    assert!(
+        request
+            .to_string()
+            .contains("Context files are read regardless of trust."),
+        "{request}"
+    );
+    trap.assert_nothing_ran();
+
+    let tool = trap.tool(&[]);
+    assert_eq!(tool.status.code(), Some(0), "{}", text(&tool.stderr));
+    assert!(text(&tool.stdout).contains("Context files are read regardless"));
+    trap.assert_nothing_ran();
+
+    let mcp = trap.mcp(&[]);
+    assert_eq!(mcp.status.code(), Some(0), "{}", text(&mcp.stderr));
+    let stdout = text(&mcp.stdout);
+    assert!(
+        stdout.contains(r#""id":2"#) && stdout.contains(r#""name":"read""#),
+        "{stdout}"
+    );
+    trap.assert_nothing_ran();
+
+    // `-na` decides the same without a warning (it was asked for); `defaultProjectTrust:
+    // never` says why.
+    let tool = trap.tool(&["-na"]);
+    assert_eq!(tool.status.code(), Some(0), "{}", text(&tool.stderr));
+    assert_eq!(text(&tool.stderr), "");
+    trap.user_settings(&json!({"defaultProjectTrust": "never"}));
+    let tool = trap.tool(&[]);
+    assert_eq!(tool.status.code(), Some(0), "{}", text(&tool.stderr));
+    assert!(
+        text(&tool.stderr).contains(r#"untrusted (defaultProjectTrust is "never")"#),
+        "{}",
+        text(&tool.stderr)
+    );
+    trap.assert_nothing_ran();
+    assert_eq!(trap.server.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_project_stops_startup_saying_extensions_cannot_load_yet_and_runs_nothing() {
+    let trap = Trap::new(vec!["never sent"]).await;
+    let expected = r#"jig: error: Failed to load extension "[ROOT]/ws/.jig/extensions/manifested": loading extensions is not implemented in this build of jig (no extension runtime)
+jig: error: Failed to load extension "[ROOT]/ws/.jig/extensions/marker.sh": loading extensions is not implemented in this build of jig (no extension runtime)
+jig: error: Failed to load extension "[ROOT]/ws/.jig/extensions/py": loading extensions is not implemented in this build of jig (no extension runtime)
+jig: error: Failed to load extension "[ROOT]/ws/.jig/settings.json": extensions, hooks: loading extensions is not implemented in this build of jig (no extension runtime)
+Hint: Start without extensions using "jig -ne".
+"#;
+
+    let run = trap.run(&["-a"]).await;
+    assert_eq!(run.status.code(), Some(1));
+    assert_eq!(trap.redact(&text(&run.stderr)), expected);
+    assert_eq!(text(&run.stdout), "");
+    trap.assert_nothing_ran();
+
+    let tool = trap.tool(&["--approve"]);
+    assert_eq!(tool.status.code(), Some(1));
+    assert_eq!(trap.redact(&text(&tool.stderr)), expected);
+    assert_eq!(text(&tool.stdout), "", "the tool did not run");
+    trap.assert_nothing_ran();
+
+    let mcp = trap.mcp(&["-a"]);
+    assert_eq!(mcp.status.code(), Some(1));
+    assert_eq!(trap.redact(&text(&mcp.stderr)), expected);
+    assert_eq!(text(&mcp.stdout), "", "nothing was served");
+    trap.assert_nothing_ran();
+
+    // A saved decision and `defaultProjectTrust: always` trust it the same way.
+    trap.user_settings(&json!({"defaultProjectTrust": "always"}));
+    let tool = trap.tool(&[]);
+    assert_eq!(tool.status.code(), Some(1));
+    assert_eq!(trap.redact(&text(&tool.stderr)), expected);
+    trap.user_settings(&json!({}));
+    file(
+        &trap.config.join("jig/trust.json"),
+        &json!({trap.root.display().to_string(): true}).to_string(),
+    );
+    let run = trap.run(&["-v"]).await;
+    assert_eq!(run.status.code(), Some(1));
+    assert!(trap.redact(&text(&run.stderr)).ends_with(expected));
+    trap.assert_nothing_ran();
+    assert_eq!(trap.server.requests().len(), 0, "the model was never asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_extensions_starts_a_trusted_project_with_its_settings_but_without_its_code() {
+    let trap = Trap::new(vec!["trusted, no extensions"]).await;
+    let run = trap.run(&["-a", "-ne", "-v"]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "trusted, no extensions\n");
+    assert!(
+        trap.redact(&text(&run.stderr))
+            .starts_with("jig: project [ROOT]/ws: trusted (--approve)\n"),
+        "{}",
+        text(&run.stderr)
+    );
+    // The trusted project's settings apply (`thinking: high`).
+    assert_eq!(trap.server.requests()[0].json()["reasoning_effort"], "high");
+    trap.assert_nothing_ran();
+}
+
+#[test]
+fn two_letter_flags_parse_before_and_after_the_subcommand() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let trap = runtime.block_on(Trap::new(vec![]));
+    for args in [
+        vec![
+            "-ne",
+            "-na",
+            "tool",
+            "read",
+            "--args",
+            r#"{"path":"AGENTS.md"}"#,
+        ],
+        vec![
+            "tool",
+            "-ne",
+            "-na",
+            "read",
+            "--args",
+            r#"{"path":"AGENTS.md"}"#,
+        ],
+        vec![
+            "-na",
+            "tool",
+            "read",
+            "--args",
+            r#"{"path":"AGENTS.md"}"#,
+            "-ne",
+        ],
+    ] {
+        let output = trap.jig(&args).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        // Without `-na` the untrusted project would be warned about.
+        assert_eq!(text(&output.stderr), "", "{args:?}");
+    }
+    let both = trap.jig(&["tool", "-a", "-na", "read"]).output().unwrap();
+    assert_eq!(both.status.code(), Some(2), "-a and -na conflict");
+    trap.assert_nothing_ran();
+}
+
+#[test]
+fn an_explicit_extension_that_cannot_load_stops_every_mode_with_the_hint() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let trap = runtime.block_on(Trap::new(vec![]));
+    let plain = trap.root.join("plain");
+    fs::create_dir_all(&plain).unwrap();
+    for mode in [
+        vec!["tool", "-e", "missing.sh", "-ne", "ls"],
+        vec!["mcp", "--extension", "missing.sh", "-ne"],
+    ] {
+        let mut command = trap.jig(&mode);
+        command.current_dir(&plain);
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        assert_eq!(
+            trap.redact(&text(&output.stderr)),
+            "jig: error: Failed to load extension \"[ROOT]/plain/missing.sh\": Extension path does not exist: [ROOT]/plain/missing.sh\nHint: Start without extensions using \"jig -ne\".\n"
+        );
+    }
+}
