@@ -29,13 +29,13 @@ pub(crate) struct ProjectArgs {
     /// Load the extension at PATH (repeatable); kept with -ne.
     #[arg(short = 'e', long = "extension", value_name = "PATH")]
     pub(crate) extensions: Vec<PathBuf>,
-    /// Also -ne. Do not discover extensions (project, global, settings); -e still loads.
+    /// Do not discover extensions (project, global, settings); -e still loads [short: -ne].
     #[arg(long = "no-extensions")]
     pub(crate) no_extensions: bool,
     /// Trust the project for this run: load its .jig extensions and settings (nothing is saved).
     #[arg(short = 'a', long = "approve", conflicts_with = "no_approve")]
     pub(crate) approve: bool,
-    /// Also -na. Do not trust the project for this run (nothing is saved).
+    /// Do not trust the project for this run (nothing is saved) [short: -na].
     #[arg(long = "no-approve")]
     pub(crate) no_approve: bool,
 }

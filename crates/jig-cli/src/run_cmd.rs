@@ -260,7 +260,8 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let user_settings = settings::load()?;
     // Before anything the project brings is loaded or read as configuration.
     let project = project::start(&args.project, &cwd).await?;
-    if args.verbose {
+    // Only when it mattered: a project with nothing to gate is not worth a line.
+    if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
         output::note(&project.decision.describe());
     }
 
