@@ -14,7 +14,7 @@ mod session_choice;
 mod settings;
 
 use std::io::{self, IsTerminal as _, Read as _, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -258,12 +258,7 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         workspace::tool_context(env, args.cwd.as_deref(), args.containment.into()).await?;
     let cwd = tool_context.cwd.clone();
     let user_settings = settings::load()?;
-    // Before anything the project brings is loaded or read as configuration.
-    let project = project::start(&args.project, &cwd).await?;
-    // Only when it mattered: a project with nothing to gate is not worth a line.
-    if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
-        output::note(&project.decision.describe());
-    }
+    let project = start_project(&args, &cwd).await?;
 
     let choice = session_choice::open(
         &cwd,
@@ -362,6 +357,17 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     };
     restore_if_no_reply(&outcome, resumed_file);
     report(&outcome, args.mode)
+}
+
+/// The project's trust and what it allows, decided before anything the project brings is
+/// loaded or read as configuration.
+async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectStartup, CliError> {
+    let project = project::start(&args.project, cwd).await?;
+    // Only when it mattered: a project with nothing to gate is not worth a line.
+    if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
+        output::note(&project.decision.describe());
+    }
+    Ok(project)
 }
 
 /// `--compact` first when asked (a failure is reported and nothing is sent), then the run.

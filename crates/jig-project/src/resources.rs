@@ -97,7 +97,6 @@ pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
 

@@ -196,7 +196,6 @@ pub fn merge_settings(base: &mut Value, overlay: Value) {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;

@@ -243,7 +243,6 @@ impl TrustStore {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use pretty_assertions::assert_eq;
 
