@@ -61,3 +61,44 @@ fn a_lookup_does_not_create_the_config_directory() {
     assert_eq!(store.lookup(dir.path()).unwrap(), None);
     assert!(!dir.path().join("jig").exists());
 }
+
+/// Run by [`concurrent_processes_lose_no_decision`] in child processes: writes 25 decisions
+/// under `JIG_TRUST_CHILD_PREFIX` into the store in `JIG_TRUST_CHILD_DIR`.
+#[test]
+#[ignore = "a child process of concurrent_processes_lose_no_decision"]
+fn child_writer() {
+    let (Some(dir), Some(prefix)) = (
+        std::env::var_os("JIG_TRUST_CHILD_DIR"),
+        std::env::var("JIG_TRUST_CHILD_PREFIX").ok(),
+    ) else {
+        return;
+    };
+    let store = TrustStore::in_config_dir(std::path::Path::new(&dir));
+    for n in 0..25 {
+        store
+            .set(&PathBuf::from(format!("/{prefix}/p{n}")), Some(true))
+            .unwrap();
+    }
+}
+
+#[test]
+fn concurrent_processes_lose_no_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("jig");
+    let children: Vec<_> = (0..4)
+        .map(|child| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "store::child_writer", "--ignored", "--quiet"])
+                .env("JIG_TRUST_CHILD_DIR", &config)
+                .env("JIG_TRUST_CHILD_PREFIX", format!("proc{child}"))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let all = TrustStore::in_config_dir(&config).read().unwrap();
+    assert_eq!(all.len(), 4 * 25, "every process's every decision is there");
+}
