@@ -836,14 +836,6 @@ pub(crate) fn create_temp_dir(dir: &Path, prefix: &str) -> EnvResult<PathBuf> {
 mod tests {
     use super::*;
 
-    fn scan(chunks: &[&[u8]], window: &LineWindow) -> LinesRead {
-        let mut scanner = LineScanner::new(window);
-        for chunk in chunks {
-            scanner.feed(chunk);
-        }
-        scanner.finish()
-    }
-
     #[test]
     fn parallel_counting_agrees_with_the_sequential_scan() {
         let dir = tempfile::tempdir().unwrap();
@@ -898,7 +890,7 @@ mod tests {
                     max_lines,
                     max_bytes: 1000,
                 };
-                let expected = scan(&[&content], &window);
+                let expected = jig_env::lines_window(&content, &window);
                 for parallel_min in [u64::MAX, 0, PARALLEL_COUNT_MIN] {
                     let read = read_lines_with(&path, &window, &cancel, parallel_min).unwrap();
                     assert_eq!(

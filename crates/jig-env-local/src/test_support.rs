@@ -81,6 +81,21 @@ impl SymlinkRace {
         })
     }
 
+    /// Creates a FIFO named `name` in the workspace (mode `0o644`) and returns its path.
+    #[expect(clippy::unwrap_used, reason = "a test fixture fails loudly")]
+    pub fn fifo(&self, name: &str) -> PathBuf {
+        let fifo = self.ws.join(name);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        fifo
+    }
+
     /// Changed or new files outside (restored or removed): each one is an escape.
     #[expect(clippy::unwrap_used, reason = "a test fixture fails loudly")]
     pub fn outside_changes(&self) -> u64 {

@@ -334,15 +334,7 @@ async fn jig_mcp_refuses_fifos_and_keeps_serving() {
     use std::os::unix::fs::FileTypeExt;
 
     let arena = SymlinkRace::new();
-    let fifo = arena.ws.join("pipe");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    let fifo = arena.fifo("pipe");
     let client = mcp_client(&arena.ws, &[]).await;
     let within = |future| tokio::time::timeout(Duration::from_secs(5), future);
     for _ in 0..5 {

@@ -147,15 +147,7 @@ async fn fifos_are_refused_and_cancelled_mutations_release_their_turn() {
     use std::time::Duration;
 
     let arena = SymlinkRace::new();
-    let fifo = arena.ws.join("pipe");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    let fifo = arena.fifo("pipe");
     let env = Arc::new(LocalEnv::new());
     let ctx = ToolContext::new(env, arena.ws.clone());
     let registry: ToolRegistry = builtin_registry(&BuiltinsConfig::default());
