@@ -21,6 +21,9 @@
 //!   KILL). Dropping the env without cleanup SIGKILLs them.
 //! - A process killed by signal `n` reports exit code `128 + n` and `signal: Some(n)`.
 //! - Dropping the `exec` future before it returns SIGKILLs the command's processes.
+//! - Scans of the process table (`/proc`, a file per process) run on tokio's blocking pool, never
+//!   on the runtime's threads; only the two last-resort `Drop` paths (the future or the env
+//!   dropped) scan on the dropping thread, because a drop cannot wait.
 //!
 //! # What is guaranteed, and what is not
 //! On **Linux**, after a timeout or abort no process of the command is left running if every
@@ -106,6 +109,9 @@ struct Background {
     membership: Membership,
     /// Keeps reading (and discarding) the output pipe so background writers never get SIGPIPE.
     drain: Option<JoinHandle<()>>,
+    /// When the record was added: a process-table scan begun before then may not show its
+    /// processes yet, so [`ProcessTracker::prune`] leaves it alone.
+    tracked_at: Instant,
 }
 
 impl ProcessTracker {
@@ -169,13 +175,17 @@ impl ProcessTracker {
     }
 
     /// Reaps zombies of finished background processes and forgets records with nothing left.
-    fn prune(&self) {
-        let mut records = self.lock();
-        if records.is_empty() {
+    async fn prune(&self) {
+        if self.lock().is_empty() {
             return;
         }
-        let table = procfs::scan();
+        let scanned_at = Instant::now();
+        let table = procfs::scan_async().await;
+        let mut records = self.lock();
         records.retain_mut(|record| {
+            if record.tracked_at >= scanned_at {
+                return true;
+            }
             let members = record.membership.members(&table);
             procfs::reap(&members, None);
             let alive = procfs::live(&members).next().is_some();
@@ -204,7 +214,7 @@ impl ProcessTracker {
         }
         check_cwd(&request).await?;
         procfs::become_subreaper();
-        self.prune();
+        self.prune().await;
 
         let tag = new_tag();
         let (reader, writer) = std::io::pipe()
@@ -275,14 +285,14 @@ impl ProcessTracker {
                 biased;
                 () = request.cancel.cancelled(), if state.phase == Phase::Running => {
                     state.aborted = true;
-                    state.begin_terminate(guard.membership_mut(), request.kill_grace);
+                    state.begin_terminate(guard.membership_mut(), request.kill_grace).await;
                 }
                 () = sleep_until(state.deadline), if state.phase == Phase::Running && state.deadline.is_some() => {
                     state.timed_out = true;
-                    state.begin_terminate(guard.membership_mut(), request.kill_grace);
+                    state.begin_terminate(guard.membership_mut(), request.kill_grace).await;
                 }
                 () = sleep_until(state.next_poll), if state.next_poll.is_some() => {
-                    state.poll_terminate(guard.membership_mut());
+                    state.poll_terminate(guard.membership_mut()).await;
                 }
                 () = sleep_until(idle_deadline), if idle_deadline.is_some() => {
                     // The shell is gone and output went quiet (or the drain limit passed).
@@ -326,8 +336,13 @@ impl ProcessTracker {
             )
             .await;
             self.forget(session);
-        } else if procfs::has_children(self.watchdog().and_then(Watchdog::pid)) == Some(false)
-            && cfg!(target_os = "linux")
+        } else if cfg!(target_os = "linux")
+            && procfs::off_runtime({
+                let watchdog = self.watchdog().and_then(Watchdog::pid);
+                move || procfs::has_children(watchdog)
+            })
+            .await
+                == Some(false)
         {
             self.forget(session);
             // The shell is reaped and jig has no child: nothing of the command is running
@@ -336,13 +351,17 @@ impl ProcessTracker {
                 tokio::spawn(drain_pipe(reader));
             }
         } else {
-            let table = procfs::scan();
+            let table = procfs::scan_async().await;
             let members = membership.members(&table);
             procfs::reap(&members, Some(session));
             let survivors = procfs::live(&members).any(|info| info.pid != session);
             if survivors {
                 let drain = reader.map(|reader| tokio::spawn(drain_pipe(reader)));
-                self.lock().push(Background { membership, drain });
+                self.lock().push(Background {
+                    membership,
+                    drain,
+                    tracked_at: Instant::now(),
+                });
             } else {
                 self.forget(session);
                 if let Some(reader) = reader {
@@ -365,6 +384,8 @@ impl ProcessTracker {
 }
 
 impl Drop for ProcessTracker {
+    // A drop cannot wait for the blocking pool, and the kill must be done when it returns (the
+    // runtime may be gone by then): this last-resort path scans on the dropping thread.
     fn drop(&mut self) {
         let records = std::mem::take(&mut *self.lock());
         if records.is_empty() {
@@ -449,25 +470,25 @@ impl RunState {
         }
     }
 
-    fn begin_terminate(&mut self, membership: &mut Membership, grace: Duration) {
-        let members = membership.members(&procfs::scan());
+    async fn begin_terminate(&mut self, membership: &mut Membership, grace: Duration) {
+        let members = membership.members(&procfs::scan_async().await);
         procfs::signal_all(membership.session, &members, Signal::TERM);
         self.phase = Phase::Terminating {
             kill_at: Instant::now() + grace,
         };
         self.next_poll = Some(Instant::now() + TERMINATE_POLL);
         if grace.is_zero() {
-            self.poll_terminate(membership);
+            self.poll_terminate(membership).await;
         }
     }
 
     /// Rescans: signals processes forked since, and escalates to SIGKILL when the grace is over.
     /// Moves on early once nothing is left.
-    fn poll_terminate(&mut self, membership: &mut Membership) {
+    async fn poll_terminate(&mut self, membership: &mut Membership) {
         let Phase::Terminating { kill_at } = self.phase else {
             return;
         };
-        let members = membership.members(&procfs::scan());
+        let members = membership.members(&procfs::scan_async().await);
         let shell_exited = self.status.is_some();
         let any_alive = procfs::live(&members).next().is_some();
         if Instant::now() >= kill_at {
@@ -507,6 +528,8 @@ impl KillOnDrop {
 }
 
 impl Drop for KillOnDrop {
+    // The `exec` future is being dropped: nothing can be awaited any more, and the processes
+    // must be gone when the drop returns, so this scan runs on the dropping thread.
     fn drop(&mut self) {
         if let Some(mut membership) = self.membership.take() {
             let members = membership.members(&procfs::scan());
@@ -519,36 +542,44 @@ impl Drop for KillOnDrop {
 /// rest (rescanning until none is left, at most [`KILL_WAIT`]), then reaps. `owned` is a pid
 /// whose status tokio collects (never reaped here).
 async fn terminate(memberships: &mut [Membership], grace: Duration, owned: Option<i32>) {
-    let alive = |memberships: &mut [Membership], signal: Option<Signal>| -> bool {
-        let table = procfs::scan();
-        let mut any = false;
-        for membership in memberships.iter_mut() {
-            let members = membership.members(&table);
-            procfs::reap(&members, owned);
-            if let Some(signal) = signal {
-                procfs::signal_all(membership.session, &members, signal);
-            }
-            any |= procfs::live(&members).next().is_some();
-        }
-        any
-    };
     if !grace.is_zero() {
         let kill_at = Instant::now() + grace;
-        let mut any = alive(memberships, Some(Signal::TERM));
+        let mut any = signal_members(memberships, Some(Signal::TERM), owned).await;
         while any && Instant::now() < kill_at {
             tokio::time::sleep(TERMINATE_POLL).await;
-            any = alive(memberships, Some(Signal::TERM));
+            any = signal_members(memberships, Some(Signal::TERM), owned).await;
         }
         if !any {
             return;
         }
     }
     let give_up = Instant::now() + KILL_WAIT;
-    while alive(memberships, Some(Signal::KILL)) && Instant::now() < give_up {
+    while signal_members(memberships, Some(Signal::KILL), owned).await && Instant::now() < give_up {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     // One more pass to reap what died in the last interval.
-    alive(memberships, None);
+    signal_members(memberships, None, owned).await;
+}
+
+/// One pass of [`terminate`]: scans the process table (on the blocking pool), reaps the
+/// memberships' zombies (except `owned`), sends `signal` to the rest; true while any member is
+/// alive.
+async fn signal_members(
+    memberships: &mut [Membership],
+    signal: Option<Signal>,
+    owned: Option<i32>,
+) -> bool {
+    let table = procfs::scan_async().await;
+    let mut any = false;
+    for membership in memberships.iter_mut() {
+        let members = membership.members(&table);
+        procfs::reap(&members, owned);
+        if let Some(signal) = signal {
+            procfs::signal_all(membership.session, &members, signal);
+        }
+        any |= procfs::live(&members).next().is_some();
+    }
+    any
 }
 
 /// Reads into `buffer`; `None` at EOF or on a read error, pends forever without a reader.

@@ -11,8 +11,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use jig_env::{
-    DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, Line, LineWindow,
-    LinesRead, Recursive, WriteOutcome,
+    DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner,
+    LineWindow, LinesRead, Recursive, WriteOutcome,
 };
 
 /// Read size for streaming scans: large enough that syscalls are a rounding error, small
@@ -352,12 +352,12 @@ pub(crate) fn read_lines_file(
     let mut counted_in_parallel = false;
     loop {
         check_cancel("read", path, cancel)?;
-        if scanner.done && !counted_in_parallel {
+        if scanner.is_full() && !counted_in_parallel {
             // The window is full and only counting is left: for a big rest, count it on
             // several threads with positioned reads, then go on from its end (for anything
             // appended meanwhile).
             counted_in_parallel = true;
-            let start = scanner.total_bytes;
+            let start = scanner.bytes_seen();
             let end = file
                 .metadata()
                 .map_err(|error| io_error("read", path, error))?
@@ -366,12 +366,12 @@ pub(crate) fn read_lines_file(
                 let counted = count_parallel(&file, start, end, cancel)
                     .map_err(|error| io_error("read", path, error))?;
                 check_cancel("read", path, cancel)?;
-                scanner.add_counted(&counted);
+                scanner.add_count(counted.newlines, counted.tail, counted.bytes);
                 file.seek(SeekFrom::Start(start + counted.bytes))
                     .map_err(|error| io_error("read", path, error))?;
             }
         }
-        let position = scanner.total_bytes;
+        let position = scanner.bytes_seen();
         if let Some(hole) = hole_at(&file, position) {
             // A hole reads as zeros, which hold no line break: count it without reading it.
             scanner.feed_zeros(hole);
@@ -516,130 +516,6 @@ fn hole_at(file: &File, position: u64) -> Option<u64> {
 #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
 fn hole_at(_file: &File, _position: u64) -> Option<u64> {
     None
-}
-
-/// The state of a `read_lines` scan; fed chunk by chunk.
-pub(crate) struct LineScanner<'w> {
-    window: &'w LineWindow,
-    lines: Vec<Line>,
-    /// Lines completed so far (terminated by `\n`).
-    completed: u64,
-    /// Bytes of the current, unterminated line seen so far.
-    current_len: u64,
-    /// The kept prefix of the current line, when it is in the window.
-    current: Vec<u8>,
-    /// Bytes kept in `lines` (the byte budget counts these).
-    collected: usize,
-    /// The window is full: only count from here on.
-    done: bool,
-    total_bytes: u64,
-}
-
-impl<'w> LineScanner<'w> {
-    pub(crate) fn new(window: &'w LineWindow) -> Self {
-        Self {
-            window,
-            lines: Vec::new(),
-            completed: 0,
-            current_len: 0,
-            current: Vec::new(),
-            collected: 0,
-            done: window.max_lines == 0,
-            total_bytes: 0,
-        }
-    }
-
-    fn in_window(&self) -> bool {
-        !self.done && self.completed + 1 >= self.window.start_line
-    }
-
-    fn keep(&mut self, piece: &[u8]) {
-        let room = self.window.max_bytes.saturating_sub(self.current.len());
-        self.current
-            .extend_from_slice(&piece[..piece.len().min(room)]);
-    }
-
-    fn end_line(&mut self) {
-        if self.in_window() {
-            let bytes = std::mem::take(&mut self.current);
-            self.collected = self.collected.saturating_add(bytes.len());
-            self.lines.push(Line {
-                number: self.completed + 1,
-                bytes,
-                full_len: self.current_len,
-            });
-            if self.lines.len() >= self.window.max_lines || self.collected >= self.window.max_bytes
-            {
-                self.done = true;
-            }
-        }
-        self.completed += 1;
-        self.current_len = 0;
-    }
-
-    pub(crate) fn feed(&mut self, chunk: &[u8]) {
-        self.total_bytes += chunk.len() as u64;
-        let mut rest = chunk;
-        while !rest.is_empty() {
-            if self.done {
-                // Only counting is left: let memchr run over the whole remainder.
-                let newlines = memchr::memchr_iter(b'\n', rest).count();
-                self.completed += newlines as u64;
-                self.current_len = match memchr::memrchr(b'\n', rest) {
-                    Some(last) => (rest.len() - last - 1) as u64,
-                    None => self.current_len + rest.len() as u64,
-                };
-                return;
-            }
-            if let Some(end) = memchr::memchr(b'\n', rest) {
-                if self.in_window() {
-                    self.keep(&rest[..end]);
-                }
-                self.current_len += end as u64;
-                self.end_line();
-                rest = &rest[end + 1..];
-            } else {
-                if self.in_window() {
-                    self.keep(rest);
-                }
-                self.current_len += rest.len() as u64;
-                rest = &[];
-            }
-        }
-    }
-
-    /// Feeds `count` zero bytes without materialising them (a hole of a sparse file): they hold
-    /// no line break, so they only lengthen the current line.
-    fn feed_zeros(&mut self, count: u64) {
-        if self.in_window() {
-            let room = self.window.max_bytes.saturating_sub(self.current.len());
-            let take = room.min(usize::try_from(count).unwrap_or(usize::MAX));
-            self.current.resize(self.current.len() + take, 0);
-        }
-        self.current_len += count;
-        self.total_bytes += count;
-    }
-
-    /// Takes over a count made elsewhere (only once the window is full).
-    fn add_counted(&mut self, counted: &Counted) {
-        self.completed += counted.newlines;
-        self.current_len = match counted.tail {
-            Some(tail) => tail,
-            None => self.current_len + counted.bytes,
-        };
-        self.total_bytes += counted.bytes;
-    }
-
-    pub(crate) fn finish(mut self) -> LinesRead {
-        if self.current_len > 0 {
-            self.end_line();
-        }
-        LinesRead {
-            lines: self.lines,
-            total_lines: self.completed,
-            total_bytes: self.total_bytes,
-        }
-    }
 }
 
 /// `mkdir -p` with the error kinds of the contract: a file in the way is `NotADirectory`.
@@ -960,41 +836,6 @@ pub(crate) fn create_temp_dir(dir: &Path, prefix: &str) -> EnvResult<PathBuf> {
 mod tests {
     use super::*;
 
-    fn scan(chunks: &[&[u8]], window: &LineWindow) -> LinesRead {
-        let mut scanner = LineScanner::new(window);
-        for chunk in chunks {
-            scanner.feed(chunk);
-        }
-        scanner.finish()
-    }
-
-    #[test]
-    fn scanner_agrees_for_every_split_of_the_input() {
-        let content: &[u8] = b"alpha\r\nbeta\n\ngamma delta\nlast";
-        for start_line in 1..=6 {
-            for max_bytes in [1, 3, 6, 100] {
-                let window = LineWindow {
-                    start_line,
-                    max_lines: 2,
-                    max_bytes,
-                };
-                let whole = scan(&[content], &window);
-                for split in 0..content.len() {
-                    let (head, tail) = content.split_at(split);
-                    for second in split..content.len() {
-                        let (middle, end) = tail.split_at(second - split);
-                        let parts = scan(&[head, middle, end], &window);
-                        assert_eq!(
-                            parts, whole,
-                            "start {start_line}, budget {max_bytes}, splits {split}/{second}"
-                        );
-                    }
-                }
-                assert_eq!(whole.total_lines, 5);
-            }
-        }
-    }
-
     #[test]
     fn parallel_counting_agrees_with_the_sequential_scan() {
         let dir = tempfile::tempdir().unwrap();
@@ -1049,7 +890,7 @@ mod tests {
                     max_lines,
                     max_bytes: 1000,
                 };
-                let expected = scan(&[&content], &window);
+                let expected = jig_env::lines_window(&content, &window);
                 for parallel_min in [u64::MAX, 0, PARALLEL_COUNT_MIN] {
                     let read = read_lines_with(&path, &window, &cancel, parallel_min).unwrap();
                     assert_eq!(

@@ -14,6 +14,9 @@
 //! # });
 //! ```
 //!
+//! With the feature `test-support`, `test_support` has fixtures for containment tests on the
+//! host filesystem (a symlink race).
+//!
 //! # How it works
 //! - **Where the work runs**: the short, bounded operations (`canonical_path`, `file_info`,
 //!   `stat`, `read_link`, and `read_head`/`read_start` of at most 128 KiB) run on the calling
@@ -38,6 +41,10 @@
 //!   big the file is. Counting the total lines still reads the whole file; once the window is
 //!   full and at least 32 MiB are left, the rest is counted on up to four threads with
 //!   positioned reads (then anything appended meanwhile is read sequentially).
+//!   The window itself is computed by [`jig_env::LineScanner`], as in every env.
+//! - **`walk`/`search`** list the tree with `ignore`'s parallel walker, then search the sorted
+//!   file list on a pool of threads, with `jig-search`'s globs, ignore rules, per-file searcher
+//!   and result assembler (the same parts as every env, hence the same results).
 //! - **`write`** is atomic: missing parents are created; a final symlink (or a chain of them)
 //!   is resolved first so its target is replaced and the link survives; a file the user may
 //!   not write is refused with `PermissionDenied` (checked with `access(W_OK)`, because the
@@ -95,6 +102,8 @@ mod exec;
 pub use exec::{WatchdogCommand, run_watchdog};
 mod fs;
 mod search;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

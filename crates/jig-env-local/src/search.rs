@@ -6,7 +6,7 @@
 //! the first `limit` matches in that order. Listing the tree in parallel is fast (tens of
 //! milliseconds for 60k files); the search then runs in parallel over the sorted list with a
 //! bounded lookahead, and stops as soon as the first `limit + 1` matches in order are known.
-//! The per-file searching, binary detection, globs and result assembly are `jig_env::search`'s,
+//! The per-file searching, binary detection, globs and result assembly are `jig_search`'s,
 //! which is what makes the results identical to the generic implementation's.
 
 use std::collections::HashMap;
@@ -17,13 +17,13 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::beneath::Roots;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
-use jig_env::search::{
-    CompiledSearch, FileOutcome, FileSearcher, PathGlob, SearchAssembler, finish_walk,
-    is_skipped_name, path_sort_key,
-};
 use jig_env::{
     CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, SearchRequest,
     SearchResult, WalkEntry, WalkRequest, WalkResult,
+};
+use jig_search::{
+    CompiledSearch, FileOutcome, FileSearcher, PathGlob, SearchAssembler, finish_walk,
+    is_skipped_name, path_sort_key,
 };
 
 /// How many files past the next one to emit the search threads may run ahead; bounds the
@@ -571,8 +571,9 @@ fn search_in_order(
 mod tests {
     use std::os::unix::fs::symlink;
 
-    use jig_env::search::{search_with_env, walk_with_env};
-    use jig_env::{CaseSensitivity, MemoryEnv, PatternSyntax};
+    use jig_env::{CaseSensitivity, PatternSyntax};
+    use jig_env_memory::MemoryEnv;
+    use jig_search::{search_with_env, walk_with_env};
 
     use super::*;
 
@@ -790,7 +791,7 @@ mod tests {
         assert_eq!(result.matches, 101);
         assert!(result.limit_reached);
         let mut sorted = result.files.clone();
-        sorted.sort_by(|a, b| jig_env::search::compare_paths(&a.path, &b.path));
+        sorted.sort_by(|a, b| jig_search::compare_paths(&a.path, &b.path));
         assert_eq!(sorted, result.files);
         assert_eq!(result.files[0].path, PathBuf::from("d0/f000.txt"));
         assert_eq!(result.files.last().unwrap().lines.len(), 1);

@@ -8,7 +8,7 @@
 //!
 //! ```ignore
 //! async fn fixture() -> jig_env::conformance::Fixture {
-//!     let env = std::sync::Arc::new(jig_env::MemoryEnv::new());
+//!     let env = std::sync::Arc::new(jig_env_memory::MemoryEnv::new());
 //!     env.add_dir("/work").unwrap();
 //!     let hooks = std::sync::Arc::clone(&env);
 //!     let modes = std::sync::Arc::clone(&env);

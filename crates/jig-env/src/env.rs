@@ -33,7 +33,7 @@ impl ExecSink for DiscardSink {
 ///
 /// Tools never touch the host directly; they hold an `Arc<dyn ExecutionEnv>` and everything they
 /// read, write or run goes through it. That is what lets the same tool run against the local
-/// machine (`LocalEnv` in `jig-env-local`), an in-memory tree ([`MemoryEnv`](crate::MemoryEnv)),
+/// machine (`LocalEnv` in `jig-env-local`), an in-memory tree (`MemoryEnv` in `jig-env-memory`),
 /// and later a sandbox or a remote host.
 ///
 /// # Contract shared by every method
@@ -247,11 +247,10 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// hidden files, `.git`, symlinks, globs, order, limits). An invalid glob is
     /// [`ErrorKind::Invalid`]; a cancelled request is [`ErrorKind::Aborted`].
     ///
-    /// The provided implementation lists directories with `read_dir` and reads ignore files
-    /// with `read`; backends override it for speed and must return the same result.
-    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
-        crate::search::walk_with_env(self, request).await
-    }
+    /// `jig_search::walk_with_env` is the generic implementation (directories listed with
+    /// `read_dir`, ignore files read with `read`); backends with a faster way to walk use it and
+    /// must return the same result.
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult>;
 
     /// Searches file contents under `request.root` (a directory, or one file) line by line with
     /// ripgrep's regex engine; results in (path, line) order, the first `limit` matching lines
@@ -260,12 +259,10 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// [`ErrorKind::Invalid`] with the engine's message; a cancelled request is
     /// [`ErrorKind::Aborted`].
     ///
-    /// The provided implementation walks like `walk` and reads each file with `read`, stopping
-    /// once the limit is known to be exceeded; backends override it for speed and must return
-    /// the same result.
-    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
-        crate::search::search_with_env(self, request).await
-    }
+    /// `jig_search::search_with_env` is the generic implementation (it walks like `walk` and
+    /// reads each file with `read`, stopping once the limit is known to be exceeded); backends
+    /// with a faster way to search use it and must return the same result.
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult>;
 
     /// Releases what the env holds: kills tracked background processes and removes the private
     /// temp directory. Best effort and idempotent; never fails.

@@ -2,31 +2,31 @@
 //!
 //! The main type is the [`ExecutionEnv`] trait, used as `Arc<dyn ExecutionEnv>`. Tools depend
 //! only on this crate, never on a concrete env; the `jig` binary picks one (`LocalEnv` from
-//! `jig-env-local` for the host machine, [`MemoryEnv`] here for tests and dry runs).
+//! `jig-env-local` for the host machine, `MemoryEnv` from `jig-env-memory` for tests and dry
+//! runs).
 //!
 //! - [`EnvError`] / [`ErrorKind`]: every failure, typed, with the path involved.
-//! - [`MemoryEnv`]: an in-memory filesystem (always compiled: the universal test double and a
-//!   dry-run backend). It cannot run processes: `exec` is [`ErrorKind::Unsupported`].
 //! - [`search`]: the requests and results of [`ExecutionEnv::walk`] and
-//!   [`ExecutionEnv::search`] (ripgrep's ignore rules, deterministic order, exact limits), and the
-//!   generic implementation on the env's file operations that faster backends must agree with.
+//!   [`ExecutionEnv::search`] and their exact rules (ripgrep's ignore rules, deterministic order,
+//!   exact limits). Data only: the engine that implements them is the `jig-search` crate.
+//! - [`LineScanner`] / [`lines_window`]: the window of lines
+//!   [`ExecutionEnv::read_lines`] returns, computed the same way by every env.
 //! - `conformance` (feature `test-support`): the suite every implementation runs.
 //!
 //! ```
-//! use std::path::Path;
-//! use jig_env::{ExecutionEnv, MemoryEnv};
-//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let env = MemoryEnv::new();
-//! env.write(Path::new("/ws/task.txt"), "status: draft\n".into()).await.unwrap();
-//! assert_eq!(env.read(Path::new("/ws/task.txt")).await.unwrap(), b"status: draft\n");
-//! # });
+//! use jig_env::{LineWindow, lines_window};
+//!
+//! let window = LineWindow { start_line: 2, max_lines: 1, max_bytes: 100 };
+//! let read = lines_window(b"status: draft\nowner: me\n", &window);
+//! assert_eq!(read.lines[0].bytes, b"owner: me");
+//! assert_eq!(read.total_lines, 2);
 //! ```
 //!
-//! This crate does no host I/O itself (`MemoryEnv` lives in memory).
+//! This crate does no I/O itself.
 
 mod env;
 mod error;
-mod memory;
+mod lines;
 pub mod search;
 mod types;
 
@@ -39,7 +39,7 @@ pub use env::{
     normalize_path, outside_roots,
 };
 pub use error::{EnvError, EnvResult, ErrorKind};
-pub use memory::{MemoryEnv, lines_window};
+pub use lines::{LineScanner, lines_window};
 pub use search::{
     CaseSensitivity, EntryKinds, FileMatches, IgnoreRules, LineKind, PatternSyntax,
     SearchInputError, SearchLine, SearchRequest, SearchResult, WalkEntry, WalkRequest, WalkResult,

@@ -15,45 +15,11 @@ pub(crate) struct RootsState {
     pub(crate) pending: bool,
 }
 
-/// The path of a `file://` URI (`file:///a/b%20c`, `file://localhost/a`), percent-decoded.
-/// Other schemes, remote hosts and relative forms are `None`.
+/// The path of a `file://` URI (`file:///a/b%20c`, `file://localhost/a`), percent-decoded, read
+/// by [`jig_tool::paths::file_url_path`]. Other schemes, remote hosts and relative forms are
+/// `None`.
 pub fn file_uri_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri
-        .strip_prefix("file://")
-        .or_else(|| uri.strip_prefix("FILE://"))?;
-    let path = if rest.starts_with('/') {
-        rest
-    } else {
-        rest.strip_prefix("localhost")?
-    };
-    if !path.starts_with('/') {
-        return None;
-    }
-    let path = path.split(['?', '#']).next().unwrap_or(path);
-    let bytes = percent_decode(path)?;
-    let text = String::from_utf8(bytes).ok()?;
-    if text.contains('\0') {
-        return None;
-    }
-    Some(PathBuf::from(text))
-}
-
-fn percent_decode(text: &str) -> Option<Vec<u8>> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    Some(out)
+    jig_tool::paths::file_url_path(uri)?.ok()
 }
 
 /// The canonical directories named by `uris`, in order and without duplicates, with the first

@@ -1,9 +1,8 @@
 //! Limits and options of the built-in tools, one struct per tool, each with `Default`.
 
-/// The default page bound in lines (`read`).
-pub const DEFAULT_MAX_LINES: usize = 2000;
-/// The default page bound in bytes (`read`, `ls`): 50 KiB.
-pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// The default page bounds (`read`, `ls`, `bash`, `grep`, `find`): jig-truncate's 2000 lines and
+/// 50 KiB, defined there once.
+pub use jig_truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 /// The default number of entries `ls` lists.
 pub const DEFAULT_LS_LIMIT: usize = 500;
 

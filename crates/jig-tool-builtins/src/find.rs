@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
-use jig_env::search::PathGlob;
 use jig_env::{EntryKinds, FileKind, SearchInputError, WalkRequest};
 use jig_protocol::ToolResult;
+use jig_search::PathGlob;
 use jig_tool::{Effects, Tool, ToolContext, ToolError};
 use jig_truncate::format_size;
 use schemars::JsonSchema;

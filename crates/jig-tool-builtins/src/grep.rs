@@ -139,7 +139,7 @@ impl Tool for GrepTool {
             .saturating_mul(4)
             .saturating_add(4);
         request.cancel = ctx.cancel.child_token();
-        if let Err(error) = request.validate() {
+        if let Err(error) = jig_search::validate(&request) {
             return Err(input_error(&error));
         }
 

@@ -15,6 +15,9 @@
 //! [`ToolContext`](jig_tool::ToolContext); they never name a concrete env, resolve every path
 //! with [`jig_tool::paths`] (workspace containment included) and serialise file mutations through
 //! the context's mutation queue.
+//!
+//! With the feature `test-support`, `test_support` has the tables the tests of the tools and of
+//! the `jig` binary share (the file tools every containment test runs).
 
 mod bash;
 mod cancel;
@@ -26,6 +29,8 @@ mod image;
 mod ls;
 mod read;
 mod search_root;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 mod write;
 
 use jig_tool::{ErasedTool, ToolRegistry};

@@ -242,8 +242,16 @@ pub fn expand(env: &dyn ExecutionEnv, cleaned: &str) -> Result<PathBuf, PathErro
             None => home,
         });
     }
-    if let Some(rest) = strip_prefix_ignore_case(cleaned, "file://") {
-        return file_url_to_path(cleaned, rest);
+    if let Some(parsed) = file_url_path(cleaned) {
+        return parsed.map_err(|error| match error {
+            FileUrlError::Nul => PathError::Nul {
+                path: cleaned.replace('\0', "\\0"),
+            },
+            other => PathError::InvalidUrl {
+                url: cleaned.to_owned(),
+                reason: other.to_string(),
+            },
+        });
     }
     Ok(PathBuf::from(cleaned))
 }
@@ -254,28 +262,60 @@ fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> 
         .then(|| &text[prefix.len()..])
 }
 
-fn file_url_to_path(url: &str, rest: &str) -> Result<PathBuf, PathError> {
-    let invalid = |reason: &str| PathError::InvalidUrl {
-        url: url.to_owned(),
-        reason: reason.to_owned(),
-    };
+/// Why a `file://` URL names no local path (the text completes "Invalid file URL …: ").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileUrlError {
+    /// Nothing follows the host.
+    #[error("it has no path after the host")]
+    NoPath,
+    /// The URL names another machine.
+    #[error("it names the remote host {0:?}")]
+    RemoteHost(String),
+    /// A `%` not followed by two hex digits.
+    #[error("it has an invalid percent escape")]
+    BadEscape,
+    /// The decoded bytes are not UTF-8.
+    #[error("it does not decode to UTF-8")]
+    NotUtf8,
+    /// The decoded path contains a NUL byte.
+    #[error("it contains a NUL byte")]
+    Nul,
+}
+
+/// The local path a `file://` URL names: `file:///a/b%20c` or `file://localhost/a` (scheme and
+/// `localhost` in any letter case), percent-decoded, without query or fragment. `None` when
+/// `url` is not a `file://` URL at all. This is the one reading of `file://` URLs in jig: tool
+/// paths and the MCP client's roots both go through it.
+///
+/// ```
+/// use std::path::PathBuf;
+/// use jig_tool::paths::{FileUrlError, file_url_path};
+///
+/// assert_eq!(file_url_path("file:///a/b%20c"), Some(Ok(PathBuf::from("/a/b c"))));
+/// assert_eq!(file_url_path("file://evil.com/x"), Some(Err(FileUrlError::RemoteHost("evil.com".into()))));
+/// assert_eq!(file_url_path("/plain/path"), None);
+/// ```
+pub fn file_url_path(url: &str) -> Option<Result<PathBuf, FileUrlError>> {
+    let rest = strip_prefix_ignore_case(url, "file://")?;
+    Some(parse_file_url(rest))
+}
+
+fn parse_file_url(rest: &str) -> Result<PathBuf, FileUrlError> {
     // `file:///abs` has an empty host; `file://localhost/abs` names this machine.
     let (host, path) = match rest.find('/') {
         Some(slash) => rest.split_at(slash),
-        None => return Err(invalid("it has no path after the host")),
+        None => return Err(FileUrlError::NoPath),
     };
     if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
-        return Err(invalid(&format!("it names the remote host {host:?}")));
+        return Err(FileUrlError::RemoteHost(host.to_owned()));
     }
     // Query and fragment are not part of a file path.
     let path = path.split(['?', '#']).next().unwrap_or(path);
-    let decoded =
-        percent_decode(path).ok_or_else(|| invalid("it has an invalid percent escape"))?;
-    let decoded = String::from_utf8(decoded).map_err(|_| invalid("it does not decode to UTF-8"))?;
+    let decoded = percent_decode(path).ok_or(FileUrlError::BadEscape)?;
+    let decoded = String::from_utf8(decoded).map_err(|_| FileUrlError::NotUtf8)?;
     if decoded.contains('\0') {
-        return Err(PathError::Nul {
-            path: url.replace('\0', "\\0"),
-        });
+        return Err(FileUrlError::Nul);
     }
     Ok(PathBuf::from(decoded))
 }
@@ -546,7 +586,7 @@ mod tests {
 
     #[test]
     fn file_urls_become_paths() {
-        let env = jig_env::MemoryEnv::new();
+        let env = jig_env_memory::MemoryEnv::new();
         assert_eq!(
             expand(&env, "file:///tmp/a%20b.txt").unwrap(),
             PathBuf::from("/tmp/a b.txt")

@@ -10,7 +10,7 @@ use jig_agent::compaction::{
     is_context_overflow, transcript,
 };
 use jig_agent::{Agent, AgentConfig, AgentEvent, AgentObserver, RunEnd};
-use jig_env::MemoryEnv;
+use jig_env_memory::MemoryEnv;
 use jig_llm::ModelRequest;
 use jig_llm::scripted::{ScriptedProvider, ScriptedReply};
 use jig_protocol::Message;

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use jig_agent::{
     Agent, AgentConfig, AgentObserver, BeforeToolCall, RunEnd, ToolHooks, truncated_call_text,
 };
-use jig_env::MemoryEnv;
+use jig_env_memory::MemoryEnv;
 use jig_llm::scripted::{ScriptedProvider, ScriptedReply};
 use jig_protocol::{Message, StopReason, ToolCall, ToolResult};
 use jig_tool::{ErasedTool, ToolContext, ToolRegistry};

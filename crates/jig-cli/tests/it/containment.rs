@@ -1,41 +1,12 @@
 //! Every containment refusal, for every file tool, through the binary on real symlinks (one
-//! table; a new file tool adds a row to `TOOLS`).
+//! table; a new file tool adds a row to `jig_tool_builtins::test_support::FILE_TOOLS`).
 
 use insta::assert_snapshot;
+use jig_tool_builtins::test_support::{FILE_TOOLS, Target};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::{Sandbox, stdout_of};
-
-#[derive(Clone, Copy)]
-enum Target {
-    File,
-    Dir,
-}
-
-struct ToolCase {
-    name: &'static str,
-    target: Target,
-    args: fn(&str) -> Value,
-}
-
-const TOOLS: &[ToolCase] = &[
-    ToolCase {
-        name: "read",
-        target: Target::File,
-        args: |path| json!({"path": path}),
-    },
-    ToolCase {
-        name: "write",
-        target: Target::File,
-        args: |path| json!({"path": path, "content": "pwned\n"}),
-    },
-    ToolCase {
-        name: "ls",
-        target: Target::Dir,
-        args: |path| json!({"path": path}),
-    },
-];
 
 struct Escape {
     name: &'static str,
@@ -117,7 +88,7 @@ fn sandbox() -> Sandbox {
 fn every_escape_is_refused_by_every_file_tool_naming_the_root() {
     let sandbox = sandbox();
     let root = sandbox.ws.display().to_string();
-    for tool in TOOLS {
+    for tool in FILE_TOOLS {
         for escape in ESCAPES {
             let path = match tool.target {
                 Target::File => escape.file,
@@ -166,7 +137,7 @@ fn refusal_texts_name_the_root_and_the_reason() {
 #[test]
 fn a_nul_byte_is_refused_and_touches_nothing() {
     let sandbox = sandbox();
-    for tool in TOOLS {
+    for tool in FILE_TOOLS {
         let before = sandbox.snapshot_tree();
         let output = sandbox
             .jig(tool.name, &(tool.args)("a\u{0}b"))

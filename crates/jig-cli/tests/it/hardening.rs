@@ -17,105 +17,18 @@
     reason = "test helpers fail loudly on purpose; the tests print what they measured"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use jig_env_local::test_support::{SECRET, SymlinkRace, leaked};
 use rmcp::ServiceExt as _;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 use crate::support::{mcp_call, mcp_client, mcp_text};
-
-const SECRET: &str = "OUTSIDE-SECRET";
-const OUTSIDE_FILE: &str = "OUTSIDE-SECRET count\n";
-
-struct Arena {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-}
-
-impl Arena {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        let ws = base.join("ws");
-        let outside = base.join("outside");
-        std::fs::create_dir_all(ws.join("link")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(outside.join("file.txt"), OUTSIDE_FILE).unwrap();
-        std::fs::write(outside.join("only-outside.txt"), format!("{SECRET}\n")).unwrap();
-        std::fs::write(ws.join("link/file.txt"), "inside count\n").unwrap();
-        std::fs::write(ws.join("f"), "inside count\n").unwrap();
-        std::os::unix::fs::symlink(&outside, ws.join(".swap")).unwrap();
-        std::os::unix::fs::symlink(outside.join("file.txt"), ws.join(".fswap")).unwrap();
-        Self {
-            _dir: dir,
-            ws,
-            outside,
-        }
-    }
-
-    fn flipper(&self, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
-        let ws = self.ws.clone();
-        std::thread::spawn(move || {
-            let dir = rustix::fs::open(
-                &ws,
-                rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
-                rustix::fs::Mode::empty(),
-            )
-            .unwrap();
-            let mut rounds = 0;
-            while !stop.load(Ordering::Relaxed) {
-                // A burst of swaps (an even number, so it ends where it started), then a short
-                // quiet spell with both inside, so calls also get through: every call either
-                // races a swap or completes inside.
-                for _ in 0..100 {
-                    for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
-                        rustix::fs::renameat_with(
-                            &dir,
-                            a,
-                            &dir,
-                            b,
-                            rustix::fs::RenameFlags::EXCHANGE,
-                        )
-                        .unwrap();
-                    }
-                    rounds += 1;
-                }
-                std::thread::sleep(std::time::Duration::from_micros(500));
-            }
-            rounds
-        })
-    }
-
-    /// Changed or new files outside (restored or removed): each one is an escape.
-    fn outside_changes(&self) -> u64 {
-        let mut changes = 0;
-        for entry in std::fs::read_dir(&self.outside).unwrap() {
-            let entry = entry.unwrap();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let content = std::fs::read_to_string(entry.path()).unwrap_or_default();
-            let expected = match name.as_str() {
-                "file.txt" => OUTSIDE_FILE.to_owned(),
-                "only-outside.txt" => format!("{SECRET}\n"),
-                _ => {
-                    changes += 1;
-                    std::fs::remove_file(entry.path()).unwrap();
-                    continue;
-                }
-            };
-            if content != expected {
-                changes += 1;
-                std::fs::write(entry.path(), expected).unwrap();
-            }
-        }
-        changes
-    }
-}
 
 /// The race's calls: tool name and the arguments of call `i`.
 fn race_args(tool: &str, i: u64) -> Value {
@@ -155,10 +68,6 @@ fn race_args(tool: &str, i: u64) -> Value {
 
 const TOOLS: [&str; 6] = ["read", "write", "edit", "ls", "grep", "find"];
 
-fn leaked(text: &str) -> bool {
-    text.contains(SECRET) || text.contains("only-outside")
-}
-
 #[derive(Debug, Default)]
 struct Count {
     calls: u64,
@@ -194,7 +103,7 @@ fn check(counts: &[(&str, Count)], rounds: u64, through: &str) {
 
 #[test]
 fn jig_tool_never_escapes_while_symlinks_are_swapped() {
-    let arena = Arena::new();
+    let arena = SymlinkRace::new();
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = arena.flipper(Arc::clone(&stop));
     let calls = (calls_per_tool() / 10).max(4);
@@ -233,7 +142,7 @@ fn jig_tool_never_escapes_while_symlinks_are_swapped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jig_mcp_never_escapes_while_symlinks_are_swapped() {
-    let arena = Arena::new();
+    let arena = SymlinkRace::new();
     let client = mcp_client(&arena.ws, &[]).await;
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = arena.flipper(Arc::clone(&stop));
@@ -282,7 +191,7 @@ fn tally(ws: &Path, succeeded: &[usize]) -> (usize, usize) {
 
 #[test]
 fn parallel_jig_tool_edits_lose_no_update() {
-    let arena = Arena::new();
+    let arena = SymlinkRace::new();
     let original: String = (0..LINES).map(|i| item(i, "old")).collect();
     std::fs::write(arena.ws.join("shared.txt"), &original).unwrap();
     let children: Vec<(usize, std::process::Child)> = (0..LINES)
@@ -324,7 +233,7 @@ fn parallel_jig_tool_edits_lose_no_update() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_jig_mcp_servers_lose_no_update() {
-    let arena = Arena::new();
+    let arena = SymlinkRace::new();
     let original: String = (0..LINES).map(|i| item(i, "old")).collect();
     std::fs::write(arena.ws.join("shared.txt"), &original).unwrap();
     let mut clients = Vec::new();
@@ -365,7 +274,7 @@ async fn four_jig_mcp_servers_lose_no_update() {
 /// absolute paths spelled through `S` are inside, also with both `S` and its target as roots.
 #[tokio::test]
 async fn absolute_paths_through_a_symlinked_root_are_inside() {
-    let arena = Arena::new();
+    let arena = SymlinkRace::new();
     let alias = arena.ws.parent().unwrap().join("alias");
     std::os::unix::fs::symlink(&arena.ws, &alias).unwrap();
     let through = alias.join("link/file.txt").display().to_string();
@@ -424,16 +333,8 @@ async fn absolute_paths_through_a_symlinked_root_are_inside() {
 async fn jig_mcp_refuses_fifos_and_keeps_serving() {
     use std::os::unix::fs::FileTypeExt;
 
-    let arena = Arena::new();
-    let fifo = arena.ws.join("pipe");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    let arena = SymlinkRace::new();
+    let fifo = arena.fifo("pipe");
     let client = mcp_client(&arena.ws, &[]).await;
     let within = |future| tokio::time::timeout(Duration::from_secs(5), future);
     for _ in 0..5 {

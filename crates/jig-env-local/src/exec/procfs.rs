@@ -115,6 +115,29 @@ impl Membership {
     }
 }
 
+/// Runs `work` (reading `/proc`: a file per process for a full scan) on tokio's blocking pool,
+/// so the runtime's threads keep serving other tasks meanwhile. A panic in `work` resumes here;
+/// when the runtime is shutting down and no longer runs blocking work, `work` runs on this
+/// thread instead, so the answer is the same either way.
+pub(crate) async fn off_runtime<T, F>(work: F) -> T
+where
+    T: Send + 'static,
+    F: Fn() -> T + Clone + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work.clone()).await {
+        Ok(value) => value,
+        Err(error) => match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(_) => work(),
+        },
+    }
+}
+
+/// [`scan`] on the blocking pool (see [`off_runtime`]).
+pub(crate) async fn scan_async() -> Vec<ProcInfo> {
+    off_runtime(scan).await
+}
+
 /// Reads the whole process table. Unreadable entries (a process that just exited) are skipped.
 #[cfg(target_os = "linux")]
 pub(crate) fn scan() -> Vec<ProcInfo> {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use jig_env::{ExecutionEnv, MemoryEnv};
+use jig_env::ExecutionEnv;
+use jig_env_memory::MemoryEnv;
 use jig_mcp_server::{JigMcpServer, RootsSource, ServerOptions, StopReason, serve};
 use jig_protocol::ToolResult;
 use jig_tool::{Effects, ErasedTool, Tool, ToolContext, ToolError, ToolRegistry};

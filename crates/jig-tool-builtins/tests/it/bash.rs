@@ -684,6 +684,15 @@ impl ExecutionEnv for NoTempFiles {
     ) -> jig_env::EnvResult<jig_env::ExecOutcome> {
         self.0.exec(request, sink).await
     }
+    async fn walk(&self, request: jig_env::WalkRequest) -> jig_env::EnvResult<jig_env::WalkResult> {
+        jig_search::walk_with_env(self, request).await
+    }
+    async fn search(
+        &self,
+        request: jig_env::SearchRequest,
+    ) -> jig_env::EnvResult<jig_env::SearchResult> {
+        jig_search::search_with_env(self, request).await
+    }
     async fn cleanup(&self) {
         self.0.cleanup().await;
     }

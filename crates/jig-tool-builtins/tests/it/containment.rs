@@ -1,45 +1,16 @@
 //! Every containment refusal, for every file tool (one table; a new file tool adds a row to
-//! `TOOLS`). The workspace is `/ws`; `/outside` and the look-alike siblings hold files the
+//! `jig_tool_builtins::test_support::FILE_TOOLS`). The workspace is `/ws`; `/outside` and the look-alike siblings hold files the
 //! tools must not reach.
 #![expect(clippy::unwrap_used, reason = "test set-up helpers fail loudly")]
 
 use insta::assert_snapshot;
+use jig_tool_builtins::test_support::{FILE_TOOLS, Target};
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::Workspace;
 
 /// What a tool is asked to touch: a file or a directory.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Target {
-    File,
-    Dir,
-}
-
-struct ToolCase {
-    name: &'static str,
-    target: Target,
-    args: fn(&str) -> Value,
-}
-
-const TOOLS: &[ToolCase] = &[
-    ToolCase {
-        name: "read",
-        target: Target::File,
-        args: |path| json!({"path": path}),
-    },
-    ToolCase {
-        name: "write",
-        target: Target::File,
-        args: |path| json!({"path": path, "content": "pwned\n"}),
-    },
-    ToolCase {
-        name: "ls",
-        target: Target::Dir,
-        args: |path| json!({"path": path}),
-    },
-];
-
 struct Escape {
     name: &'static str,
     file: &'static str,
@@ -154,7 +125,7 @@ fn workspace() -> Workspace {
 
 #[tokio::test]
 async fn every_escape_is_refused_by_every_file_tool_naming_the_root() {
-    for tool in TOOLS {
+    for tool in FILE_TOOLS {
         for escape in ESCAPES {
             let ws = workspace();
             let path = match tool.target {
@@ -176,7 +147,7 @@ async fn every_escape_is_refused_by_every_file_tool_naming_the_root() {
 
 #[tokio::test]
 async fn a_nul_byte_is_refused_by_every_file_tool_and_touches_nothing() {
-    for tool in TOOLS {
+    for tool in FILE_TOOLS {
         let ws = workspace();
         let before = ws.env.files();
         let result = ws.call(tool.name, (tool.args)("a\0b")).await;

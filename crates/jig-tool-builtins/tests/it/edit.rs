@@ -10,7 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jig_env::{ExecutionEnv, MemoryEnv};
+use jig_env::ExecutionEnv;
+use jig_env_memory::MemoryEnv;
 use jig_tool::{DynTool, ToolContext, ToolResult};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use pretty_assertions::assert_eq;

@@ -11,8 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jig_env::{ExecutionEnv, MemoryEnv};
+use jig_env::ExecutionEnv;
 use jig_env_local::LocalEnv;
+use jig_env_memory::MemoryEnv;
 use jig_tool::{DynTool, ErasedTool, ToolContext};
 use jig_tool_builtins::EditTool;
 use serde_json::json;

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jig_env::MemoryEnv;
+use jig_env_memory::MemoryEnv;
 use jig_tool::{DynTool, ErasedTool, ToolContext};
 use jig_tool_builtins::EditTool;
 use serde_json::json;

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jig_env::MemoryEnv;
+use jig_env_memory::MemoryEnv;
 use jig_tool::DynTool;
 use jig_tool::{ErasedTool, ToolContext};
 use jig_tool_builtins::EditTool;

@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jig_env::{MemoryEnv, SearchRequest};
+use jig_env::SearchRequest;
+use jig_env_memory::MemoryEnv;
 use jig_tool::{DynTool, ToolContext, ToolResult};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use pretty_assertions::assert_eq;

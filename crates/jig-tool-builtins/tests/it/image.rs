@@ -19,7 +19,7 @@ use image::codecs::webp::WebPEncoder;
 use image::{
     Delay, DynamicImage, Frame, ImageEncoder, ImageFormat, Rgb, RgbImage, Rgba, RgbaImage,
 };
-use jig_env::MemoryEnv;
+use jig_env_memory::MemoryEnv;
 use jig_tool::{ContentBlock, ToolContext, ToolResult};
 use jig_tool_builtins::{BuiltinsConfig, ImageConfig, builtin_registry};
 use pretty_assertions::assert_eq;

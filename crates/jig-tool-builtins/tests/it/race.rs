@@ -13,108 +13,14 @@
               test is one scenario read top to bottom"
 )]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use jig_env_local::LocalEnv;
+use jig_env_local::test_support::{SECRET, SymlinkRace, leaked};
 use jig_tool::{ToolContext, ToolRegistry};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use serde_json::{Value, json};
-
-const SECRET: &str = "OUTSIDE-SECRET";
-const OUTSIDE_FILE: &str = "OUTSIDE-SECRET count\n";
-
-struct Arena {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-}
-
-impl Arena {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        let ws = base.join("ws");
-        let outside = base.join("outside");
-        std::fs::create_dir_all(ws.join("link")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(outside.join("file.txt"), OUTSIDE_FILE).unwrap();
-        std::fs::write(outside.join("only-outside.txt"), format!("{SECRET}\n")).unwrap();
-        std::fs::write(ws.join("link/file.txt"), "inside count\n").unwrap();
-        std::fs::write(ws.join("f"), "inside count\n").unwrap();
-        std::os::unix::fs::symlink(&outside, ws.join(".swap")).unwrap();
-        std::os::unix::fs::symlink(outside.join("file.txt"), ws.join(".fswap")).unwrap();
-        Self {
-            _dir: dir,
-            ws,
-            outside,
-        }
-    }
-
-    /// Swaps both pairs until `stop`; returns the number of rounds.
-    fn flipper(&self, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
-        let ws = self.ws.clone();
-        std::thread::spawn(move || {
-            let dir = rustix::fs::open(
-                &ws,
-                rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
-                rustix::fs::Mode::empty(),
-            )
-            .unwrap();
-            let mut rounds = 0;
-            while !stop.load(Ordering::Relaxed) {
-                // A burst of swaps (an even number, so it ends where it started), then a short
-                // quiet spell with both inside, so calls also get through: every call either
-                // races a swap or completes inside.
-                for _ in 0..100 {
-                    for (a, b) in [("link", ".swap"), ("f", ".fswap")] {
-                        rustix::fs::renameat_with(
-                            &dir,
-                            a,
-                            &dir,
-                            b,
-                            rustix::fs::RenameFlags::EXCHANGE,
-                        )
-                        .unwrap();
-                    }
-                    rounds += 1;
-                }
-                std::thread::sleep(std::time::Duration::from_micros(500));
-            }
-            rounds
-        })
-    }
-
-    /// Names and contents outside; a changed or new file there is an escape.
-    fn outside_changes(&self) -> u64 {
-        let mut changes = 0;
-        for entry in std::fs::read_dir(&self.outside).unwrap() {
-            let entry = entry.unwrap();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let content = std::fs::read_to_string(entry.path()).unwrap_or_default();
-            let expected = match name.as_str() {
-                "file.txt" => OUTSIDE_FILE.to_owned(),
-                "only-outside.txt" => format!("{SECRET}\n"),
-                _ => {
-                    changes += 1;
-                    std::fs::remove_file(entry.path()).unwrap();
-                    continue;
-                }
-            };
-            if content != expected {
-                changes += 1;
-                std::fs::write(entry.path(), expected).unwrap();
-            }
-        }
-        changes
-    }
-}
-
-/// Whether a result shows anything from outside.
-fn leaked(text: &str) -> bool {
-    text.contains(SECRET) || text.contains("only-outside")
-}
 
 /// The arguments of call `i` of one tool.
 type Args = Box<dyn Fn(u64) -> Value>;
@@ -131,7 +37,7 @@ async fn no_file_tool_escapes_while_symlinks_are_swapped() {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(400);
-    let arena = Arena::new();
+    let arena = SymlinkRace::new();
     let env = Arc::new(LocalEnv::new());
     let ctx = ToolContext::new(env, arena.ws.clone());
     let registry: ToolRegistry = builtin_registry(&BuiltinsConfig::default());
@@ -240,16 +146,8 @@ async fn fifos_are_refused_and_cancelled_mutations_release_their_turn() {
     use std::os::unix::fs::FileTypeExt;
     use std::time::Duration;
 
-    let arena = Arena::new();
-    let fifo = arena.ws.join("pipe");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    let arena = SymlinkRace::new();
+    let fifo = arena.fifo("pipe");
     let env = Arc::new(LocalEnv::new());
     let ctx = ToolContext::new(env, arena.ws.clone());
     let registry: ToolRegistry = builtin_registry(&BuiltinsConfig::default());
@@ -367,7 +265,7 @@ async fn fifos_are_refused_and_cancelled_mutations_release_their_turn() {
 /// refused, and the other program's content stays.
 #[tokio::test]
 async fn an_edit_of_a_file_changed_since_it_was_read_writes_nothing() {
-    let arena = Arena::new();
+    let arena = SymlinkRace::new();
     let file = arena.ws.join("link/file.txt");
     let env = Arc::new(LocalEnv::new());
     let ctx = ToolContext::new(env, arena.ws.clone());

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jig_env::MemoryEnv;
+use jig_env_memory::MemoryEnv;
 use jig_tool::{ToolContext, ToolRegistry, ToolResult};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use serde_json::Value;

@@ -8,8 +8,10 @@ use async_trait::async_trait;
 use jig_env::conformance::{Fixture, cases};
 use jig_env::{
     Bytes, DirEntry, EnvResult, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv, FileInfo,
-    LineWindow, LinesRead, MemoryEnv, Recursive, WriteOutcome,
+    LineWindow, LinesRead, Recursive, SearchRequest, SearchResult, WalkRequest, WalkResult,
+    WriteOutcome,
 };
+use jig_env_memory::MemoryEnv;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Bug {
@@ -99,6 +101,12 @@ impl ExecutionEnv for Broken {
     }
     async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome> {
         self.inner.exec(request, sink).await
+    }
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        jig_search::walk_with_env(self, request).await
+    }
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        jig_search::search_with_env(self, request).await
     }
     async fn cleanup(&self) {
         self.inner.cleanup().await;

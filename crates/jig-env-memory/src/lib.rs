@@ -1,5 +1,19 @@
-//! [`MemoryEnv`]: an in-memory filesystem behind the [`ExecutionEnv`] contract.
+//! [`MemoryEnv`]: an in-memory filesystem behind the [`ExecutionEnv`] contract — the universal
+//! test double and a dry-run backend. It cannot run processes: `exec` is
+//! [`ErrorKind::Unsupported`]. `walk` and `search` are `jig-search`'s generic implementation on
+//! the tree, so they follow the same rules as every other env.
 //!
+//! ```
+//! use std::path::Path;
+//! use jig_env::ExecutionEnv;
+//! use jig_env_memory::MemoryEnv;
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let env = MemoryEnv::new();
+//! env.write(Path::new("/ws/task.txt"), "status: draft\n".into()).await.unwrap();
+//! assert_eq!(env.read(Path::new("/ws/task.txt")).await.unwrap(), b"status: draft\n");
+//! # });
+//! ```
+//!//!
 //! The tree is one owned structure behind a `std::sync::Mutex`; every operation takes the lock
 //! once, so each operation is atomic with respect to the others (a `write` is never seen half
 //! done). Paths are resolved component by component like a POSIX kernel does: symlinks in the
@@ -20,12 +34,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use bytes::Bytes;
-
-use crate::env::{check_no_nul, check_path, normalize_path, outside_roots};
-use crate::{
-    DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv,
-    FileInfo, FileKind, FileLock, Line, LineWindow, LinesRead, Recursive, WriteOutcome,
+use jig_env::{
+    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink,
+    ExecutionEnv, FileInfo, FileKind, FileLock, LineWindow, LinesRead, Recursive, SearchRequest,
+    SearchResult, WalkRequest, WalkResult, WriteOutcome, check_no_nul, check_path, check_temp_affix,
+    lines_window, normalize_path, outside_roots,
 };
 
 /// Mode of a file created by `write`/`append` (`0o666` under the usual `022` umask).
@@ -54,7 +67,8 @@ static NEXT_ENV_ID: AtomicU64 = AtomicU64::new(1);
 ///
 /// ```
 /// use std::path::Path;
-/// use jig_env::{ExecutionEnv, FileKind, MemoryEnv};
+/// use jig_env::{ExecutionEnv, FileKind};
+/// use jig_env_memory::MemoryEnv;
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let env = MemoryEnv::with_home("/home/me");
 /// env.add_file("/ws/notes/a.txt", "one\ntwo\n").unwrap();
@@ -498,8 +512,8 @@ impl State {
         suffix: &str,
         node: &Node,
     ) -> EnvResult<PathBuf> {
-        crate::check_temp_affix(op, prefix)?;
-        crate::check_temp_affix(op, suffix)?;
+        check_temp_affix(op, prefix)?;
+        check_temp_affix(op, suffix)?;
         let dir = self.ensure_temp_dir(env_id)?;
         let resolved = self.resolve(op, &dir, true)?;
         let parent = resolved.physical();
@@ -680,43 +694,6 @@ impl MemoryEnv {
         let mut state = lock(&self.state);
         state.confine = None;
         state
-    }
-}
-
-/// The [`read_lines`](ExecutionEnv::read_lines) answer for a file whose whole `content` is in
-/// memory: what every env returns for that file and window. `window.start_line` must be 1 or
-/// more (the env methods reject 0 before getting here).
-pub fn lines_window(content: &[u8], window: &LineWindow) -> LinesRead {
-    let mut lines = Vec::new();
-    let mut collected = 0_usize;
-    let mut number = 0_u64;
-    let mut done = window.max_lines == 0;
-    let mut rest = content;
-    while !rest.is_empty() {
-        number += 1;
-        let (line, next) = match memchr::memchr(b'\n', rest) {
-            Some(end) => (&rest[..end], &rest[end + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        rest = next;
-        if done || number < window.start_line {
-            continue;
-        }
-        let keep = line.len().min(window.max_bytes);
-        lines.push(Line {
-            number,
-            bytes: line[..keep].to_vec(),
-            full_len: line.len() as u64,
-        });
-        collected += keep;
-        if lines.len() >= window.max_lines || collected >= window.max_bytes {
-            done = true;
-        }
-    }
-    LinesRead {
-        lines,
-        total_lines: number,
-        total_bytes: content.len() as u64,
     }
 }
 
@@ -1003,6 +980,14 @@ impl ExecutionEnv for MemoryEnv {
         ))
     }
 
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        jig_search::walk_with_env(self, request).await
+    }
+
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        jig_search::search_with_env(self, request).await
+    }
+
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         let mut confined = Vec::with_capacity(roots.len());
         let state = self.lock();
@@ -1062,46 +1047,6 @@ impl ExecutionEnv for MemoryEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn window(start_line: u64, max_lines: usize, max_bytes: usize) -> LineWindow {
-        LineWindow {
-            start_line,
-            max_lines,
-            max_bytes,
-        }
-    }
-
-    #[test]
-    fn lines_window_counts_like_the_contract() {
-        let read = lines_window(b"a\nb\n", &window(1, 10, 100));
-        assert_eq!(read.total_lines, 2);
-        let read = lines_window(b"a\nb", &window(1, 10, 100));
-        assert_eq!(read.total_lines, 2);
-        assert_eq!(read.lines[1].bytes, b"b");
-        let read = lines_window(b"", &window(1, 10, 100));
-        assert_eq!((read.total_lines, read.lines.len()), (0, 0));
-        let read = lines_window(b"\n", &window(1, 10, 100));
-        assert_eq!(read.total_lines, 1);
-        assert_eq!(read.lines[0].bytes, b"");
-    }
-
-    #[test]
-    fn lines_window_cuts_a_long_line_and_stops_at_the_byte_budget() {
-        let read = lines_window(b"abcdef\nxy\n", &window(1, 10, 4));
-        assert_eq!(read.lines.len(), 1);
-        assert_eq!(read.lines[0].bytes, b"abcd");
-        assert_eq!(read.lines[0].full_len, 6);
-        assert_eq!(read.total_lines, 2);
-        // The line that reaches the budget is returned whole when it fits by itself.
-        let read = lines_window(b"ab\ncd\nef\n", &window(1, 10, 3));
-        assert_eq!(
-            read.lines
-                .iter()
-                .map(|line| line.bytes.clone())
-                .collect::<Vec<_>>(),
-            vec![b"ab".to_vec(), b"cd".to_vec()]
-        );
-    }
 
     #[tokio::test]
     async fn symlink_loops_are_an_error_not_a_hang() {
@@ -1173,7 +1118,7 @@ mod tests {
         let env = MemoryEnv::new();
         let request = ExecRequest::new("true", Vec::new(), "/");
         let error = env
-            .exec(request, &mut crate::DiscardSink)
+            .exec(request, &mut jig_env::DiscardSink)
             .await
             .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::Unsupported);

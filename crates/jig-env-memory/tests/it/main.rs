@@ -1,4 +1,4 @@
-//! Integration tests of jig-env: the conformance suite on `MemoryEnv`, and the object-safety
+//! Integration tests of jig-env-memory: the conformance suite on `MemoryEnv`, and the object-safety
 //! and `Send` guarantees of the trait.
 
 mod memory_conformance;

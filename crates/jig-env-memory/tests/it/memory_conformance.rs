@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use jig_env::MemoryEnv;
 use jig_env::conformance::{Capabilities, Fixture};
+use jig_env_memory::MemoryEnv;
 
 async fn fixture() -> Fixture {
     let env = Arc::new(MemoryEnv::with_home("/home/tester"));

@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use jig_env::{Bytes, ExecutionEnv, LineWindow, MemoryEnv, Recursive};
+use jig_env::{Bytes, ExecutionEnv, LineWindow, Recursive};
+use jig_env_memory::MemoryEnv;
 
 fn assert_send<T: Send>(value: T) -> T {
     value
