@@ -46,7 +46,8 @@ pub(crate) struct ToolArgs {
 /// Arguments of `jig tools`.
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
-    /// Print the tools as a JSON array of {name, title, description, effects, inputSchema}.
+    /// Print the tools as a JSON array of {name, title, description, effects, inputSchema,
+    /// detailsSchema}.
     #[arg(long)]
     json: bool,
 }
@@ -204,6 +205,7 @@ fn tool_json(tool: &dyn DynTool) -> Value {
         "description": tool.description(),
         "effects": effects_name(tool.effects()),
         "inputSchema": tool.input_schema(),
+        "detailsSchema": tool.details_schema(),
     })
 }
 

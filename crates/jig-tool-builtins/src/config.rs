@@ -1,9 +1,11 @@
 //! Limits and options of the built-in tools, one struct per tool, each with `Default`.
+//!
+//! The options of `grep`, `find`, `bash` and images live beside their tools; this module only
+//! gathers them, so no tool module depends on it.
 
-/// The default page bound in lines (`read`).
-pub const DEFAULT_MAX_LINES: usize = 2000;
-/// The default page bound in bytes (`read`, `ls`): 50 KiB.
-pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// The default page bounds (`read`, and the byte bound of `ls`, `grep`, `find` and `bash`):
+/// 2000 lines, 50 KiB.
+pub use jig_truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 /// The default number of entries `ls` lists.
 pub const DEFAULT_LS_LIMIT: usize = 500;
 
