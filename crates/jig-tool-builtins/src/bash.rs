@@ -36,7 +36,8 @@ pub use self::config::{
 };
 use self::config::{resolve_timeout, timeout_sentence};
 pub use self::guard::CommandGuard;
-use self::sink::{BashSink, FullOutput};
+use self::render::FullOutput;
+use self::sink::BashSink;
 use crate::details::BashDetails;
 use crate::failure::{Action, Subject, env_failure, no_working_directory};
 

@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 
 pub use jig_truncate::{FullOutputState, TruncatedBy, Truncation};
 
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
 fn is_false(value: &bool) -> bool {
     !*value
 }

@@ -10,7 +10,8 @@
 use std::path::Path;
 
 use jig_env::{EnvError, ErrorKind};
-use jig_tool::{ToolError, paths};
+use jig_tool::ToolError;
+use jig_tool::paths::{self, ResolvedPath};
 
 /// What the tool was doing when the env failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,15 +113,16 @@ pub(crate) fn env_failure(action: Action<'_>, subject: Subject<'_>, error: &EnvE
             error.message()
         ),
 
-        (Action::List, ErrorKind::NotFound) => format!("Path not found: {absolute}"),
+        (Action::List | Action::Search(_), ErrorKind::NotFound)
+        | (Action::SearchRoot, ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            format!("Path not found: {absolute}")
+        }
         (Action::List, ErrorKind::NotADirectory) => return not_a_directory(absolute),
         (Action::List, ErrorKind::PermissionDenied) => {
             format!("Permission denied: cannot list {absolute}")
         }
         (Action::List, _) => format!("Cannot read directory {absolute}: {error}"),
 
-        (Action::SearchRoot, ErrorKind::NotFound | ErrorKind::NotADirectory)
-        | (Action::Search(_), ErrorKind::NotFound) => format!("Path not found: {absolute}"),
         (Action::SearchRoot, _) => format!("Cannot access {absolute}: {error}"),
         (Action::Search(what), _) => format!("{what} failed: {error}"),
 
@@ -135,6 +137,17 @@ pub(crate) fn env_failure(action: Action<'_>, subject: Subject<'_>, error: &EnvE
             format!("Could not run the command with {shells}: {error}")
         }
     })
+}
+
+/// `error`, met while doing `action` on a resolved path (named as the model wrote it, and
+/// absolute).
+pub(crate) fn at_path(action: Action<'_>, path: &ResolvedPath, error: &EnvError) -> ToolError {
+    let absolute = path.absolute_display();
+    let subject = Subject {
+        shown: &path.display,
+        absolute: &absolute,
+    };
+    env_failure(action, subject, error)
 }
 
 /// `shown` is a directory where a file tool wanted a file.

@@ -24,6 +24,7 @@ use jig_tool::paths::ResolvedPath;
 use jig_tool::{ToolContext, ToolError, ToolOutput};
 
 use crate::details::{ImageDetails, ReadDetails, SentImage};
+use crate::failure::{self, Action};
 
 /// 4.5 MiB: the default cap on an image's base64 payload.
 pub const DEFAULT_IMAGE_MAX_BASE64_BYTES: usize = 4_718_592;
@@ -618,7 +619,7 @@ pub(crate) async fn read_image(
         bytes = files.read(&path.absolute) => bytes,
         () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
-    let bytes = bytes.map_err(|error| crate::read::env_failure(path, &error))?;
+    let bytes = bytes.map_err(|error| failure::at_path(Action::Read, path, &error))?;
     let config = config.clone();
     let work = tokio::task::spawn_blocking(move || process_image(&bytes, kind, &config));
     let outcome = tokio::select! {

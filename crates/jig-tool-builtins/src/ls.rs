@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use jig_env::{DirEntry, EnvError, ErrorKind, ExecutionEnv, FileKind};
+use jig_env::{DirEntry, ErrorKind, ExecutionEnv, FileKind};
 use jig_tool::paths::{self, ResolvedPath};
 use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::cancel::cancellable;
 use crate::config::LsConfig;
 use crate::details::LsDetails;
-use crate::failure::{self, Action, Subject};
+use crate::failure::{self, Action};
 use jig_truncate::format_size;
 
 /// Arguments of the `ls` tool.
@@ -80,13 +80,13 @@ impl Tool for LsTool {
         match cancellable(ctx, env.stat(&path.absolute)).await? {
             Ok(info) if info.kind == FileKind::Directory => {}
             Ok(_) => return Err(failure::not_a_directory(&absolute)),
-            Err(error) => return Err(env_failure(&path, &error)),
+            Err(error) => return Err(failure::at_path(Action::List, &path, &error)),
         }
         // The canonical path: a symlink to a directory is listed as its target's entries on
         // every env (reading a directory does not follow a final symlink everywhere).
         let mut entries = cancellable(ctx, env.read_dir(&path.canonical))
             .await?
-            .map_err(|error| env_failure(&path, &error))?;
+            .map_err(|error| failure::at_path(Action::List, &path, &error))?;
         sort_entries(&mut entries);
 
         let limit = input
@@ -203,15 +203,6 @@ async fn describe(
         }
         FileKind::File | FileKind::Other => Ok(name.into_owned()),
     }
-}
-
-fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
-    let absolute = path.absolute_display();
-    let subject = Subject {
-        shown: &path.display,
-        absolute: &absolute,
-    };
-    failure::env_failure(Action::List, subject, error)
 }
 
 #[cfg(test)]

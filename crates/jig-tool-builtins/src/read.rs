@@ -10,7 +10,7 @@
 mod page;
 mod sniff;
 
-use jig_env::{EnvError, FileKind, LineWindow, lines_window};
+use jig_env::{FileKind, LineWindow, lines_window};
 use jig_tool::paths::{self, ResolvedPath};
 use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
@@ -22,7 +22,7 @@ use crate::bom::UTF8_BOM;
 use crate::cancel::cancellable;
 use crate::config::ReadConfig;
 use crate::details::{BinaryFile, ReadDetails, ReadPage};
-use crate::failure::{self, Action, Subject};
+use crate::failure::{self, Action};
 use jig_truncate::format_size;
 
 /// Files up to this size are read whole in the same env call that gives their metadata; larger
@@ -96,7 +96,7 @@ impl Tool for ReadTool {
         let head_bytes = self.config.sniff_bytes.max(WHOLE_FILE_MAX);
         let head = cancellable(ctx, env.read_head(&path.absolute, head_bytes))
             .await?
-            .map_err(|error| env_failure(&path, &error))?;
+            .map_err(|error| failure::at_path(Action::Read, &path, &error))?;
         match head.info.kind {
             FileKind::File => {}
             FileKind::Directory => {
@@ -145,7 +145,7 @@ impl ReadTool {
             Some(content) => lines_window(content, &window),
             None => cancellable(ctx, ctx.files()?.read_lines(&path.absolute, window))
                 .await?
-                .map_err(|error| env_failure(path, &error))?,
+                .map_err(|error| failure::at_path(Action::Read, path, &error))?,
         };
         let lines = read
             .lines
@@ -177,7 +177,7 @@ impl ReadTool {
         } else {
             read = cancellable(ctx, ctx.files()?.read(&path.absolute))
                 .await?
-                .map_err(|error| env_failure(path, &error))?;
+                .map_err(|error| failure::at_path(Action::Read, path, &error))?;
             read.as_slice()
         };
         let text = sniff::decode_utf16(bytes, order);
@@ -309,14 +309,4 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
         at -= 1;
     }
     at
-}
-
-/// An env failure while reading, as text for the model.
-pub(crate) fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
-    let absolute = path.absolute_display();
-    let subject = Subject {
-        shown: &path.display,
-        absolute: &absolute,
-    };
-    failure::env_failure(Action::Read, subject, error)
 }

@@ -1,7 +1,7 @@
 //! The `write` tool: create or replace a whole file, atomically.
 
-use jig_env::{Bytes, EnvError, ErrorKind, FileKind};
-use jig_tool::paths::{self, ResolvedPath};
+use jig_env::{Bytes, ErrorKind, FileKind};
+use jig_tool::paths;
 use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::cancel::cancellable;
 use crate::config::WriteConfig;
 use crate::details::WriteDetails;
-use crate::failure::{self, Action, Subject};
+use crate::failure::{self, Action};
 
 /// Arguments of the `write` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -84,7 +84,7 @@ impl Tool for WriteTool {
             }
             Ok(_) => true,
             Err(error) if error.kind() == ErrorKind::NotFound => false,
-            Err(error) => return Err(env_failure(&path, &error)),
+            Err(error) => return Err(failure::at_path(Action::Write, &path, &error)),
         };
         // An existing file: wait for the update lock other jig processes take around their
         // edits, so a whole-file write never lands in the middle of one. (It is gone when the
@@ -97,7 +97,7 @@ impl Tool for WriteTool {
                 Err(error) if error.kind() == ErrorKind::Invalid => {
                     return Err(failure::not_regular(Action::Write, &path.display));
                 }
-                Err(error) => return Err(env_failure(&path, &error)),
+                Err(error) => return Err(failure::at_path(Action::Write, &path, &error)),
             }
         } else {
             None
@@ -109,7 +109,7 @@ impl Tool for WriteTool {
         let outcome = env
             .write(&path.absolute, Bytes::from(input.content))
             .await
-            .map_err(|error| env_failure(&path, &error))?;
+            .map_err(|error| failure::at_path(Action::Write, &path, &error))?;
         let text = format!(
             "Wrote {bytes} {} ({lines} {}) to {}",
             if bytes == 1 { "byte" } else { "bytes" },
@@ -139,15 +139,6 @@ fn count_lines(text: &str) -> u64 {
     } else {
         newlines + 1
     }
-}
-
-fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
-    let absolute = path.absolute_display();
-    let subject = Subject {
-        shown: &path.display,
-        absolute: &absolute,
-    };
-    failure::env_failure(Action::Write, subject, error)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! What `bash` shows: the output within the budget, the truncation notice, the status line, and
 //! the details.
 
+use std::path::PathBuf;
+
 use jig_env::ExecOutcome;
 use jig_protocol::ToolResult;
 use jig_tool::ToolOutput;
@@ -9,8 +11,28 @@ use jig_truncate::{FullOutputState, format_size};
 use super::accumulator::{Limits, Reserve, Shown, TextStore, Truncation};
 use super::config::BashConfig;
 use super::head_tail::describe_bytes;
-use super::sink::{FinishedOutput, FullOutput};
 use crate::details::{self, BashDetails, BashProgress};
+
+/// What happened to the full raw output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum FullOutput {
+    /// The output fit; no file was needed.
+    NotNeeded,
+    /// Saved at this path (lives until the env is cleaned up), with `dropped` bytes from the
+    /// middle left out when the output was longer than the file's bound.
+    Kept { path: PathBuf, dropped: u64 },
+    /// Not kept by configuration.
+    NotKept,
+    /// Could not be written.
+    Failed(String),
+}
+
+/// The whole output after the command ended.
+#[derive(Debug)]
+pub(super) struct FinishedOutput {
+    pub(super) text: TextStore,
+    pub(super) full: FullOutput,
+}
 
 /// How the command ended, as one status line (`None` for success).
 pub(super) fn status_line(outcome: &ExecOutcome, timeout_shown: Option<&str>) -> Option<String> {

@@ -9,10 +9,10 @@ use async_trait::async_trait;
 use jig_env::{Bytes, ExecSink, Recursive};
 use jig_tool::ToolContext;
 
-use super::accumulator::{Limits, OutputAccumulator, Reserve, TextStore};
+use super::accumulator::{Limits, OutputAccumulator, Reserve};
 use super::config::BashConfig;
 use super::head_tail::HeadTail;
-use super::render;
+use super::render::{self, FinishedOutput, FullOutput};
 
 /// Raw output is written to the full-output file in batches of this size.
 const SPILL_BATCH: usize = 1024 * 1024;
@@ -22,20 +22,6 @@ pub(super) const STATUS_RESERVE: Reserve = Reserve {
     bytes: 64,
     lines: 2,
 };
-
-/// What happened to the full raw output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum FullOutput {
-    /// The output fit; no file was needed.
-    NotNeeded,
-    /// Saved at this path (lives until the env is cleaned up), with `dropped` bytes from the
-    /// middle left out when the output was longer than the file's bound.
-    Kept { path: PathBuf, dropped: u64 },
-    /// Not kept by configuration.
-    NotKept,
-    /// Could not be written.
-    Failed(String),
-}
 
 /// Where raw output goes before and after the limits are exceeded.
 #[derive(Debug)]
@@ -265,11 +251,4 @@ impl fmt::Debug for BashSink<'_> {
             .field("raw_bytes", &self.raw_bytes)
             .finish_non_exhaustive()
     }
-}
-
-/// The whole output after the command ended.
-#[derive(Debug)]
-pub(super) struct FinishedOutput {
-    pub(super) text: TextStore,
-    pub(super) full: FullOutput,
 }

@@ -3,6 +3,10 @@
 //! The test helpers check every result they see against its tool's published schema
 //! ([`assert_details_conform`]), so each snapshot case of each tool is checked where it runs.
 //! This module adds a tour through the shapes each tool's details take.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "bash runs in a host temporary directory, found with std::fs"
+)]
 
 use std::sync::Arc;
 
