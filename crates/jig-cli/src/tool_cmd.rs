@@ -49,7 +49,8 @@ pub(crate) struct ToolArgs {
 /// Arguments of `jig tools`.
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
-    /// Print the tools as a JSON array of {name, title, description, effects, inputSchema}.
+    /// Print the tools as a JSON array of {name, title, description, effects, inputSchema,
+    /// detailsSchema}.
     #[arg(long)]
     json: bool,
 }
@@ -212,6 +213,7 @@ fn tool_json(tool: &dyn DynTool) -> Value {
         "description": tool.description(),
         "effects": effects_name(tool.effects()),
         "inputSchema": tool.input_schema(),
+        "detailsSchema": tool.details_schema(),
     })
 }
 

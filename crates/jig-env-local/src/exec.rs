@@ -44,6 +44,7 @@
 //! group (`setsid`) is not found.
 
 mod procfs;
+mod signals;
 mod watchdog;
 
 use std::os::fd::OwnedFd;
@@ -376,6 +377,7 @@ impl ProcessTracker {
         Ok(ExecOutcome {
             exit_code,
             signal,
+            signal_name: signal.map(signals::signal_name),
             timed_out: state.timed_out,
             aborted: state.aborted,
             duration,

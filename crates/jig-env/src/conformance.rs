@@ -290,14 +290,13 @@ pub mod cases {
     use std::sync::Arc;
     use std::time::{Duration, SystemTime};
 
-    use async_trait::async_trait;
     use bytes::Bytes;
     use pretty_assertions::assert_eq;
 
     use super::Fixture;
     use crate::{
-        EnvError, EnvResult, ErrorKind, ExecRequest, ExecSink, ExecutionEnv, FileKind, LineWindow,
-        LinesRead, Recursive,
+        EnvError, EnvResult, ErrorKind, ExecRequest, ExecutionEnv, FileKind, LineWindow, LinesRead,
+        Recursive,
     };
 
     // ----- helpers -----------------------------------------------------------------------
@@ -1958,16 +1957,6 @@ pub mod cases {
 
     // ----- exec ------------------------------------------------------------------------------
 
-    #[derive(Default)]
-    struct Collect(Vec<u8>);
-
-    #[async_trait]
-    impl ExecSink for Collect {
-        async fn output(&mut self, chunk: &[u8]) {
-            self.0.extend_from_slice(chunk);
-        }
-    }
-
     /// An env that runs processes runs one and streams its merged output; one that cannot
     /// answers `Unsupported` (and that is all this checks for it).
     pub async fn exec_runs_or_is_unsupported(fixture: &Fixture) {
@@ -1980,7 +1969,7 @@ pub mod cases {
             ],
             fixture.root.clone(),
         );
-        let mut sink = Collect::default();
+        let mut sink = crate::CollectSink::default();
         let result = env.exec(request, &mut sink).await;
         if !fixture.capabilities.exec {
             expect_kind(
@@ -2003,7 +1992,9 @@ pub mod cases {
         assert_eq!(output, want, "stdout and stderr are both streamed");
         let request = ExecRequest::new("/bin/sh", Vec::new(), fixture.path("missing-dir"));
         assert!(
-            env.exec(request, &mut Collect::default()).await.is_err(),
+            env.exec(request, &mut crate::CollectSink::default())
+                .await
+                .is_err(),
             "a missing cwd is an error"
         );
     }

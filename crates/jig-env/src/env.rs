@@ -29,6 +29,17 @@ impl ExecSink for DiscardSink {
     async fn output(&mut self, _chunk: &[u8]) {}
 }
 
+/// A sink that keeps every byte, in order (for callers that want the whole output).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CollectSink(pub Vec<u8>);
+
+#[async_trait]
+impl ExecSink for CollectSink {
+    async fn output(&mut self, chunk: &[u8]) {
+        self.0.extend_from_slice(chunk);
+    }
+}
+
 /// Where jig's tools act: a filesystem and a way to run processes.
 ///
 /// Tools never touch the host directly; they hold an `Arc<dyn ExecutionEnv>` and everything they

@@ -163,6 +163,10 @@ pub struct ExecOutcome {
     pub exit_code: i32,
     /// The terminating signal number, when a signal ended the process.
     pub signal: Option<i32>,
+    /// The conventional name of that signal on the system the process ran on (`SIGKILL`), or
+    /// `SIG<n>` for a number without a name there. The env fills it in: signal numbers differ
+    /// between systems, so only the env that ran the process can name it.
+    pub signal_name: Option<String>,
     /// True when the timeout fired.
     pub timed_out: bool,
     /// True when the request's token was cancelled.

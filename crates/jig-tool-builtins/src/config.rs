@@ -1,4 +1,7 @@
 //! Limits and options of the built-in tools, one struct per tool, each with `Default`.
+//!
+//! The options of `grep`, `find`, `bash` and images live beside their tools; this module only
+//! gathers them, so no tool module depends on it.
 
 /// The default page bounds (`read`, `ls`, `bash`, `grep`, `find`): jig-truncate's 2000 lines and
 /// 50 KiB, defined there once.

@@ -26,14 +26,15 @@ mod tolerant;
 use std::fmt::Write as _;
 
 use jig_env::{Bytes, EnvError, ErrorKind, FileKind};
-use jig_protocol::ToolResult;
-use jig_tool::{Effects, Tool, ToolContext, ToolError, paths};
+use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput, paths};
 use jig_truncate::format_size;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::cancel::cancellable;
+use crate::details::EditDetails;
+use crate::failure::{self, Action, Subject};
 
 use self::encoding::{DecodeError, TextEncoding, decode, encode_utf16};
 use self::matching::{EditRequest, PlanError, plan, splice_in_place, splice_into, spliced_len};
@@ -93,6 +94,7 @@ where that is unclear the edit is refused.";
 impl Tool for EditTool {
     const NAME: &'static str = "edit";
     type Input = EditInput;
+    type Details = EditDetails;
 
     fn title(&self) -> &'static str {
         "Edit file"
@@ -110,7 +112,11 @@ impl Tool for EditTool {
         prepare_arguments(args)
     }
 
-    async fn call(&self, ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        ctx: &ToolContext,
+        input: EditInput,
+    ) -> Result<ToolOutput<EditDetails>, ToolError> {
         run(ctx, input).await
     }
 }
@@ -192,7 +198,7 @@ pub(crate) fn prepare_arguments(args: Value) -> Value {
     clippy::too_many_lines,
     reason = "one linear read-plan-write sequence, clearer in one place"
 )]
-async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolError> {
+async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolOutput<EditDetails>, ToolError> {
     if input.edits.is_empty() {
         return Err(ToolError::invalid(
             "Edit tool input is invalid. edits must contain at least one replacement.",
@@ -220,20 +226,18 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
         .await?
         .map_err(|error| match error.kind() {
             // `lock_file` refuses anything but a regular file as invalid.
-            ErrorKind::Invalid => not_regular(shown),
-            _ => env_error(shown, &error, "read"),
+            ErrorKind::Invalid => failure::not_regular(Action::EditRead, shown),
+            _ => env_error(shown, &error, false),
         })?;
     let info = cancellable(ctx, env.stat(path))
         .await?
-        .map_err(|error| env_error(shown, &error, "read"))?;
+        .map_err(|error| env_error(shown, &error, false))?;
     match info.kind {
         FileKind::File => {}
-        FileKind::Directory => {
-            return Err(ToolError::failed(format!(
-                "Cannot edit {shown}: it is a directory, not a file."
-            )));
+        FileKind::Directory => return Err(failure::is_a_directory(Action::EditRead, shown)),
+        FileKind::Symlink | FileKind::Other => {
+            return Err(failure::not_regular(Action::EditRead, shown));
         }
-        FileKind::Symlink | FileKind::Other => return Err(not_regular(shown)),
     }
     if info.size > MAX_EDIT_BYTES {
         return Err(ToolError::failed(format!(
@@ -246,7 +250,7 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     }
     let original = cancellable(ctx, env.read(path))
         .await?
-        .map_err(|error| env_error(shown, &error, "read"))?;
+        .map_err(|error| env_error(shown, &error, false))?;
     let decoded = decode(&original).map_err(|error| decode_error(shown, &error))?;
     let single = requests.len() == 1;
     let source = Source::with_cr(&decoded.text, decoded.has_cr);
@@ -285,7 +289,7 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     // then this edit was planned on old content and must not replace the new.
     let now = cancellable(ctx, env.stat(path))
         .await?
-        .map_err(|error| env_error(shown, &error, "read"))?;
+        .map_err(|error| env_error(shown, &error, false))?;
     if stamp(&now) != stamp(&info) {
         return Err(ToolError::failed(format!(
             "Cannot edit {shown}: it changed since it was read (another program wrote it \
@@ -297,7 +301,7 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
     // leaves the file untouched, and its outcome is reported.
     env.write(path, Bytes::from(new_content))
         .await
-        .map_err(|error| env_error(shown, &error, "write"))?;
+        .map_err(|error| env_error(shown, &error, true))?;
 
     let mut text = format!("Successfully replaced {count} block(s) in {shown}.");
     for (index, tier) in &tiers {
@@ -312,17 +316,15 @@ async fn run(ctx: &ToolContext, input: EditInput) -> Result<ToolResult, ToolErro
             tier.describe()
         );
     }
-    let mut details = json!({
-        "diff": report.diff,
-        "patch": report.patch,
-        "firstChangedLine": report.first_changed_line,
-        "oldBytes": old_bytes,
-        "newBytes": new_bytes,
-    });
-    if let Some((_, tier)) = tiers.first() {
-        details["fuzzy"] = json!(tier.as_str());
-    }
-    Ok(ToolResult::text(text).with_details(details))
+    let details = EditDetails {
+        diff: report.diff,
+        patch: report.patch,
+        first_changed_line: report.first_changed_line as u64,
+        old_bytes: old_bytes as u64,
+        new_bytes: new_bytes as u64,
+        fuzzy: tiers.first().map(|(_, tier)| tier.as_str().to_owned()),
+    };
+    Ok(ToolOutput::text(text, details))
 }
 
 /// A size in GiB with at most one decimal (`32 GiB`, `1.5 GiB`), or smaller units below 1 GiB.
@@ -345,44 +347,14 @@ fn stamp(info: &jig_env::FileInfo) -> (u64, Option<std::time::SystemTime>, Optio
     (info.size, info.modified, info.file_id)
 }
 
-fn not_regular(shown: &str) -> ToolError {
-    ToolError::failed(format!(
-        "Cannot edit {shown}: it is not a regular file (a socket, FIFO or device)."
-    ))
-}
-
-/// An env failure as text for the model: a containment refusal, else by kind.
-fn env_error(shown: &str, error: &EnvError, operation: &str) -> ToolError {
-    if let Some(refused) = paths::refusal(shown, error) {
-        return refused;
-    }
-    file_error(shown, error, operation)
-}
-
-fn file_error(shown: &str, error: &EnvError, operation: &str) -> ToolError {
-    let kind = error.kind();
-    if kind == ErrorKind::Aborted {
-        return ToolError::Cancelled;
-    }
-    ToolError::failed(match kind {
-        ErrorKind::NotFound => {
-            format!("File not found: {shown}. Check the path; to create a new file, use write.")
-        }
-        ErrorKind::IsADirectory => format!("Cannot edit {shown}: it is a directory, not a file."),
-        ErrorKind::PermissionDenied if operation == "write" => format!(
-            "Cannot edit {shown}: permission denied, the file is not writable. It was left unchanged."
-        ),
-        ErrorKind::PermissionDenied => {
-            format!("Cannot edit {shown}: permission denied, the file is not readable.")
-        }
-        ErrorKind::NotADirectory => {
-            format!("File not found: {shown}. A component of the path is not a directory.")
-        }
-        _ => format!(
-            "Could not edit {shown}: {operation} failed: {}. The file was left unchanged.",
-            error.message()
-        ),
-    })
+/// An env failure as text for the model; `writing` when it came from writing the file back.
+fn env_error(shown: &str, error: &EnvError, writing: bool) -> ToolError {
+    let action = if writing {
+        Action::EditWrite
+    } else {
+        Action::EditRead
+    };
+    failure::env_failure(action, Subject::same(shown), error)
 }
 
 fn decode_error(shown: &str, error: &DecodeError) -> ToolError {
@@ -395,6 +367,11 @@ fn decode_error(shown: &str, error: &DecodeError) -> ToolError {
             "Cannot edit {shown}: it is not valid UTF-8 (first invalid byte at offset {offset}) and \
              has no UTF-16 byte-order mark. edit refuses to rewrite it rather than corrupt it; the \
              file was left unchanged."
+        ),
+        DecodeError::Unsupported { bom } => format!(
+            "Cannot edit {shown}: it starts with a {} byte-order mark; edit changes only UTF-8 and \
+             UTF-16 text. The file was left unchanged.",
+            bom.name()
         ),
         DecodeError::InvalidUtf16 { encoding } => format!(
             "Cannot edit {shown}: it starts with a {} byte-order mark but is not valid {}. The file \

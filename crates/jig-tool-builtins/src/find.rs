@@ -3,13 +3,13 @@
 use std::fmt::Write as _;
 
 use jig_env::{EntryKinds, FileKind, SearchInputError, WalkRequest};
-use jig_protocol::ToolResult;
 use jig_search::PathGlob;
-use jig_tool::{Effects, Tool, ToolContext, ToolError};
+use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use jig_truncate::format_size;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+
+use crate::details::FindDetails;
 
 use crate::search_root::{
     RootKind, bounded_output, display_path, effective_limit, ignore_rules, resolve_root,
@@ -33,7 +33,7 @@ impl Default for FindConfig {
     fn default() -> Self {
         Self {
             default_limit: DEFAULT_FIND_LIMIT,
-            max_bytes: crate::config::DEFAULT_MAX_BYTES,
+            max_bytes: jig_truncate::DEFAULT_MAX_BYTES,
         }
     }
 }
@@ -74,6 +74,7 @@ impl FindTool {
 impl Tool for FindTool {
     const NAME: &'static str = "find";
     type Input = FindInput;
+    type Details = FindDetails;
 
     fn title(&self) -> &'static str {
         "Find files"
@@ -95,7 +96,11 @@ impl Tool for FindTool {
         Effects::ReadOnly
     }
 
-    async fn call(&self, ctx: &ToolContext, input: FindInput) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        ctx: &ToolContext,
+        input: FindInput,
+    ) -> Result<ToolOutput<FindDetails>, ToolError> {
         let pattern = input.pattern.trim();
         if pattern.is_empty() {
             return Err(ToolError::invalid(
@@ -122,8 +127,14 @@ impl Tool for FindTool {
         let result = run_env_search(ctx, &root, "Find", ctx.files()?.walk(request)).await?;
 
         if result.entries.is_empty() {
-            return Ok(ToolResult::text("No files found matching pattern")
-                .with_details(json!({ "results": 0 })));
+            return Ok(ToolOutput::text(
+                "No files found matching pattern",
+                FindDetails {
+                    results: 0,
+                    result_limit_reached: None,
+                    truncation: None,
+                },
+            ));
         }
         let mut output = String::new();
         for entry in &result.entries {
@@ -145,15 +156,14 @@ impl Tool for FindTool {
         });
         let (text, truncation) = bounded_output(&output, self.config.max_bytes, limit_notice, None);
 
-        let mut details = Map::new();
-        details.insert("results".into(), json!(result.entries.len()));
-        if result.limit_reached {
-            details.insert("resultLimitReached".into(), json!(limit));
-        }
-        if let Some(truncation) = truncation {
-            details.insert("truncation".into(), truncation);
-        }
-        Ok(ToolResult::text(text).with_details(Value::Object(details)))
+        Ok(ToolOutput::text(
+            text,
+            FindDetails {
+                results: result.entries.len() as u64,
+                result_limit_reached: result.limit_reached.then_some(limit as u64),
+                truncation,
+            },
+        ))
     }
 }
 

@@ -6,12 +6,12 @@ use jig_env::{
     CaseSensitivity, FileMatches, LineKind, PatternSyntax, SearchInputError, SearchRequest,
     SearchResult,
 };
-use jig_protocol::ToolResult;
-use jig_tool::{Effects, Tool, ToolContext, ToolError};
+use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use jig_truncate::{format_size, truncate_line};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+
+use crate::details::GrepDetails;
 
 use crate::search_root::{
     bounded_output, display_path, effective_limit, ignore_rules, resolve_root, run_env_search,
@@ -38,7 +38,7 @@ impl Default for GrepConfig {
     fn default() -> Self {
         Self {
             default_limit: DEFAULT_GREP_LIMIT,
-            max_bytes: crate::config::DEFAULT_MAX_BYTES,
+            max_bytes: jig_truncate::DEFAULT_MAX_BYTES,
             max_line_chars: GREP_MAX_LINE_CHARS,
         }
     }
@@ -91,6 +91,7 @@ impl GrepTool {
 impl Tool for GrepTool {
     const NAME: &'static str = "grep";
     type Input = GrepInput;
+    type Details = GrepDetails;
 
     fn title(&self) -> &'static str {
         "Search file contents"
@@ -113,7 +114,11 @@ impl Tool for GrepTool {
         Effects::ReadOnly
     }
 
-    async fn call(&self, ctx: &ToolContext, input: GrepInput) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        ctx: &ToolContext,
+        input: GrepInput,
+    ) -> Result<ToolOutput<GrepDetails>, ToolError> {
         let root = resolve_root(ctx, input.path.as_deref()).await?;
         let limit = effective_limit(input.limit, self.config.default_limit);
         let context = input.context.unwrap_or(0) as usize;
@@ -150,10 +155,23 @@ impl Tool for GrepTool {
 
 impl GrepTool {
     /// The text and details a model reads for `result`.
-    fn render(&self, result: &SearchResult, limit: usize, context: usize) -> ToolResult {
+    fn render(
+        &self,
+        result: &SearchResult,
+        limit: usize,
+        context: usize,
+    ) -> ToolOutput<GrepDetails> {
         if result.files.is_empty() {
-            return ToolResult::text("No matches found")
-                .with_details(json!({ "matches": 0, "files": 0 }));
+            return ToolOutput::text(
+                "No matches found",
+                GrepDetails {
+                    matches: 0,
+                    files: 0,
+                    match_limit_reached: None,
+                    truncation: None,
+                    lines_truncated: false,
+                },
+            );
         }
         let mut lines_truncated = false;
         let mut output = String::new();
@@ -193,19 +211,16 @@ impl GrepTool {
             cut_lines_notice,
         );
 
-        let mut details = Map::new();
-        details.insert("matches".into(), json!(result.matches));
-        details.insert("files".into(), json!(result.files.len()));
-        if result.limit_reached {
-            details.insert("matchLimitReached".into(), json!(limit));
-        }
-        if let Some(truncation) = truncation {
-            details.insert("truncation".into(), truncation);
-        }
-        if lines_truncated {
-            details.insert("linesTruncated".into(), json!(true));
-        }
-        ToolResult::text(text).with_details(Value::Object(details))
+        ToolOutput::text(
+            text,
+            GrepDetails {
+                matches: result.matches as u64,
+                files: result.files.len() as u64,
+                match_limit_reached: result.limit_reached.then_some(limit as u64),
+                truncation,
+                lines_truncated,
+            },
+        )
     }
 }
 

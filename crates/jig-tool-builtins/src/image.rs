@@ -19,11 +19,12 @@ use image::imageops::FilterType;
 use image::{
     AnimationDecoder, DynamicImage, ImageDecoder, ImageEncoder, ImageFormat, ImageReader, Limits,
 };
-use jig_env::ErrorKind;
-use jig_protocol::{ContentBlock, ToolResult};
+use jig_protocol::ContentBlock;
 use jig_tool::paths::ResolvedPath;
-use jig_tool::{ToolContext, ToolError};
-use serde_json::json;
+use jig_tool::{ToolContext, ToolError, ToolOutput};
+
+use crate::details::{ImageDetails, ReadDetails, SentImage};
+use crate::failure::{self, Action};
 
 /// 4.5 MiB: the default cap on an image's base64 payload.
 pub const DEFAULT_IMAGE_MAX_BASE64_BYTES: usize = 4_718_592;
@@ -76,6 +77,38 @@ impl ImageKind {
             Self::Bmp => "BMP",
         }
     }
+
+    /// A short human name (`PNG image`).
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Jpeg => "JPEG image",
+            Self::Png => "PNG image",
+            Self::Gif => "GIF image",
+            Self::Webp => "WebP image",
+            Self::Bmp => "BMP image",
+        }
+    }
+
+    /// The format whose magic bytes `bytes` start with. This is the one place the image
+    /// signatures are written down; [`sniff_image`] also checks that the header is sound.
+    pub fn from_magic(bytes: &[u8]) -> Option<Self> {
+        let at = |offset: usize, signature: &[u8]| {
+            bytes.get(offset..offset + signature.len()) == Some(signature)
+        };
+        if at(0, b"\x89PNG\r\n\x1a\n") {
+            Some(Self::Png)
+        } else if at(0, b"\xFF\xD8\xFF") {
+            Some(Self::Jpeg)
+        } else if at(0, b"GIF87a") || at(0, b"GIF89a") {
+            Some(Self::Gif)
+        } else if at(0, b"RIFF") && at(8, b"WEBP") {
+            Some(Self::Webp)
+        } else if at(0, b"BM") && bytes.len() >= 26 && bytes[6..10] == [0, 0, 0, 0] {
+            Some(Self::Bmp)
+        } else {
+            None
+        }
+    }
 }
 
 /// What images a provider takes, and how large. Hosts set it per provider.
@@ -125,32 +158,26 @@ impl ImageConfig {
     }
 }
 
-/// The image format of `bytes`, by magic bytes only.
+/// The image format of `bytes`, by content only: its magic bytes ([`ImageKind::from_magic`])
+/// and a sound start of its header.
 pub fn sniff_image(bytes: &[u8]) -> Option<ImageKind> {
-    if bytes.len() >= 4 && bytes[..3] == [0xFF, 0xD8, 0xFF] && bytes[3] != 0xF7 {
-        return Some(ImageKind::Jpeg);
-    }
-    if is_png(bytes) {
-        return Some(ImageKind::Png);
-    }
-    if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        return Some(ImageKind::Gif);
-    }
-    if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        return Some(ImageKind::Webp);
-    }
-    if is_bmp(bytes) {
-        return Some(ImageKind::Bmp);
-    }
-    None
+    let kind = ImageKind::from_magic(bytes)?;
+    let sound = match kind {
+        // Not JPEG-LS (`FF D8 FF F7`), which no provider takes.
+        ImageKind::Jpeg => bytes.get(3).is_some_and(|&marker| marker != 0xF7),
+        // The first chunk is a 13-byte IHDR.
+        ImageKind::Png => bytes.get(8..16) == Some(b"\0\0\0\x0DIHDR"),
+        ImageKind::Gif | ImageKind::Webp => true,
+        ImageKind::Bmp => is_bmp(bytes),
+    };
+    sound.then_some(kind)
 }
 
-fn is_png(bytes: &[u8]) -> bool {
-    const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
-    bytes.len() >= 16
-        && bytes[..8] == SIGNATURE
-        && bytes[8..12] == [0, 0, 0, 13]
-        && &bytes[12..16] == b"IHDR"
+/// The width and height an encoded image declares in its header (`None` when `bytes` are not a
+/// sound image of a format `read` knows).
+pub fn image_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+    let kind = sniff_image(bytes)?;
+    reader(bytes, kind).into_dimensions().ok()
 }
 
 /// Whether a PNG has an `acTL` chunk before its first `IDAT` (an animated PNG).
@@ -231,8 +258,8 @@ pub enum ImageOutcome {
 }
 
 impl ImageOutcome {
-    /// The tool result for this outcome.
-    pub fn into_result(self, size: u64) -> ToolResult {
+    /// `read`'s output for this outcome.
+    pub fn into_output(self, size: u64) -> ToolOutput<ReadDetails> {
         match self {
             Self::Image {
                 text,
@@ -241,7 +268,7 @@ impl ImageOutcome {
                 original,
                 displayed,
                 converted,
-            } => ToolResult {
+            } => ToolOutput {
                 content: vec![
                     ContentBlock::text(text),
                     ContentBlock::Image {
@@ -249,21 +276,28 @@ impl ImageOutcome {
                         mime_type: mime.to_owned(),
                     },
                 ],
-                details: json!({
-                    "image": {
-                        "mimeType": mime,
-                        "originalWidth": original.0,
-                        "originalHeight": original.1,
-                        "width": displayed.0,
-                        "height": displayed.1,
-                        "converted": converted,
-                        "fileBytes": size,
-                    }
-                }),
+                details: ReadDetails::Image {
+                    image: ImageDetails::Sent(SentImage {
+                        mime_type: mime.to_owned(),
+                        original_width: original.0,
+                        original_height: original.1,
+                        width: displayed.0,
+                        height: displayed.1,
+                        converted,
+                        file_bytes: size,
+                    }),
+                },
                 is_error: false,
             },
-            Self::Omitted { text } => ToolResult::text(text)
-                .with_details(json!({ "image": { "omitted": true, "fileBytes": size } })),
+            Self::Omitted { text } => ToolOutput::text(
+                text,
+                ReadDetails::Image {
+                    image: ImageDetails::Omitted {
+                        omitted: true,
+                        file_bytes: size,
+                    },
+                },
+            ),
         }
     }
 }
@@ -571,29 +605,21 @@ pub(crate) async fn read_image(
     size: u64,
     kind: ImageKind,
     config: &ImageConfig,
-) -> Result<ToolResult, ToolError> {
+) -> Result<ToolOutput<ReadDetails>, ToolError> {
     if size > MAX_IMAGE_FILE_BYTES {
         let text = format!(
             "Read image file [{}]\n[Image omitted: the file is {}, too large to process.]",
             kind.mime(),
             jig_truncate::format_size(usize::try_from(size).unwrap_or(usize::MAX))
         );
-        return Ok(ImageOutcome::Omitted { text }.into_result(size));
+        return Ok(ImageOutcome::Omitted { text }.into_output(size));
     }
     let files = ctx.files()?;
     let bytes = tokio::select! {
         bytes = files.read(&path.absolute) => bytes,
         () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
-    let bytes = bytes.map_err(|error| {
-        if error.kind() == ErrorKind::Aborted {
-            ToolError::Cancelled
-        } else if let Some(refused) = jig_tool::paths::refusal(&path.display, &error) {
-            refused
-        } else {
-            ToolError::failed(format!("Cannot read {}: {}", path.display, error.message()))
-        }
-    })?;
+    let bytes = bytes.map_err(|error| failure::at_path(Action::Read, path, &error))?;
     let config = config.clone();
     let work = tokio::task::spawn_blocking(move || process_image(&bytes, kind, &config));
     let outcome = tokio::select! {
@@ -606,7 +632,7 @@ pub(crate) async fn read_image(
             kind.mime()
         ),
     });
-    Ok(outcome.into_result(size))
+    Ok(outcome.into_output(size))
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
-//! jig's built-in tools — `read`, `write`, `ls` (and, as they land, `edit`, `bash`, `grep`,
-//! `find`) — one module per tool.
+//! jig's built-in tools — `read`, `write`, `edit`, `grep`, `find`, `ls` and `bash` — one module
+//! per tool.
 //!
 //! Each tool is a typed [`jig_tool::Tool`] whose `Input` doc comment is the description a model
-//! reads. Hosts (the `jig` CLI, the MCP server, the agent loop) build a registry with
+//! reads, and whose `Details` type ([`details`]) is the structured part of its results, with its
+//! schema published beside the input schema. Env failures reach the model through one mapping
+//! (`failure`), whatever the tool. Hosts (the `jig` CLI, the MCP server, the agent loop) build a registry with
 //! [`builtin_registry`] or add the tools to their own with [`register_builtins`], configured by a
 //! [`BuiltinsConfig`] (page limits and the like; `BuiltinsConfig::default()` is what jig ships).
 //!
@@ -20,9 +22,12 @@
 //! the `jig` binary share (the file tools every containment test runs).
 
 mod bash;
+mod bom;
 mod cancel;
 mod config;
+pub mod details;
 mod edit;
+mod failure;
 mod find;
 mod grep;
 mod image;
@@ -38,7 +43,7 @@ use jig_tool::{ErasedTool, ToolRegistry};
 pub use bash::{
     BashConfig, BashInput, BashTool, CommandGuard, DEFAULT_BASH_MAX_TIMEOUT, DEFAULT_BASH_TIMEOUT,
     DEFAULT_FULL_OUTPUT_MAX_BYTES, DEFAULT_FULL_OUTPUTS_TOTAL_MAX_BYTES, SESSION_VARIABLES,
-    SpawnHook, SpawnRequest,
+    SharedSpawnHook, SpawnHook, SpawnRequest,
 };
 pub use config::{
     BuiltinsConfig, DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, LsConfig, ReadConfig,
@@ -49,7 +54,7 @@ pub use find::{DEFAULT_FIND_LIMIT, FindConfig, FindInput, FindTool};
 pub use grep::{DEFAULT_GREP_LIMIT, GREP_MAX_LINE_CHARS, GrepConfig, GrepInput, GrepTool};
 pub use image::{
     DEFAULT_IMAGE_MAX_BASE64_BYTES, DEFAULT_IMAGE_MAX_DIMENSION, ImageConfig, ImageKind,
-    ImageOutcome, process_image, sniff_image,
+    ImageOutcome, image_dimensions, process_image, sniff_image,
 };
 pub use ls::{LsInput, LsTool};
 pub use read::{ReadInput, ReadTool};

@@ -2,16 +2,16 @@
 
 use std::cmp::Ordering;
 
-use jig_env::{DirEntry, EnvError, ErrorKind, ExecutionEnv, FileKind};
-use jig_protocol::ToolResult;
+use jig_env::{DirEntry, ErrorKind, ExecutionEnv, FileKind};
 use jig_tool::paths::{self, ResolvedPath};
-use jig_tool::{Effects, Tool, ToolContext, ToolError};
+use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::cancel::cancellable;
 use crate::config::LsConfig;
+use crate::details::LsDetails;
+use crate::failure::{self, Action};
 use jig_truncate::format_size;
 
 /// Arguments of the `ls` tool.
@@ -41,6 +41,7 @@ impl LsTool {
 impl Tool for LsTool {
     const NAME: &'static str = "ls";
     type Input = LsInput;
+    type Details = LsDetails;
 
     fn title(&self) -> &'static str {
         "List directory"
@@ -63,7 +64,11 @@ impl Tool for LsTool {
         Effects::ReadOnly
     }
 
-    async fn call(&self, ctx: &ToolContext, input: LsInput) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        ctx: &ToolContext,
+        input: LsInput,
+    ) -> Result<ToolOutput<LsDetails>, ToolError> {
         let raw = match input.path.as_deref() {
             None | Some("") => ".",
             Some(raw) => raw,
@@ -74,14 +79,14 @@ impl Tool for LsTool {
         let absolute = path.absolute_display();
         match cancellable(ctx, env.stat(&path.absolute)).await? {
             Ok(info) if info.kind == FileKind::Directory => {}
-            Ok(_) => return Err(ToolError::failed(format!("Not a directory: {absolute}"))),
-            Err(error) => return Err(env_failure(&path, &error)),
+            Ok(_) => return Err(failure::not_a_directory(&absolute)),
+            Err(error) => return Err(failure::at_path(Action::List, &path, &error)),
         }
         // The canonical path: a symlink to a directory is listed as its target's entries on
         // every env (reading a directory does not follow a final symlink everywhere).
         let mut entries = cancellable(ctx, env.read_dir(&path.canonical))
             .await?
-            .map_err(|error| env_failure(&path, &error))?;
+            .map_err(|error| failure::at_path(Action::List, &path, &error))?;
         sort_entries(&mut entries);
 
         let limit = input
@@ -124,14 +129,15 @@ impl Tool for LsTool {
                 &limit_text,
             ));
         }
-        let mut details = json!({ "path": absolute, "entries": shown });
-        if entry_limit_reached {
-            details["entryLimitReached"] = json!(limit);
-        }
-        if byte_limit_reached {
-            details["byteLimitReached"] = json!(true);
-        }
-        Ok(ToolResult::text(output).with_details(details))
+        Ok(ToolOutput::text(
+            output,
+            LsDetails {
+                path: absolute,
+                entries: shown as u64,
+                entry_limit_reached: entry_limit_reached.then_some(limit as u64),
+                byte_limit_reached,
+            },
+        ))
     }
 }
 
@@ -196,22 +202,6 @@ async fn describe(
             }
         }
         FileKind::File | FileKind::Other => Ok(name.into_owned()),
-    }
-}
-
-fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
-    if let Some(refused) = paths::refusal(&path.display, error) {
-        return refused;
-    }
-    let absolute = path.absolute_display();
-    match error.kind() {
-        ErrorKind::NotFound => ToolError::failed(format!("Path not found: {absolute}")),
-        ErrorKind::NotADirectory => ToolError::failed(format!("Not a directory: {absolute}")),
-        ErrorKind::PermissionDenied => {
-            ToolError::failed(format!("Permission denied: cannot list {absolute}"))
-        }
-        ErrorKind::Aborted => ToolError::Cancelled,
-        _ => ToolError::failed(format!("Cannot read directory {absolute}: {error}")),
     }
 }
 

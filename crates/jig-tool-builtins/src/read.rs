@@ -10,18 +10,19 @@
 mod page;
 mod sniff;
 
-use jig_env::{EnvError, ErrorKind, FileKind, LineWindow, lines_window};
-use jig_protocol::ToolResult;
+use jig_env::{FileKind, LineWindow, lines_window};
 use jig_tool::paths::{self, ResolvedPath};
-use jig_tool::{Effects, Tool, ToolContext, ToolError};
+use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use self::page::{Page, PageLine, PageRequest};
 use self::sniff::{Content, FileType, Utf16Order};
+use crate::bom::UTF8_BOM;
 use crate::cancel::cancellable;
 use crate::config::ReadConfig;
+use crate::details::{BinaryFile, ReadDetails, ReadPage};
+use crate::failure::{self, Action};
 use jig_truncate::format_size;
 
 /// Files up to this size are read whole in the same env call that gives their metadata; larger
@@ -58,6 +59,7 @@ impl ReadTool {
 impl Tool for ReadTool {
     const NAME: &'static str = "read";
     type Input = ReadInput;
+    type Details = ReadDetails;
 
     fn title(&self) -> &'static str {
         "Read file"
@@ -82,7 +84,11 @@ impl Tool for ReadTool {
         Effects::ReadOnly
     }
 
-    async fn call(&self, ctx: &ToolContext, input: ReadInput) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        ctx: &ToolContext,
+        input: ReadInput,
+    ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         let path = paths::resolve_for_read(ctx, &input.path).await?;
         let files = ctx.files()?;
         let env = files.as_ref();
@@ -90,21 +96,15 @@ impl Tool for ReadTool {
         let head_bytes = self.config.sniff_bytes.max(WHOLE_FILE_MAX);
         let head = cancellable(ctx, env.read_head(&path.absolute, head_bytes))
             .await?
-            .map_err(|error| env_failure(&path, &error))?;
+            .map_err(|error| failure::at_path(Action::Read, &path, &error))?;
         match head.info.kind {
             FileKind::File => {}
             FileKind::Directory => {
-                return Err(ToolError::failed(format!(
-                    "Cannot read {}: it is a directory. Use ls to list its entries.",
-                    path.display
-                )));
+                return Err(failure::is_a_directory(Action::Read, &path.display));
             }
             FileKind::Symlink | FileKind::Other => {
                 // A FIFO or device could block forever or never end.
-                return Err(ToolError::failed(format!(
-                    "Cannot read {}: it is not a regular file (a socket, FIFO or device).",
-                    path.display
-                )));
+                return Err(failure::not_regular(Action::Read, &path.display));
             }
         }
         let sniffed = &head.bytes[..head.bytes.len().min(self.config.sniff_bytes)];
@@ -134,7 +134,7 @@ impl ReadTool {
         input: &ReadInput,
         bom: bool,
         whole: Option<&[u8]>,
-    ) -> Result<ToolResult, ToolError> {
+    ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         let offset = input.offset.unwrap_or(1);
         let window = LineWindow {
             start_line: offset,
@@ -145,7 +145,7 @@ impl ReadTool {
             Some(content) => lines_window(content, &window),
             None => cancellable(ctx, ctx.files()?.read_lines(&path.absolute, window))
                 .await?
-                .map_err(|error| env_failure(path, &error))?,
+                .map_err(|error| failure::at_path(Action::Read, path, &error))?,
         };
         let lines = read
             .lines
@@ -153,9 +153,9 @@ impl ReadTool {
             .map(|line| {
                 let mut bytes = line.bytes.as_slice();
                 let mut full_len = line.full_len;
-                if bom && line.number == 1 && bytes.starts_with(sniff::UTF8_BOM) {
-                    bytes = &bytes[sniff::UTF8_BOM.len()..];
-                    full_len = full_len.saturating_sub(sniff::UTF8_BOM.len() as u64);
+                if bom && line.number == 1 && bytes.starts_with(UTF8_BOM) {
+                    bytes = &bytes[UTF8_BOM.len()..];
+                    full_len = full_len.saturating_sub(UTF8_BOM.len() as u64);
                 }
                 PageLine::from_bytes(line.number, bytes, full_len)
             })
@@ -170,14 +170,14 @@ impl ReadTool {
         input: &ReadInput,
         order: Utf16Order,
         whole: Option<&[u8]>,
-    ) -> Result<ToolResult, ToolError> {
+    ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         let read;
         let bytes = if let Some(content) = whole {
             content
         } else {
             read = cancellable(ctx, ctx.files()?.read(&path.absolute))
                 .await?
-                .map_err(|error| env_failure(path, &error))?;
+                .map_err(|error| failure::at_path(Action::Read, path, &error))?;
             read.as_slice()
         };
         let text = sniff::decode_utf16(bytes, order);
@@ -222,21 +222,26 @@ impl ReadTool {
         total_lines: u64,
         total_bytes: u64,
         lines: Vec<PageLine>,
-    ) -> Result<ToolResult, ToolError> {
+    ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         let offset = input.offset.unwrap_or(1);
         let path_text = path.absolute_display();
         if total_lines == 0 && offset == 1 {
             // The content of an empty file is nothing: any text here could be mistaken for the
             // file's content. The fact is in the details.
-            return Ok(ToolResult::text("").with_details(json!({
-                "path": path_text,
-                "empty": true,
-                "bytes": total_bytes,
-                "lines": 0,
-                "startLine": 0,
-                "endLine": 0,
-                "truncated": false,
-            })));
+            return Ok(ToolOutput::text(
+                "",
+                ReadDetails::Text(ReadPage {
+                    path: path_text,
+                    empty: true,
+                    bytes: total_bytes,
+                    lines: 0,
+                    start_line: 0,
+                    end_line: 0,
+                    truncated: false,
+                    truncated_by: None,
+                    next_offset: None,
+                }),
+            ));
         }
         if offset > total_lines {
             return Err(ToolError::failed(format!(
@@ -253,27 +258,28 @@ impl ReadTool {
             caller_limited,
             max_bytes: self.config.max_bytes,
         });
-        let mut details = json!({
-            "path": path_text,
-            "bytes": total_bytes,
-            "lines": total_lines,
-            "startLine": page.start_line,
-            "endLine": page.end_line,
-            "truncated": page.truncated_by.is_some(),
+        let details = ReadDetails::Text(ReadPage {
+            path: path_text,
+            empty: false,
+            bytes: total_bytes,
+            lines: total_lines,
+            start_line: page.start_line,
+            end_line: page.end_line,
+            truncated: page.truncated_by.is_some(),
+            truncated_by: page.truncated_by,
+            next_offset: page.next_offset,
         });
-        if let Some(by) = page.truncated_by {
-            details["truncatedBy"] = json!(by.as_str());
-        }
-        if let Some(next) = page.next_offset {
-            details["nextOffset"] = json!(next);
-        }
-        Ok(ToolResult::text(page.text).with_details(details))
+        Ok(ToolOutput::text(page.text, details))
     }
 }
 
 /// What `read` answers for a file that is not text. Images are reported as binary for now;
 /// this is the one place where an image would instead be returned as an image block.
-fn binary_or_image_result(path: &ResolvedPath, size: u64, file_type: FileType) -> ToolResult {
+fn binary_or_image_result(
+    path: &ResolvedPath,
+    size: u64,
+    file_type: FileType,
+) -> ToolOutput<ReadDetails> {
     let text = format!(
         "{} is a binary file ({}, {}, {}); its contents cannot be shown as text.",
         path.display,
@@ -281,13 +287,16 @@ fn binary_or_image_result(path: &ResolvedPath, size: u64, file_type: FileType) -
         file_type.mime,
         format_size(usize::try_from(size).unwrap_or(usize::MAX)),
     );
-    ToolResult::text(text).with_details(json!({
-        "path": path.absolute_display(),
-        "bytes": size,
-        "binary": true,
-        "mimeType": file_type.mime,
-        "fileType": file_type.description,
-    }))
+    ToolOutput::text(
+        text,
+        ReadDetails::Binary(BinaryFile {
+            path: path.absolute_display(),
+            bytes: size,
+            binary: true,
+            mime_type: file_type.mime.to_owned(),
+            file_type: file_type.description.to_owned(),
+        }),
+    )
 }
 
 /// The largest index `<= index` on a character boundary of `text`.
@@ -300,30 +309,4 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
         at -= 1;
     }
     at
-}
-
-/// An env failure while reading, as text for the model.
-fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
-    if let Some(refused) = paths::refusal(&path.display, error) {
-        return refused;
-    }
-    match error.kind() {
-        ErrorKind::NotFound => {
-            ToolError::failed(format!("File not found: {}", path.absolute_display()))
-        }
-        ErrorKind::PermissionDenied => ToolError::failed(format!(
-            "Permission denied: cannot read {}",
-            path.absolute_display()
-        )),
-        ErrorKind::IsADirectory => ToolError::failed(format!(
-            "Cannot read {}: it is a directory. Use ls to list its entries.",
-            path.display
-        )),
-        ErrorKind::NotADirectory => ToolError::failed(format!(
-            "File not found: {} (a parent of it is not a directory)",
-            path.absolute_display()
-        )),
-        ErrorKind::Aborted => ToolError::Cancelled,
-        _ => ToolError::failed(format!("Cannot read {}: {error}", path.display)),
-    }
 }

@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
-use jig_env::{EnvResult, ErrorKind, FileKind, IgnoreRules};
+use crate::failure::{Action, Subject, env_failure};
+use jig_env::{EnvResult, FileKind, IgnoreRules};
 use jig_tool::{ToolContext, ToolError, paths};
-use jig_truncate::{TruncationOptions, TruncationResult, format_size, truncate_head};
-use serde_json::{Value, json};
+use jig_truncate::{Truncation, TruncationOptions, format_size, truncate_head};
 
 /// Whether the searched root is a directory or a single file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,17 +39,15 @@ pub(crate) async fn resolve_root(
         .unwrap_or(".");
     let resolved = paths::resolve(ctx, given).await?;
     let shown = resolved.absolute_display();
-    let info = match ctx.files()?.stat(&resolved.canonical).await {
-        Ok(info) => info,
-        Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Err(ToolError::failed(format!("Path not found: {shown}")));
-        }
-        Err(error) if error.kind() == ErrorKind::Aborted => return Err(ToolError::Cancelled),
-        Err(error) => {
-            return Err(paths::refusal(given, &error)
-                .unwrap_or_else(|| ToolError::failed(format!("Cannot access {shown}: {error}"))));
-        }
+    let subject = Subject {
+        shown: given,
+        absolute: &shown,
     };
+    let info = ctx
+        .files()?
+        .stat(&resolved.canonical)
+        .await
+        .map_err(|error| env_failure(Action::SearchRoot, subject, &error))?;
     let kind = if info.kind == FileKind::Directory {
         RootKind::Directory
     } else {
@@ -70,18 +68,6 @@ pub(crate) fn display_path(path: &Path) -> String {
     } else {
         text.replace('\\', "/")
     }
-}
-
-/// The `truncation` object of a tool's `details`.
-pub(crate) fn truncation_details(truncation: &TruncationResult<'_>) -> Value {
-    json!({
-        "truncatedBy": truncation.truncated_by.map(jig_truncate::TruncatedBy::as_str),
-        "totalLines": truncation.total_lines,
-        "totalBytes": truncation.total_bytes,
-        "outputLines": truncation.output_lines,
-        "outputBytes": truncation.output_bytes,
-        "maxBytes": truncation.max_bytes,
-    })
 }
 
 /// The result limit of a call: the caller's, else the configured default; at least 1.
@@ -114,15 +100,7 @@ pub(crate) async fn run_env_search<T>(
         result = search => result,
         () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
-    match result {
-        Ok(result) => Ok(result),
-        Err(error) if error.kind() == ErrorKind::Aborted => Err(ToolError::Cancelled),
-        Err(error) if error.kind() == ErrorKind::NotFound => {
-            Err(ToolError::failed(format!("Path not found: {}", root.shown)))
-        }
-        Err(error) => Err(paths::refusal(&root.shown, &error)
-            .unwrap_or_else(|| ToolError::failed(format!("{what} failed: {error}")))),
-    }
+    result.map_err(|error| env_failure(Action::Search(what), Subject::same(&root.shown), &error))
 }
 
 /// `output` cut to `max_bytes` (whole lines from the start), followed by the notices in brackets:
@@ -133,7 +111,7 @@ pub(crate) fn bounded_output(
     max_bytes: usize,
     limit_notice: Option<String>,
     extra: Option<String>,
-) -> (String, Option<Value>) {
+) -> (String, Option<Truncation>) {
     let truncation = truncate_head(
         output,
         TruncationOptions {
@@ -152,8 +130,5 @@ pub(crate) fn bounded_output(
     if !notices.is_empty() {
         let _ = write!(text, "\n\n[{}]", notices.join(". "));
     }
-    let details = truncation
-        .truncated
-        .then(|| truncation_details(&truncation));
-    (text, details)
+    (text, Truncation::of_head(&truncation))
 }

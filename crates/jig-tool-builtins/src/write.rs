@@ -1,15 +1,15 @@
 //! The `write` tool: create or replace a whole file, atomically.
 
-use jig_env::{Bytes, EnvError, ErrorKind, FileKind};
-use jig_protocol::ToolResult;
-use jig_tool::paths::{self, ResolvedPath};
-use jig_tool::{Effects, Tool, ToolContext, ToolError};
+use jig_env::{Bytes, ErrorKind, FileKind};
+use jig_tool::paths;
+use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::cancel::cancellable;
 use crate::config::WriteConfig;
+use crate::details::WriteDetails;
+use crate::failure::{self, Action};
 
 /// Arguments of the `write` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -42,6 +42,7 @@ impl WriteTool {
 impl Tool for WriteTool {
     const NAME: &'static str = "write";
     type Input = WriteInput;
+    type Details = WriteDetails;
 
     fn title(&self) -> &'static str {
         "Write file"
@@ -60,22 +61,30 @@ impl Tool for WriteTool {
         Effects::Mutates
     }
 
-    async fn call(&self, ctx: &ToolContext, input: WriteInput) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        ctx: &ToolContext,
+        input: WriteInput,
+    ) -> Result<ToolOutput<WriteDetails>, ToolError> {
         let path = paths::resolve(ctx, &input.path).await?;
         if path.display.ends_with('/') {
             // `dir/` names a directory; writing would create a file called `dir`.
-            return Err(is_a_directory(&path));
+            return Err(failure::is_a_directory(Action::Write, &path.display));
         }
         // Held across the whole operation: writes to one file (under any alias) run one at a time.
         let _turn = cancellable(ctx, ctx.mutation_queue.lock_key(path.canonical.clone())).await?;
         let files = ctx.files()?;
         let env = files.as_ref();
         let exists = match cancellable(ctx, env.stat(&path.absolute)).await? {
-            Ok(info) if info.kind == FileKind::Directory => return Err(is_a_directory(&path)),
-            Ok(info) if info.kind != FileKind::File => return Err(not_regular(&path)),
+            Ok(info) if info.kind == FileKind::Directory => {
+                return Err(failure::is_a_directory(Action::Write, &path.display));
+            }
+            Ok(info) if info.kind != FileKind::File => {
+                return Err(failure::not_regular(Action::Write, &path.display));
+            }
             Ok(_) => true,
             Err(error) if error.kind() == ErrorKind::NotFound => false,
-            Err(error) => return Err(env_failure(&path, &error)),
+            Err(error) => return Err(failure::at_path(Action::Write, &path, &error)),
         };
         // An existing file: wait for the update lock other jig processes take around their
         // edits, so a whole-file write never lands in the middle of one. (It is gone when the
@@ -85,8 +94,10 @@ impl Tool for WriteTool {
                 Ok(lock) => Some(lock),
                 Err(error) if error.kind() == ErrorKind::NotFound => None,
                 // `lock_file` refuses anything but a regular file as invalid.
-                Err(error) if error.kind() == ErrorKind::Invalid => return Err(not_regular(&path)),
-                Err(error) => return Err(env_failure(&path, &error)),
+                Err(error) if error.kind() == ErrorKind::Invalid => {
+                    return Err(failure::not_regular(Action::Write, &path.display));
+                }
+                Err(error) => return Err(failure::at_path(Action::Write, &path, &error)),
             }
         } else {
             None
@@ -98,19 +109,22 @@ impl Tool for WriteTool {
         let outcome = env
             .write(&path.absolute, Bytes::from(input.content))
             .await
-            .map_err(|error| env_failure(&path, &error))?;
+            .map_err(|error| failure::at_path(Action::Write, &path, &error))?;
         let text = format!(
             "Wrote {bytes} {} ({lines} {}) to {}",
             if bytes == 1 { "byte" } else { "bytes" },
             if lines == 1 { "line" } else { "lines" },
             path.display
         );
-        Ok(ToolResult::text(text).with_details(json!({
-            "path": path.absolute_display(),
-            "bytes": bytes,
-            "lines": lines,
-            "created": outcome.created,
-        })))
+        Ok(ToolOutput::text(
+            text,
+            WriteDetails {
+                path: path.absolute_display(),
+                bytes: bytes as u64,
+                lines,
+                created: outcome.created,
+            },
+        ))
     }
 }
 
@@ -124,40 +138,6 @@ fn count_lines(text: &str) -> u64 {
         newlines
     } else {
         newlines + 1
-    }
-}
-
-fn is_a_directory(path: &ResolvedPath) -> ToolError {
-    ToolError::failed(format!(
-        "Cannot write {}: it is a directory. Give the path of a file (e.g. {}/name.txt).",
-        path.display,
-        path.display.trim_end_matches('/')
-    ))
-}
-
-fn not_regular(path: &ResolvedPath) -> ToolError {
-    ToolError::failed(format!(
-        "Cannot write {}: it is not a regular file (a socket, FIFO or device); it was left as it is.",
-        path.display
-    ))
-}
-
-fn env_failure(path: &ResolvedPath, error: &EnvError) -> ToolError {
-    if let Some(refused) = paths::refusal(&path.display, error) {
-        return refused;
-    }
-    match error.kind() {
-        ErrorKind::IsADirectory => is_a_directory(path),
-        ErrorKind::PermissionDenied => ToolError::failed(format!(
-            "Permission denied: cannot write {}",
-            path.absolute_display()
-        )),
-        ErrorKind::NotADirectory => ToolError::failed(format!(
-            "Cannot write {}: a parent of it is a file, not a directory.",
-            path.display
-        )),
-        ErrorKind::Aborted => ToolError::Cancelled,
-        _ => ToolError::failed(format!("Cannot write {}: {error}", path.display)),
     }
 }
 

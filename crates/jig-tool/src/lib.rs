@@ -1,6 +1,7 @@
 //! jig's tool contract: how a tool is described to a model, validated and run.
 //!
-//! - [`Tool`]: a typed tool (an `Input` type whose JSON Schema the model sees, and `call`).
+//! - [`Tool`]: a typed tool (an `Input` type whose JSON Schema the model sees, a `Details` type
+//!   whose schema hosts see, and `call` returning a [`ToolOutput`]).
 //!   [`ErasedTool`] turns it into a [`DynTool`], the object-safe form hosts hold as
 //!   `Arc<dyn DynTool>`; validation against the precompiled schema happens there, once per call.
 //! - [`ToolRegistry`]: the tools a host offers.
@@ -35,4 +36,4 @@ pub use error::ToolError;
 pub use jig_protocol::{ContentBlock, ToolResult};
 pub use mutation_queue::{MutationGuard, MutationQueue};
 pub use registry::ToolRegistry;
-pub use tool::{DynTool, Effects, ErasedTool, Tool};
+pub use tool::{DynTool, Effects, ErasedTool, Tool, ToolOutput};

@@ -1,4 +1,5 @@
-//! Tool input schemas every client accepts.
+//! Tool input schemas every client accepts, and the same form for the schemas of tools'
+//! `details`.
 //!
 //! A tool's schema reaches very different consumers: MCP clients (some validate it with Ajv and
 //! warn on unknown `format`s), OpenAI function calling (whose strict mode accepts a small subset
@@ -35,6 +36,17 @@ use serde_json::{Map, Value};
 /// Keywords that describe how to find or label a schema, never what it accepts, and that some
 /// consumer rejects.
 const DROPPED: [&str; 5] = ["$schema", "$id", "default", "format", "examples"];
+
+/// The portable schema of `T` (see the module docs), without the root `title` (the Rust type's
+/// name, which means nothing to a reader). Input schemas and details schemas are both made here.
+pub fn for_type<T: schemars::JsonSchema>() -> Value {
+    let generated = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    let mut schema = portable(generated);
+    if let Value::Object(map) = &mut schema {
+        map.remove("title");
+    }
+    schema
+}
 
 /// `schema` in the form every consumer accepts (see the module docs).
 pub fn portable(schema: Value) -> Value {

@@ -3,8 +3,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use jig_protocol::ToolResult;
+use jig_protocol::{ContentBlock, ToolResult};
 use schemars::JsonSchema;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -30,15 +31,63 @@ impl Effects {
     }
 }
 
+/// What a typed tool's call returns: the content a model reads, the tool's typed details, and
+/// whether the call failed. [`ErasedTool`] serialises it into a [`ToolResult`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput<D> {
+    /// Blocks the model reads, in order.
+    pub content: Vec<ContentBlock>,
+    /// The tool's details; hosts receive them as `ToolResult::details`.
+    pub details: D,
+    /// True when the call failed; the content then explains why.
+    pub is_error: bool,
+}
+
+impl<D> ToolOutput<D> {
+    /// A successful output with one text block.
+    pub fn text(text: impl Into<String>, details: D) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            details,
+            is_error: false,
+        }
+    }
+
+    /// The same output marked as failed (or not).
+    #[must_use]
+    pub fn with_error(mut self, is_error: bool) -> Self {
+        self.is_error = is_error;
+        self
+    }
+}
+
+impl<D: Serialize> ToolOutput<D> {
+    /// The untyped result hosts hold. Details that serialise to nothing (`()`) become `null`.
+    pub fn into_result(self) -> Result<ToolResult, ToolError> {
+        let details = serde_json::to_value(&self.details).map_err(|error| {
+            ToolError::Fatal(format!("details could not be serialised: {error}"))
+        })?;
+        Ok(ToolResult {
+            content: self.content,
+            details,
+            is_error: self.is_error,
+        })
+    }
+}
+
 /// A typed tool. Implement this; the registry erases it to [`DynTool`].
 ///
 /// The `Input` type's JSON Schema (from schemars; doc comments become descriptions) is what the
-/// model sees as the tool's parameters, with camelCase field names.
+/// model sees as the tool's parameters, with camelCase field names. The `Details` type is the
+/// wire contract of the result's `details` (MCP `_meta`, `jig tool --json`, sessions); its schema
+/// is published next to the input schema ([`DynTool::details_schema`]).
 pub trait Tool: Send + Sync + 'static {
     /// The wire name (`read`, `edit`, …).
     const NAME: &'static str;
     /// The arguments, deserialised after validation.
     type Input: DeserializeOwned + JsonSchema + Send;
+    /// The structured details of a result (`()` for none).
+    type Details: Serialize + JsonSchema + Send;
 
     /// A short human-readable title (`Read file`).
     fn title(&self) -> &'static str;
@@ -64,7 +113,7 @@ pub trait Tool: Send + Sync + 'static {
         &self,
         ctx: &ToolContext,
         input: Self::Input,
-    ) -> impl Future<Output = Result<ToolResult, ToolError>> + Send;
+    ) -> impl Future<Output = Result<ToolOutput<Self::Details>, ToolError>> + Send;
 }
 
 /// The object-safe form of a tool, as hosts (CLI, agent loop, MCP server) hold it.
@@ -78,6 +127,8 @@ pub trait DynTool: Send + Sync + fmt::Debug {
     fn description(&self) -> String;
     /// The JSON Schema of the arguments.
     fn input_schema(&self) -> &Value;
+    /// The JSON Schema of a result's `details` (same portable form as the input schema).
+    fn details_schema(&self) -> &Value;
     /// What the tool may do.
     fn effects(&self) -> Effects;
     /// Whether calls must run one at a time.
@@ -101,13 +152,19 @@ pub trait DynTool: Send + Sync + fmt::Debug {
 pub struct ErasedTool<T: Tool> {
     tool: T,
     validator: ArgumentValidator,
+    details_schema: Value,
 }
 
 impl<T: Tool> ErasedTool<T> {
     /// Erases `tool`, generating and compiling its schema.
     pub fn new(tool: T) -> Self {
         let validator = ArgumentValidator::for_type::<T::Input>();
-        Self { tool, validator }
+        let details_schema = crate::schema::for_type::<T::Details>();
+        Self {
+            tool,
+            validator,
+            details_schema,
+        }
     }
 
     /// Erases `tool` into a shareable handle.
@@ -143,6 +200,9 @@ impl<T: Tool> DynTool for ErasedTool<T> {
     fn input_schema(&self) -> &Value {
         self.validator.schema()
     }
+    fn details_schema(&self) -> &Value {
+        &self.details_schema
+    }
     fn effects(&self) -> Effects {
         self.tool.effects()
     }
@@ -156,6 +216,6 @@ impl<T: Tool> DynTool for ErasedTool<T> {
         }
         let args = self.tool.prepare_arguments(args);
         let input: T::Input = self.validator.validate(T::NAME, args)?;
-        self.tool.call(ctx, input).await
+        self.tool.call(ctx, input).await?.into_result()
     }
 }

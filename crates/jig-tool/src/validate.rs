@@ -14,12 +14,7 @@ pub(crate) struct ArgumentValidator {
 
 impl ArgumentValidator {
     pub(crate) fn for_type<T: JsonSchema>() -> Self {
-        let generated = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
-        let mut schema = crate::schema::portable(generated);
-        if let Value::Object(map) = &mut schema {
-            // The root title is the Rust type's name, which means nothing to a model.
-            map.remove("title");
-        }
+        let schema = crate::schema::for_type::<T>();
         let validator = jsonschema::validator_for(&schema).ok();
         Self { schema, validator }
     }

@@ -6,6 +6,8 @@
 //! happened (which limit cut the text, how much was kept, how large the input was) so a tool can
 //! write an accurate notice such as `[Showing lines 1-2000 of 9000. Use offset=2001 to continue.]`.
 //!
+//! [`Truncation`] is the one shape in which every tool reports a cut in its `details`.
+//!
 //! # Line counting
 //!
 //! Lines are separated by `\n` only (a `\r` before it stays part of the line). The empty text has
@@ -40,8 +42,12 @@
 //! assert_eq!(format_size(head.max_bytes), "50.0KB");
 //! ```
 
+mod details;
+
 use std::borrow::Cow;
 use std::fmt;
+
+pub use details::{FullOutputState, Truncation};
 
 /// Default line limit: 2000 lines.
 pub const DEFAULT_MAX_LINES: usize = 2000;
@@ -73,8 +79,19 @@ impl Default for TruncationOptions {
     }
 }
 
-/// Which limit cut the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Which limit cut the text. On the wire: `"lines"` or `"bytes"`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum TruncatedBy {
     /// The line limit was reached (also chosen when both limits are reached at the same line).
     Lines,

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use jig_protocol::ToolResult;
-use jig_tool::{Effects, Tool, ToolContext, ToolError};
+use jig_tool::{Effects, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -29,6 +29,7 @@ pub struct EchoTool {
 impl Tool for EchoTool {
     const NAME: &'static str = "echo";
     type Input = EchoInput;
+    type Details = ();
 
     fn title(&self) -> &'static str {
         "Echo"
@@ -39,7 +40,7 @@ impl Tool for EchoTool {
     fn effects(&self) -> Effects {
         Effects::ReadOnly
     }
-    async fn call(&self, ctx: &ToolContext, input: EchoInput) -> Result<ToolResult, ToolError> {
+    async fn call(&self, ctx: &ToolContext, input: EchoInput) -> Result<ToolOutput<()>, ToolError> {
         let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_running.fetch_max(now, Ordering::SeqCst);
         if let Some(ms) = input.delay_ms {
@@ -53,7 +54,7 @@ impl Tool for EchoTool {
         }
         ctx.send_update(ToolResult::text(format!("partial {}", input.text)));
         self.running.fetch_sub(1, Ordering::SeqCst);
-        Ok(ToolResult::text(input.text))
+        Ok(ToolOutput::text(input.text, ()))
     }
 }
 
@@ -64,6 +65,7 @@ pub struct SerialTool(pub EchoTool);
 impl Tool for SerialTool {
     const NAME: &'static str = "serial";
     type Input = EchoInput;
+    type Details = ();
 
     fn title(&self) -> &'static str {
         "Serial"
@@ -77,7 +79,7 @@ impl Tool for SerialTool {
     fn sequential(&self) -> bool {
         true
     }
-    async fn call(&self, ctx: &ToolContext, input: EchoInput) -> Result<ToolResult, ToolError> {
+    async fn call(&self, ctx: &ToolContext, input: EchoInput) -> Result<ToolOutput<()>, ToolError> {
         self.0.call(ctx, input).await
     }
 }

@@ -2,19 +2,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use jig_env::{ErrorKind, ExecRequest, ExecSink};
+use jig_env::{CollectSink, ErrorKind, ExecRequest, ExecSink};
 
 use super::*;
-
-#[derive(Default)]
-struct Collect(Vec<u8>);
-
-#[async_trait]
-impl ExecSink for Collect {
-    async fn output(&mut self, chunk: &[u8]) {
-        self.0.extend_from_slice(chunk);
-    }
-}
 
 fn bash(script: &str) -> ExecRequest {
     let mut request = ExecRequest::new(
@@ -27,7 +17,7 @@ fn bash(script: &str) -> ExecRequest {
 }
 
 async fn run(tracker: &ProcessTracker, request: ExecRequest) -> (ExecOutcome, String) {
-    let mut sink = Collect::default();
+    let mut sink = CollectSink::default();
     let outcome = tracker.run(request, &mut sink).await.unwrap();
     (outcome, String::from_utf8(sink.0).unwrap())
 }
@@ -116,7 +106,7 @@ async fn abort_before_spawn_runs_nothing() {
     let request = bash(&format!("touch {}", marker.display()));
     request.cancel.cancel();
     let error = tracker
-        .run(request, &mut Collect::default())
+        .run(request, &mut CollectSink::default())
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Aborted);
@@ -252,7 +242,7 @@ async fn missing_cwd_and_program_are_errors() {
     let tracker = ProcessTracker::new();
     let request = ExecRequest::new("/bin/sh", vec![], "/definitely/not/here");
     let error = tracker
-        .run(request, &mut Collect::default())
+        .run(request, &mut CollectSink::default())
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::NotFound);
@@ -264,7 +254,7 @@ async fn missing_cwd_and_program_are_errors() {
     );
     let request = ExecRequest::new("/no/such/shell", vec![], std::env::temp_dir());
     let error = tracker
-        .run(request, &mut Collect::default())
+        .run(request, &mut CollectSink::default())
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::NotFound);

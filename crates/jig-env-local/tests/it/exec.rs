@@ -5,19 +5,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use jig_env::{ErrorKind, ExecRequest, ExecSink, ExecutionEnv};
+use jig_env::{CollectSink, ErrorKind, ExecRequest, ExecutionEnv};
 use jig_env_local::LocalEnv;
-
-#[derive(Default)]
-struct Collect(Vec<u8>);
-
-#[async_trait]
-impl ExecSink for Collect {
-    async fn output(&mut self, chunk: &[u8]) {
-        self.0.extend_from_slice(chunk);
-    }
-}
 
 fn bash(script: &str) -> ExecRequest {
     let mut request = ExecRequest::new(
@@ -30,7 +19,7 @@ fn bash(script: &str) -> ExecRequest {
 }
 
 async fn run(env: &LocalEnv, request: ExecRequest) -> (jig_env::ExecOutcome, String) {
-    let mut sink = Collect::default();
+    let mut sink = CollectSink::default();
     let outcome = env.exec(request, &mut sink).await.unwrap();
     (outcome, String::from_utf8(sink.0).unwrap())
 }
@@ -132,7 +121,7 @@ async fn a_pre_cancelled_request_is_an_abort_error() {
     let request = bash("echo never");
     request.cancel.cancel();
     let error = env
-        .exec(request, &mut Collect::default())
+        .exec(request, &mut CollectSink::default())
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Aborted);

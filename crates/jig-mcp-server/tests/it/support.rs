@@ -15,7 +15,7 @@ use jig_env::ExecutionEnv;
 use jig_env_memory::MemoryEnv;
 use jig_mcp_server::{JigMcpServer, RootsSource, ServerOptions, StopReason, serve};
 use jig_protocol::ToolResult;
-use jig_tool::{Effects, ErasedTool, Tool, ToolContext, ToolError, ToolRegistry};
+use jig_tool::{Effects, ErasedTool, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use jig_tool_builtins::{BuiltinsConfig, register_builtins};
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::{RoleClient, RunningService};
@@ -42,6 +42,7 @@ pub(crate) struct SlowTool {
 impl Tool for SlowTool {
     const NAME: &'static str = "slow";
     type Input = SlowInput;
+    type Details = ();
 
     fn title(&self) -> &'static str {
         "Slow test tool"
@@ -53,11 +54,11 @@ impl Tool for SlowTool {
         Effects::Process
     }
 
-    async fn call(&self, ctx: &ToolContext, input: SlowInput) -> Result<ToolResult, ToolError> {
+    async fn call(&self, ctx: &ToolContext, input: SlowInput) -> Result<ToolOutput<()>, ToolError> {
         let mut output = String::new();
         for step in 1.. {
             if input.steps.is_some_and(|steps| step > steps) {
-                return Ok(ToolResult::text(output));
+                return Ok(ToolOutput::text(output, ()));
             }
             writeln!(output, "line {step}").unwrap();
             ctx.send_update(ToolResult::text(output.clone()));

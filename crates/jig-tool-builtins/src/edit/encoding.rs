@@ -1,11 +1,12 @@
 //! The encodings `edit` reads and writes back unchanged: UTF-8 with or without a BOM, and
-//! UTF-16 LE/BE with a BOM. Anything else is refused, never decoded lossily.
+//! UTF-16 LE/BE with a BOM (told apart from UTF-32 by [`crate::bom`], as `read` does). Anything
+//! else is refused, never decoded lossily.
 
 use std::borrow::Cow;
 
 use memchr::{memchr, memchr2};
 
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+use crate::bom::{Bom, UTF8_BOM};
 
 /// How a file's bytes encode its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,8 @@ pub(crate) enum DecodeError {
     InvalidUtf8 { offset: usize },
     /// UTF-16 with an odd byte count or an unpaired surrogate.
     InvalidUtf16 { encoding: TextEncoding },
+    /// A byte-order mark of an encoding `edit` does not write (UTF-32).
+    Unsupported { bom: Bom },
 }
 
 /// A file's text (without BOM) and its encoding. For UTF-8 the text borrows the file's bytes.
@@ -52,11 +55,15 @@ pub(crate) struct Decoded<'a> {
 
 /// Decodes `bytes` strictly.
 pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, DecodeError> {
-    if bytes.starts_with(&[0xFF, 0xFE]) {
-        return decode_utf16(&bytes[2..], TextEncoding::Utf16Le);
-    }
-    if bytes.starts_with(&[0xFE, 0xFF]) {
-        return decode_utf16(&bytes[2..], TextEncoding::Utf16Be);
+    match Bom::sniff(bytes) {
+        Some(bom @ Bom::Utf16Le) => {
+            return decode_utf16(&bytes[bom.bytes().len()..], TextEncoding::Utf16Le);
+        }
+        Some(bom @ Bom::Utf16Be) => {
+            return decode_utf16(&bytes[bom.bytes().len()..], TextEncoding::Utf16Be);
+        }
+        Some(bom @ (Bom::Utf32Le | Bom::Utf32Be)) => return Err(DecodeError::Unsupported { bom }),
+        Some(Bom::Utf8) | None => {}
     }
     let (bom, body, body_offset) = match bytes.strip_prefix(UTF8_BOM) {
         Some(rest) => (true, rest, UTF8_BOM.len()),
@@ -114,8 +121,8 @@ pub(crate) fn bom(encoding: TextEncoding) -> &'static [u8] {
     match encoding {
         TextEncoding::Utf8 { bom: true } => UTF8_BOM,
         TextEncoding::Utf8 { bom: false } => b"",
-        TextEncoding::Utf16Le => &[0xFF, 0xFE],
-        TextEncoding::Utf16Be => &[0xFE, 0xFF],
+        TextEncoding::Utf16Le => Bom::Utf16Le.bytes(),
+        TextEncoding::Utf16Be => Bom::Utf16Be.bytes(),
     }
 }
 
@@ -183,6 +190,18 @@ mod tests {
             assert_eq!(decoded.text, "héllo\r\nwörld 😀");
             assert_eq!(encode_utf16(&decoded.text, encoding), bytes);
         }
+    }
+
+    #[test]
+    fn refuses_utf32_as_read_detects_it() {
+        assert_eq!(
+            decode(b"\xFF\xFE\0\0a\0\0\0").unwrap_err(),
+            DecodeError::Unsupported { bom: Bom::Utf32Le }
+        );
+        assert_eq!(
+            decode(b"\0\0\xFE\xFF\0\0\0a").unwrap_err(),
+            DecodeError::Unsupported { bom: Bom::Utf32Be }
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use jig_truncate::format_size;
+use jig_truncate::{TruncatedBy, format_size};
 
 /// The separator between the line number and the line.
 const SEPARATOR: &str = "│ ";
@@ -60,25 +60,6 @@ pub(crate) struct PageRequest {
     pub(crate) caller_limited: bool,
     /// The byte budget for the whole output, notice included.
     pub(crate) max_bytes: usize,
-}
-
-/// Which budget cut a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TruncatedBy {
-    /// The line bound.
-    Lines,
-    /// The byte bound.
-    Bytes,
-}
-
-impl TruncatedBy {
-    /// `lines` / `bytes`, as in `details.truncatedBy`.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Lines => "lines",
-            Self::Bytes => "bytes",
-        }
-    }
 }
 
 /// A laid-out page.

@@ -1,7 +1,7 @@
 //! Telling text from binary by the first bytes of a file, and naming binary types.
 
-/// The UTF-8 byte-order mark, hidden from the output.
-pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+use crate::bom::{Bom, UTF8_BOM};
+use crate::image::ImageKind;
 
 /// Byte order of a UTF-16 file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +46,7 @@ const fn file_type(description: &'static str, mime: &'static str, is_image: bool
 }
 
 const UNKNOWN_BINARY: FileType = file_type("binary data", "application/octet-stream", false);
+const UTF32: FileType = file_type("UTF-32 text", "text/plain", false);
 const NOT_UTF8: FileType = file_type(
     "data that is not valid UTF-8 text",
     "application/octet-stream",
@@ -55,18 +56,18 @@ const NOT_UTF8: FileType = file_type(
 /// Classifies a file by its first bytes. `complete` says `start` is the whole file (so a UTF-8
 /// sequence cut at its end is an error, not a sniffing artefact).
 pub(crate) fn classify(start: &[u8], complete: bool) -> Content {
-    if start.starts_with(UTF8_BOM) {
-        return if text_check(&start[UTF8_BOM.len()..], complete) {
-            Content::Utf8 { bom: true }
-        } else {
-            Content::Binary(NOT_UTF8)
-        };
-    }
-    if start.starts_with(b"\xFF\xFE") && !start.starts_with(b"\xFF\xFE\0\0") {
-        return Content::Utf16(Utf16Order::Little);
-    }
-    if start.starts_with(b"\xFE\xFF") {
-        return Content::Utf16(Utf16Order::Big);
+    match Bom::sniff(start) {
+        Some(Bom::Utf8) => {
+            return if text_check(&start[UTF8_BOM.len()..], complete) {
+                Content::Utf8 { bom: true }
+            } else {
+                Content::Binary(NOT_UTF8)
+            };
+        }
+        Some(Bom::Utf16Le) => return Content::Utf16(Utf16Order::Little),
+        Some(Bom::Utf16Be) => return Content::Utf16(Utf16Order::Big),
+        Some(Bom::Utf32Le | Bom::Utf32Be) => return Content::Binary(UTF32),
+        None => {}
     }
     if let Some(kind) = magic(start) {
         return Content::Binary(kind);
@@ -94,16 +95,8 @@ fn magic(bytes: &[u8]) -> Option<FileType> {
     let at = |offset: usize, signature: &[u8]| {
         bytes.get(offset..offset + signature.len()) == Some(signature)
     };
-    let found = if at(0, b"\x89PNG\r\n\x1a\n") {
-        file_type("PNG image", "image/png", true)
-    } else if at(0, b"\xFF\xD8\xFF") {
-        file_type("JPEG image", "image/jpeg", true)
-    } else if at(0, b"GIF87a") || at(0, b"GIF89a") {
-        file_type("GIF image", "image/gif", true)
-    } else if at(0, b"RIFF") && at(8, b"WEBP") {
-        file_type("WebP image", "image/webp", true)
-    } else if at(0, b"BM") && bytes.len() >= 26 && bytes[6..10] == [0, 0, 0, 0] {
-        file_type("BMP image", "image/bmp", true)
+    let found = if let Some(kind) = ImageKind::from_magic(bytes) {
+        file_type(kind.description(), kind.mime(), true)
     } else if at(0, b"II*\0") || at(0, b"MM\0*") {
         file_type("TIFF image", "image/tiff", true)
     } else if at(0, b"\0\0\x01\0") {
@@ -196,6 +189,15 @@ mod tests {
             Content::Utf16(Utf16Order::Big)
         );
         assert_eq!(classify(b"a\0b", true), Content::Binary(UNKNOWN_BINARY));
+        // `FF FE 00 00` is UTF-32LE's mark, not UTF-16LE text starting with a NUL.
+        assert_eq!(
+            classify(b"\xFF\xFE\0\0h\0\0\0", true),
+            Content::Binary(UTF32)
+        );
+        assert_eq!(
+            classify(b"\0\0\xFE\xFF\0\0\0h", true),
+            Content::Binary(UTF32)
+        );
         assert_eq!(classify(b"caf\xE9", true), Content::Binary(NOT_UTF8));
         let png = classify(b"\x89PNG\r\n\x1a\n\0\0", true);
         assert!(matches!(png, Content::Binary(t) if t.mime == "image/png" && t.is_image));

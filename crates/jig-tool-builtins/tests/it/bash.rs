@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use jig_env::ExecutionEnv;
 use jig_env_local::LocalEnv;
 use jig_tool::{DynTool, ErasedTool, Tool, ToolContext, ToolError, ToolResult};
-use jig_tool_builtins::{BashConfig, BashInput, BashTool, CommandGuard, SpawnRequest};
+use jig_tool_builtins::{
+    BashConfig, BashInput, BashTool, CommandGuard, SharedSpawnHook, SpawnRequest,
+};
 use serde_json::{Value, json};
 
 /// A workspace directory on the host with a `LocalEnv` rooted there.
@@ -42,7 +44,10 @@ impl Host {
 }
 
 async fn call(config: BashConfig, ctx: &ToolContext, args: Value) -> ToolResult {
-    ErasedTool::new(BashTool::new(config)).run(ctx, args).await
+    let tool = ErasedTool::new(BashTool::new(config));
+    let result = tool.run(ctx, args).await;
+    crate::support::assert_details_conform(&tool, &result);
+    result
 }
 
 async fn bash(host: &Host, command: &str) -> ToolResult {
@@ -187,11 +192,9 @@ async fn abort_before_spawn_runs_nothing() {
         command: format!("touch {}", marker.display()),
         timeout: None,
     };
+    // An aborted exec is a cancellation, as for every other tool.
     let error = BashTool::default().call(&ctx, input).await.unwrap_err();
-    assert!(
-        matches!(error, ToolError::Failed(ref text) if text == "Command aborted"),
-        "{error:?}"
-    );
+    assert!(matches!(error, ToolError::Cancelled), "{error:?}");
     // Through the registry the turn ends before the tool starts.
     let result = ErasedTool::new(BashTool::default())
         .run(&ctx, json!({"command": "touch ran"}))
@@ -374,7 +377,7 @@ async fn session_variables_replace_inherited_ones() {
     let seen = Arc::new(Mutex::new(None));
     let seen_by_hook = seen.clone();
     let config = BashConfig {
-        spawn_hook: Some(Arc::new(move |spawn: &mut SpawnRequest| {
+        spawn_hook: Some(SharedSpawnHook::new(move |spawn: &mut SpawnRequest| {
             *seen_by_hook.lock().unwrap() = Some(spawn.env_remove.clone());
         })),
         ..BashConfig::default()
@@ -418,7 +421,7 @@ async fn the_spawn_hook_rewrites_command_cwd_and_env() {
     std::fs::create_dir(host.root.join("sub")).unwrap();
     let sub = host.root.join("sub");
     let config = BashConfig {
-        spawn_hook: Some(Arc::new(move |spawn: &mut SpawnRequest| {
+        spawn_hook: Some(SharedSpawnHook::new(move |spawn: &mut SpawnRequest| {
             spawn.env.insert("CI".into(), "1".into());
             spawn.cwd = sub.clone();
             spawn.command = format!("echo hooked; {}", spawn.command);

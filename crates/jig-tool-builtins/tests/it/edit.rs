@@ -45,7 +45,9 @@ impl Fixture {
     }
 
     async fn run(&self, args: Value) -> ToolResult {
-        self.tool.run(&self.ctx, args).await
+        let result = self.tool.run(&self.ctx, args).await;
+        crate::support::assert_details_conform(self.tool.as_ref(), &result);
+        result
     }
 
     fn content(&self, name: &str) -> Vec<u8> {

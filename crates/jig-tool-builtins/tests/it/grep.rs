@@ -43,7 +43,10 @@ impl Fixture {
     }
 
     pub(crate) async fn run(&self, tool: &str, args: Value) -> ToolResult {
-        self.tool(tool).run(&self.ctx, args).await
+        let tool = self.tool(tool);
+        let result = tool.run(&self.ctx, args).await;
+        crate::support::assert_details_conform(tool.as_ref(), &result);
+        result
     }
 
     async fn grep(&self, args: Value) -> ToolResult {

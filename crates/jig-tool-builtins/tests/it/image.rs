@@ -36,11 +36,10 @@ async fn read_with(config: ImageConfig, name: &str, bytes: &[u8]) -> ToolResult 
     let mut builtins = BuiltinsConfig::default();
     builtins.read.image = config;
     let registry = builtin_registry(&builtins);
-    registry
-        .get("read")
-        .unwrap()
-        .run(&ctx, json!({"path": name}))
-        .await
+    let tool = registry.get("read").unwrap();
+    let result = tool.run(&ctx, json!({"path": name})).await;
+    crate::support::assert_details_conform(tool.as_ref(), &result);
+    result
 }
 
 async fn read(name: &str, bytes: &[u8]) -> ToolResult {

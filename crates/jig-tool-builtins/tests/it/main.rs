@@ -2,6 +2,7 @@
 
 mod bash;
 mod containment;
+mod details;
 mod edit;
 mod edit_concurrency;
 mod edit_differential;

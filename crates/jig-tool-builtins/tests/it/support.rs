@@ -6,8 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use jig_env_memory::MemoryEnv;
-use jig_tool::{ToolContext, ToolRegistry, ToolResult};
+use jig_tool::{DynTool, ToolContext, ToolRegistry, ToolResult};
+use jig_tool_builtins::details::{
+    BashDetails, EditDetails, FindDetails, GrepDetails, LsDetails, ReadDetails, WriteDetails,
+};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub(crate) const WS: &str = "/ws";
@@ -56,12 +61,15 @@ impl Workspace {
         self.env.files().get(&Path::new(WS).join(path)).cloned()
     }
 
+    /// Runs a call; its details must conform to the tool's published details schema.
     pub(crate) async fn call(&self, tool: &str, args: Value) -> ToolResult {
         let tool = self
             .registry
             .get(tool)
             .unwrap_or_else(|| panic!("{tool} is registered"));
-        tool.run(&self.ctx, args).await
+        let result = tool.run(&self.ctx, args).await;
+        assert_details_conform(tool.as_ref(), &result);
+        result
     }
 
     /// Runs a call that must succeed and returns its text.
@@ -79,4 +87,42 @@ impl Workspace {
         assert_eq!(self.env.files(), before, "a failed call changed files");
         result.text_content()
     }
+}
+
+/// Checks `result.details` (when there are any) against the details schema `tool` publishes, and
+/// that the tool's `Details` type reads them back to the same JSON (so the type, its schema and
+/// the wire agree). Every result the tests see goes through this.
+pub(crate) fn assert_details_conform(tool: &dyn DynTool, result: &ToolResult) {
+    let details = &result.details;
+    if details.is_null() {
+        // Error results built from a `ToolError` carry no details.
+        return;
+    }
+    let validator = jsonschema::validator_for(tool.details_schema())
+        .unwrap_or_else(|error| panic!("{}: the details schema compiles: {error}", tool.name()));
+    let problems: Vec<String> = validator
+        .iter_errors(details)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "{}: details do not conform to the published schema: {problems:#?}\n{details:#}",
+        tool.name()
+    );
+    let round_trip = match tool.name() {
+        "read" => round_trip::<ReadDetails>(details),
+        "write" => round_trip::<WriteDetails>(details),
+        "edit" => round_trip::<EditDetails>(details),
+        "grep" => round_trip::<GrepDetails>(details),
+        "find" => round_trip::<FindDetails>(details),
+        "ls" => round_trip::<LsDetails>(details),
+        "bash" => round_trip::<BashDetails>(details),
+        other => panic!("no details type known for {other}"),
+    };
+    assert_eq!(&round_trip, details, "{}: details round trip", tool.name());
+}
+
+fn round_trip<T: DeserializeOwned + Serialize>(details: &Value) -> Value {
+    let typed: T = serde_json::from_value(details.clone()).unwrap();
+    serde_json::to_value(typed).unwrap()
 }
