@@ -37,8 +37,8 @@ use async_trait::async_trait;
 use jig_env::{
     Bytes, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink,
     ExecutionEnv, FileInfo, FileKind, FileLock, LineWindow, LinesRead, Recursive, SearchRequest,
-    SearchResult, WalkRequest, WalkResult, WriteOutcome, check_no_nul, check_path, check_temp_affix,
-    lines_window, normalize_path, outside_roots,
+    SearchResult, WalkRequest, WalkResult, WriteOutcome, check_no_nul, check_path,
+    check_temp_affix, lines_window, normalize_path, outside_roots,
 };
 
 /// Mode of a file created by `write`/`append` (`0o666` under the usual `022` umask).

@@ -124,11 +124,12 @@ where
     T: Send + 'static,
     F: Fn() -> T + Clone + Send + 'static,
 {
-    match tokio::task::spawn_blocking(work.clone()).await {
+    let fallback = work.clone();
+    match tokio::task::spawn_blocking(work).await {
         Ok(value) => value,
         Err(error) => match error.try_into_panic() {
             Ok(panic) => std::panic::resume_unwind(panic),
-            Err(_) => work(),
+            Err(_) => fallback(),
         },
     }
 }

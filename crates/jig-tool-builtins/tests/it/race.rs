@@ -6,11 +6,10 @@
 //!
 //! `JIG_RACE_CALLS` sets the calls per tool (default 400).
 #![expect(
-    clippy::unwrap_used,
     clippy::disallowed_methods,
     clippy::too_many_lines,
-    reason = "the race runs on the host filesystem, set up directly; helpers fail loudly; each \
-              test is one scenario read top to bottom"
+    reason = "the race runs on the host filesystem, set up directly; each test is one scenario \
+              read top to bottom"
 )]
 
 use std::sync::Arc;
