@@ -134,8 +134,8 @@ mod tests {
                 "truncatedBy": "bytes",
                 "totalLines": 3,
                 "totalBytes": 5,
-                "outputLines": 1,
-                "outputBytes": 1,
+                "outputLines": 2,
+                "outputBytes": 3,
                 "maxBytes": 3,
             })
         );
