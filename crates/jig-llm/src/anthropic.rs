@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
-use crate::http::{SseParser, error_message, post_json, sse_stream};
+use crate::http::{Endpoint, SseParser, error_message, key_header};
 use crate::provider::{EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel};
 use crate::transcript::prepare_messages;
 
@@ -24,15 +24,15 @@ const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// A provider speaking Anthropic Messages.
 #[derive(Debug)]
 pub struct AnthropicProvider {
-    config: ProviderConfig,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl AnthropicProvider {
     /// A provider for `config`.
     pub fn new(config: ProviderConfig) -> Self {
-        let client = config.client();
-        Self { config, client }
+        Self {
+            endpoint: Endpoint::new(config),
+        }
     }
 
     /// The JSON body sent for `request`.
@@ -82,7 +82,7 @@ impl AnthropicProvider {
 #[async_trait]
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
-        &self.config.name
+        &self.endpoint.config.name
     }
 
     async fn stream(
@@ -90,34 +90,20 @@ impl Provider for AnthropicProvider {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, LlmError> {
-        let url = format!("{}/v1/messages", self.config.base_url);
+        let config = &self.endpoint.config;
         let mut headers = HeaderMap::new();
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        if let Some(key) = &self.config.api_key {
-            let value = HeaderValue::from_str(key)
-                .map_err(|_| LlmError::Other("the API key contains invalid characters".into()))?;
-            headers.insert(HeaderName::from_static("x-api-key"), value);
+        if let Some(key) = &config.api_key {
+            headers.insert(HeaderName::from_static("x-api-key"), key_header(key)?);
         }
         let body = Self::request_body(&request);
-        let response = post_json(
-            &self.client,
-            &self.config,
-            &url,
-            headers,
-            &body,
-            request.on_retry.as_ref(),
-            &cancel,
-        )
-        .await?;
-        Ok(sse_stream(
-            response,
-            EventParser::new(&self.config.name),
-            &self.config,
-            &url,
-        ))
+        let parser = EventParser::new(&config.name);
+        self.endpoint
+            .stream("/v1/messages", headers, &body, &request, &cancel, parser)
+            .await
     }
 }
 

@@ -46,13 +46,7 @@ pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_mins(3);
 pub const DEFAULT_BASH_MAX_TIMEOUT: Duration = Duration::from_hours(24);
 
 /// The session variables a command gets (and that are removed from the inherited environment).
-pub const SESSION_VARIABLES: [&str; 5] = [
-    "JIG_SESSION_ID",
-    "JIG_SESSION_FILE",
-    "JIG_PROVIDER",
-    "JIG_MODEL",
-    "JIG_REASONING_LEVEL",
-];
+pub const SESSION_VARIABLES: [&str; 5] = jig_protocol::EnvVars::SESSION_VARIABLES;
 
 /// Raw output is written to the full-output file in batches of this size.
 const SPILL_BATCH: usize = 1024 * 1024;
