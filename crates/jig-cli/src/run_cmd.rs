@@ -296,10 +296,12 @@ async fn run_in_env(
         providers: &providers,
     })?;
     let (models, model_problems) = settings.model_table(&providers);
-    warn_settings(
-        providers.bad.iter().map(|bad| bad.problem.as_str()),
-        &model_problems,
-    );
+    let provider_problems: Vec<String> = providers
+        .bad
+        .iter()
+        .map(|bad| format!("{}: {}", bad.label, bad.problem))
+        .collect();
+    warn_settings(&provider_problems, &model_problems);
     let thinking = args
         .thinking
         .or(session.thinking_level())
@@ -410,11 +412,11 @@ async fn compact_and_run(
 }
 
 /// Warns about the settings entries that were left out.
-fn warn_settings<'a>(providers: impl Iterator<Item = &'a str>, models: &'a [String]) {
+fn warn_settings(providers: &[String], models: &[String]) {
     let file = settings::path()
         .map(|path| path.display().to_string())
         .unwrap_or_default();
-    for problem in providers.chain(models.iter().map(String::as_str)) {
+    for problem in providers.iter().chain(models) {
         output::warn(&format!("settings file {file}: {problem} (entry left out)"));
     }
 }

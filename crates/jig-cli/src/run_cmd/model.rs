@@ -224,7 +224,7 @@ fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Targe
             .map(|path| path.display().to_string())
             .unwrap_or_else(|| "the settings file".to_owned());
         return Err(CliError::usage(format!(
-            "provider {name} cannot be used: the settings file's entry is not valid: {}; fix it in {file}",
+            "provider `{name}` from the settings file cannot be used: {}; fix its entry in {file}",
             bad.problem
         )));
     }

@@ -189,13 +189,20 @@ mod tests {
     fn the_summary_gives_cost_per_model_and_says_when_a_price_is_unknown() {
         let known = vec![usage("anthropic", "claude-sonnet-4-5", 12_000, 800, 30_000)];
         let total = jig_agent::total_cost(&known);
-        insta::assert_snapshot!(summary(3, &known, total, 4_210).join("\n"), @"");
+        insta::assert_snapshot!(summary(3, &known, total, 4_210).join("\n"), @r"
+        3 model requests in 4.2 s, cost $0.0570
+          anthropic/claude-sonnet-4-5: 12000 input, 800 output, 30000 cache read, 0 cache write tokens: $0.0570
+        ");
         let mixed = vec![
             usage("openai", "gpt-4.1", 1_000, 100, 0),
             usage("openai-compatible", "qwen3-coder", 5_000, 200, 0),
         ];
         let total = jig_agent::total_cost(&mixed);
         assert_eq!(total, None);
-        insta::assert_snapshot!(summary(1, &mixed, total, 900).join("\n"), @"");
+        insta::assert_snapshot!(summary(1, &mixed, total, 900).join("\n"), @r"
+        1 model request in 0.9 s, cost unknown
+          openai/gpt-4.1: 1000 input, 100 output, 0 cache read, 0 cache write tokens: $0.0028
+          openai-compatible/qwen3-coder: 5000 input, 200 output, 0 cache read, 0 cache write tokens: no price in the model table
+        ");
     }
 }

@@ -126,6 +126,8 @@ struct ModelOverride {
 pub(super) struct BadEntry {
     /// Its `name`, when it has one.
     pub(super) name: Option<String>,
+    /// How the warning names it: ``provider `corp` `` or `providers[2]`.
+    pub(super) label: String,
     /// What is wrong, for the user.
     pub(super) problem: String,
 }
@@ -162,14 +164,12 @@ impl Settings {
             match check_provider(raw, &providers) {
                 Ok(provider) => providers.usable.push(provider),
                 Err(problem) => providers.bad.push(BadEntry {
-                    problem: format!(
-                        "{}: {problem}",
-                        name.as_deref().map_or_else(
-                            || format!("providers[{index}]"),
-                            |name| format!("provider `{name}`")
-                        )
+                    label: name.as_deref().map_or_else(
+                        || format!("providers[{index}]"),
+                        |name| format!("provider `{name}`"),
                     ),
                     name,
+                    problem,
                 }),
             }
         }
