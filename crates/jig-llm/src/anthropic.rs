@@ -2,17 +2,15 @@
 
 use std::collections::HashSet;
 
-use async_trait::async_trait;
 use eventsource_stream::Event;
 use jig_protocol::{AssistantBlock, ContentBlock, Message, StopReason, Usage};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
-use crate::http::{Endpoint, SseParser, error_message, key_header};
-use crate::provider::{EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel};
+use crate::http::{Endpoint, SseParser, Wire, error_message, key_header};
+use crate::provider::{ModelRequest, StreamEvent, ThinkingLevel};
 use crate::transcript::prepare_messages;
 
 /// The API version header sent with every request.
@@ -79,18 +77,15 @@ impl AnthropicProvider {
     }
 }
 
-#[async_trait]
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        &self.endpoint.config.name
+impl Wire for AnthropicProvider {
+    type Parser = EventParser;
+    const PATH: &'static str = "/v1/messages";
+
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, LlmError> {
-        let config = &self.endpoint.config;
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         headers.insert(
             HeaderName::from_static("anthropic-version"),
@@ -99,11 +94,15 @@ impl Provider for AnthropicProvider {
         if let Some(key) = &config.api_key {
             headers.insert(HeaderName::from_static("x-api-key"), key_header(key)?);
         }
-        let body = Self::request_body(&request);
-        let parser = EventParser::new(&config.name);
-        self.endpoint
-            .stream("/v1/messages", headers, &body, &request, &cancel, parser)
-            .await
+        Ok(headers)
+    }
+
+    fn body(&self, request: &ModelRequest) -> Value {
+        Self::request_body(request)
+    }
+
+    fn parser(name: &str) -> EventParser {
+        EventParser::new(name)
     }
 }
 
@@ -186,7 +185,7 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
 }
 
 /// Parses Messages stream events.
-struct EventParser {
+pub(crate) struct EventParser {
     provider: String,
     usage: Usage,
     stop: Option<StopReason>,

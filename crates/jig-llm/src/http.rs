@@ -8,7 +8,45 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::{LlmError, TimeoutKind, root_cause};
-use crate::provider::{EventStream, ModelRequest, RetryHook, RetryNotice, StreamEvent};
+use crate::provider::{EventStream, ModelRequest, Provider, RetryHook, RetryNotice, StreamEvent};
+
+/// What one HTTP protocol adds to an [`Endpoint`]: its path, headers, body and stream parser.
+/// Every `Wire` is a [`Provider`]: the request, retries, timeouts and SSE handling are shared.
+pub(crate) trait Wire: Send + Sync + std::fmt::Debug {
+    /// Parses the protocol's server-sent events.
+    type Parser: SseParser;
+    /// The path after the base URL (`/chat/completions`, `/v1/messages`).
+    const PATH: &'static str;
+    /// The endpoint requests go to.
+    fn endpoint(&self) -> &Endpoint;
+    /// The headers of every request (authentication, API version).
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError>;
+    /// The JSON body for `request`.
+    fn body(&self, request: &ModelRequest) -> Value;
+    /// A parser for one reply of the provider called `name`.
+    fn parser(name: &str) -> Self::Parser;
+}
+
+#[async_trait::async_trait]
+impl<W: Wire> Provider for W {
+    fn name(&self) -> &str {
+        &self.endpoint().config.name
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, LlmError> {
+        let endpoint = self.endpoint();
+        let headers = W::headers(&endpoint.config)?;
+        let body = self.body(&request);
+        let parser = W::parser(&endpoint.config.name);
+        endpoint
+            .stream(W::PATH, headers, &body, &request, &cancel, parser)
+            .await
+    }
+}
 
 /// One provider's HTTP endpoint: its configuration and the client that reaches it. Both
 /// providers send their requests through [`Endpoint::stream`].

@@ -3,17 +3,15 @@
 
 use std::collections::HashSet;
 
-use async_trait::async_trait;
 use eventsource_stream::Event;
 use jig_protocol::{AssistantBlock, ContentBlock, Message, StopReason, Usage};
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
-use crate::http::{Endpoint, SseParser, key_header};
-use crate::provider::{EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel};
+use crate::http::{Endpoint, SseParser, Wire, key_header};
+use crate::provider::{ModelRequest, StreamEvent, ThinkingLevel};
 use crate::transcript::prepare_messages;
 
 /// A provider speaking OpenAI Chat Completions.
@@ -70,34 +68,28 @@ impl OpenAiProvider {
     }
 }
 
-#[async_trait]
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        &self.endpoint.config.name
+impl Wire for OpenAiProvider {
+    type Parser = ChunkParser;
+    const PATH: &'static str = "/chat/completions";
+
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, LlmError> {
-        let config = &self.endpoint.config;
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &config.api_key {
             headers.insert(AUTHORIZATION, key_header(&format!("Bearer {key}"))?);
         }
-        let body = self.request_body(&request);
-        let parser = ChunkParser::new(&config.name);
-        self.endpoint
-            .stream(
-                "/chat/completions",
-                headers,
-                &body,
-                &request,
-                &cancel,
-                parser,
-            )
-            .await
+        Ok(headers)
+    }
+
+    fn body(&self, request: &ModelRequest) -> Value {
+        self.request_body(request)
+    }
+
+    fn parser(name: &str) -> ChunkParser {
+        ChunkParser::new(name)
     }
 }
 
@@ -213,7 +205,7 @@ fn images_message(images: &mut Vec<Value>) -> Value {
 }
 
 /// Parses `chat.completion.chunk` events.
-struct ChunkParser {
+pub(crate) struct ChunkParser {
     provider: String,
     /// OpenAI call index → whether `ToolCallStart` was emitted.
     started: HashSet<usize>,

@@ -645,11 +645,24 @@ async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configur
             held.push(stream);
         }
     });
+    timed_out_after_1_5_s(
+        address,
+        "--idle-timeout",
+        &format!(
+            "jig: openai at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
+        ),
+    )
+    .await;
+}
+
+/// Runs `jig run --base-url http://{address}/v1 {flag} 1.5 hi` and checks that it fails with
+/// `expected` on stderr after 1.5 s (and well before 6 s).
+async fn timed_out_after_1_5_s(address: std::net::SocketAddr, flag: &str, expected: &str) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
     command
         .args(["run", "--no-session", "--base-url"])
         .arg(format!("http://{address}/v1"))
-        .args(["--model", "m", "--idle-timeout", "1.5", "hi"])
+        .args(["--model", "m", flag, "1.5", "hi"])
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_BASE_URL")
@@ -663,12 +676,7 @@ async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configur
     .await
     .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(
-        text(&output.stderr),
-        format!(
-            "jig: openai at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
-        )
-    );
+    assert_eq!(text(&output.stderr), expected);
     assert!(
         elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_secs(6),
         "{elapsed:?}"
@@ -1131,34 +1139,14 @@ fn an_address_that_never_completes_a_connection() -> (
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_accepts_ends_the_run_after_the_connect_timeout() {
     let (address, _listener, _queued) = an_address_that_never_completes_a_connection();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
-    command
-        .args(["run", "--no-session", "--base-url"])
-        .arg(format!("http://{address}/v1"))
-        .args(["--model", "m", "--connect-timeout", "1.5", "hi"])
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env("XDG_CONFIG_HOME", "/nonexistent-jig-test-config")
-        .stdin(Stdio::null());
-    let (output, elapsed) = tokio::task::spawn_blocking(move || {
-        let start = Instant::now();
-        let output = command.output().unwrap();
-        (output, start.elapsed())
-    })
-    .await
-    .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert_eq!(
-        text(&output.stderr),
-        format!(
+    timed_out_after_1_5_s(
+        address,
+        "--connect-timeout",
+        &format!(
             "jig: could not connect to openai at http://{address}/v1/chat/completions within 1.5 s (--connect-timeout)\n"
-        )
-    );
-    assert!(
-        elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_secs(6),
-        "{elapsed:?}"
-    );
+        ),
+    )
+    .await;
 }
 
 /// A reply with the given token counts.
