@@ -308,23 +308,7 @@ async fn run_in_env(
         .or(settings.thinking)
         .unwrap_or_default();
 
-    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone()))
-        || session.base_url() != resolved.custom_base_url
-    {
-        session
-            .append_model_change(
-                &resolved.provider_name,
-                &resolved.model,
-                resolved.custom_base_url.as_deref(),
-                resolved.custom.clone(),
-            )
-            .map_err(|e| CliError::Failure(e.into()))?;
-    }
-    if session.thinking_level() != Some(thinking) {
-        session
-            .append_thinking_level(thinking)
-            .map_err(|e| CliError::Failure(e.into()))?;
-    }
+    record_model(&mut session, &resolved, thinking)?;
     tool_context.session_env =
         session.tool_variables(&resolved.provider_name, &resolved.model, thinking);
 
@@ -409,6 +393,32 @@ async fn compact_and_run(
             .run(Message::user_text(prompt), cancel, observer)
             .await,
     )
+}
+
+/// Records in the session the model, endpoint and thinking level in use, when they changed.
+fn record_model(
+    session: &mut Session,
+    resolved: &model::Resolved,
+    thinking: ThinkingLevel,
+) -> Result<(), CliError> {
+    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone()))
+        || session.base_url() != resolved.custom_base_url
+    {
+        session
+            .append_model_change(
+                &resolved.provider_name,
+                &resolved.model,
+                resolved.custom_base_url.as_deref(),
+                resolved.custom.clone(),
+            )
+            .map_err(|e| CliError::Failure(e.into()))?;
+    }
+    if session.thinking_level() != Some(thinking) {
+        session
+            .append_thinking_level(thinking)
+            .map_err(|e| CliError::Failure(e.into()))?;
+    }
+    Ok(())
 }
 
 /// Warns about the settings entries that were left out.

@@ -118,20 +118,7 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
     let model = match (args.model, previous) {
         (Some(model), _) => model.to_owned(),
         (None, Some((_, model))) if same_provider => model.clone(),
-        (None, _) => {
-            let listed = match &target {
-                Target::Known(_) => default_model(&name).map(str::to_owned),
-                Target::Custom(custom) => custom.models.first().map(|model| model.id.clone()),
-            };
-            match settings_model.map(str::to_owned).or(listed) {
-                Some(model) => model,
-                None => {
-                    return Err(CliError::usage(format!(
-                        "--provider {name} needs --model (the id of a model the server has loaded)"
-                    )));
-                }
-            }
-        }
+        (None, _) => default_model_of(&target, &name, settings_model)?,
     };
     let previous_base_url = args.previous_base_url.clone().filter(|_| same_provider);
     let (base_url, default_base_url, api, key_env) = match &target {
@@ -187,12 +174,8 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
         return Err(CliError::usage(error));
     }
     let mut config = ProviderConfig::new(name.clone(), base_url, api_key);
-    config.connect_timeout = args.connect_timeout;
-    config.idle_timeout = args.idle_timeout;
-    let provider: Arc<dyn Provider> = match api {
-        Api::AnthropicMessages => Arc::new(AnthropicProvider::new(config)),
-        Api::OpenAiCompletions => Arc::new(OpenAiProvider::new(config)),
-    };
+    (config.connect_timeout, config.idle_timeout) = (args.connect_timeout, args.idle_timeout);
+    let provider = provider_for(api, config);
     let custom = match target {
         Target::Known(_) => None,
         Target::Custom(custom) => Some(CustomEndpoint {
@@ -209,6 +192,32 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
     })
 }
 
+/// The provider speaking `api` to the endpoint of `config`.
+fn provider_for(api: Api, config: ProviderConfig) -> Arc<dyn Provider> {
+    match api {
+        Api::AnthropicMessages => Arc::new(AnthropicProvider::new(config)),
+        Api::OpenAiCompletions => Arc::new(OpenAiProvider::new(config)),
+    }
+}
+
+/// The model when neither `--model` nor the resumed session names one: the settings file's, else
+/// the provider's default (a custom provider's first model).
+fn default_model_of(
+    target: &Target,
+    name: &str,
+    settings_model: Option<&str>,
+) -> Result<String, CliError> {
+    let listed = match target {
+        Target::Known(_) => default_model(name).map(str::to_owned),
+        Target::Custom(custom) => custom.models.first().map(|model| model.id.clone()),
+    };
+    settings_model.map(str::to_owned).or(listed).ok_or_else(|| {
+        CliError::usage(format!(
+            "--provider {name} needs --model (the id of a model the server has loaded)"
+        ))
+    })
+}
+
 /// The built-in provider, the settings' custom provider, or the custom provider a resumed
 /// session recorded, called `name`. A bad settings entry of that name is an error saying what to
 /// fix.
@@ -220,9 +229,10 @@ fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Targe
         return Ok(Target::Custom(custom.clone()));
     }
     if let Some(bad) = args.providers.bad(name) {
-        let file = super::settings::path()
-            .map(|path| path.display().to_string())
-            .unwrap_or_else(|| "the settings file".to_owned());
+        let file = super::settings::path().map_or_else(
+            || "the settings file".to_owned(),
+            |path| path.display().to_string(),
+        );
         return Err(CliError::usage(format!(
             "provider `{name}` from the settings file cannot be used: {}; fix its entry in {file}",
             bad.problem
