@@ -1,132 +1,21 @@
+//! [`Agent`]: the loop of one conversation.
+
 use std::sync::Arc;
 
 use futures::StreamExt;
 use jig_llm::{
-    LlmError, MessageBuilder, ModelRequest, Provider, RetryHook, RetryNotice, RetryPolicy,
-    StreamEvent, ThinkingLevel, ToolDefinition,
+    LlmError, MessageBuilder, ModelRequest, RetryHook, RetryNotice, StreamEvent, ThinkingLevel,
 };
 use jig_protocol::{AssistantMessage, Message, StopReason, ToolResultMessage};
-use jig_tool::{ToolContext, ToolRegistry};
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::compaction::{
     CompactionConfig, CompactionReason, SUMMARY_INSTRUCTION, cut_point, is_context_overflow,
     summary_message, transcript,
 };
-use crate::event::{AgentEvent, AgentObserver, usage_by_model};
+use crate::config::{ABORTED_TEXT, AgentConfig};
+use crate::event::{AgentEvent, AgentObserver, RunEnd, total_cost, usage_by_model};
 use crate::execute::execute_calls;
-use crate::hooks::{NoHooks, ToolHooks};
-
-/// The text of an aborted reply's `errorMessage` and of results of calls cut by an abort.
-pub const ABORTED_TEXT: &str = "Operation aborted";
-
-/// Everything one agent needs: the model, the prompt, the tools and how they run.
-#[derive(Clone)]
-pub struct AgentConfig {
-    /// The model API.
-    pub provider: Arc<dyn Provider>,
-    /// The model id.
-    pub model: String,
-    /// The system prompt sent with every request.
-    pub system_prompt: String,
-    /// The tools the model may call (all of them are offered).
-    pub tools: ToolRegistry,
-    /// The context every call runs with; each call gets a clone whose `cancel` is a child of
-    /// the run's token and whose `updates` feed [`AgentEvent::ToolExecutionUpdate`].
-    pub tool_context: ToolContext,
-    /// Hooks around each call.
-    pub hooks: Arc<dyn ToolHooks>,
-    /// The most model requests one run may make; `None` means no limit.
-    pub max_turns: Option<u32>,
-    /// Requested reasoning effort.
-    pub thinking: ThinkingLevel,
-    /// Output-token limit per reply; `None` uses the provider's default.
-    pub max_output_tokens: Option<u32>,
-    /// How often a reply whose stream failed before any content (an overloaded or rate-limited
-    /// server, a broken connection) is requested again, and how long to wait in between.
-    pub stream_retry: RetryPolicy,
-    /// When the conversation is compacted; `None` never compacts (an overflow error then ends
-    /// the run).
-    pub compaction: Option<CompactionConfig>,
-}
-
-impl AgentConfig {
-    /// A configuration with no hooks, no turn limit, thinking off and default output limit.
-    pub fn new(
-        provider: Arc<dyn Provider>,
-        model: impl Into<String>,
-        system_prompt: impl Into<String>,
-        tools: ToolRegistry,
-        tool_context: ToolContext,
-    ) -> Self {
-        Self {
-            provider,
-            model: model.into(),
-            system_prompt: system_prompt.into(),
-            tools,
-            tool_context,
-            hooks: Arc::new(NoHooks),
-            max_turns: None,
-            thinking: ThinkingLevel::Off,
-            max_output_tokens: None,
-            stream_retry: RetryPolicy::default(),
-            compaction: None,
-        }
-    }
-
-    /// The tool definitions sent to the model.
-    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .iter()
-            .map(|tool| ToolDefinition {
-                name: tool.name().to_owned(),
-                description: tool.description(),
-                input_schema: tool.input_schema().clone(),
-            })
-            .collect()
-    }
-}
-
-impl std::fmt::Debug for AgentConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentConfig")
-            .field("provider", &self.provider.name())
-            .field("model", &self.model)
-            .field("tools", &self.tools.names())
-            .field("max_turns", &self.max_turns)
-            .field("thinking", &self.thinking)
-            .finish_non_exhaustive()
-    }
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "reason", rename_all = "camelCase")]
-pub enum RunEnd {
-    /// The model stopped calling tools.
-    Completed,
-    /// The turn limit was reached while the model still called tools.
-    #[serde(rename_all = "camelCase")]
-    MaxTurns {
-        /// The limit.
-        max_turns: u32,
-    },
-    /// The run was cancelled.
-    Aborted,
-    /// A request failed or a tool failed beyond what the model can fix.
-    Error {
-        /// What went wrong.
-        message: String,
-    },
-}
-
-impl RunEnd {
-    /// True for `Completed`.
-    pub fn is_success(&self) -> bool {
-        *self == Self::Completed
-    }
-}
 
 /// The result of [`Agent::run`].
 #[derive(Debug, Clone, PartialEq)]
@@ -323,6 +212,7 @@ impl Agent {
         // Summarisation requests (including a compaction just before the run) count too.
         let mut counted = new_messages.clone();
         counted.append(&mut self.summary_replies);
+        let usage = usage_by_model(&counted, &self.config.models);
         observer.on_event(&AgentEvent::AgentEnd {
             end: end.clone(),
             final_text: new_messages
@@ -331,7 +221,8 @@ impl Agent {
                 .find_map(Message::as_assistant)
                 .map(AssistantMessage::text),
             turns,
-            usage: usage_by_model(&counted),
+            cost: total_cost(&usage),
+            usage,
             duration_ms: u64::try_from(started_at.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         RunOutcome {
@@ -519,10 +410,7 @@ impl Agent {
                             && error.is_retryable_in_stream()
                             && retries < retry.max_retries
                         {
-                            let wait = retry
-                                .initial_delay
-                                .saturating_mul(2u32.saturating_pow(retries))
-                                .min(retry.max_delay);
+                            let wait = retry.backoff(retries);
                             retries += 1;
                             tracing::warn!(%error, retry = retries, "model stream failed; retrying");
                             observer.on_event(&AgentEvent::Retry(RetryNotice {

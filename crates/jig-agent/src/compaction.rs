@@ -1,8 +1,8 @@
 //! Context compaction: when a conversation nears the model's context window, its older part is
 //! summarised by the model and the model is sent the summary and the recent turns from then on.
 //!
-//! - [`context_window`]: the context window of known model ids; unknown models use
-//!   [`DEFAULT_CONTEXT_WINDOW`] unless the host configures one.
+//! - The context window comes from the host (which looks it up in
+//!   [`ModelTable`](jig_llm::ModelTable)); unknown models use [`DEFAULT_CONTEXT_WINDOW`].
 //! - The input tokens of the last reply (as the provider reports them: uncached + cache reads +
 //!   cache writes) are compared with [`CompactionConfig::threshold`] × the window before each
 //!   model request; crossing it compacts first.
@@ -19,41 +19,6 @@ use jig_protocol::{AssistantBlock, ContentBlock, Message};
 
 /// The window assumed for a model id that is not in the table and not configured.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-
-/// Known context windows (tokens) by model-id prefix; the longest matching prefix wins.
-const MODEL_WINDOWS: &[(&str, u64)] = &[
-    // Anthropic
-    ("claude-opus-4", 200_000),
-    ("claude-sonnet-4", 200_000),
-    ("claude-haiku-4", 200_000),
-    ("claude-3-7-sonnet", 200_000),
-    ("claude-3-5-sonnet", 200_000),
-    ("claude-3-5-haiku", 200_000),
-    ("claude-3-opus", 200_000),
-    ("claude-3-haiku", 200_000),
-    // OpenAI
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("gpt-4", 8_192),
-    ("gpt-3.5-turbo", 16_385),
-    ("gpt-5", 400_000),
-    ("o1", 200_000),
-    ("o3", 200_000),
-    ("o4-mini", 200_000),
-];
-
-/// The context window of `model` from the table of known models, if it is known. A provider
-/// prefix (`anthropic/claude-sonnet-4.5` on OpenRouter) is ignored and `.` in versions matches
-/// `-`.
-pub fn context_window(model: &str) -> Option<u64> {
-    let id = model.rsplit('/').next().unwrap_or(model).replace('.', "-");
-    MODEL_WINDOWS
-        .iter()
-        .filter(|(prefix, _)| id.starts_with(&prefix.replace('.', "-")))
-        .max_by_key(|(prefix, _)| prefix.len())
-        .map(|(_, window)| *window)
-}
 
 /// When and how a conversation is compacted.
 #[derive(Debug, Clone, Copy, PartialEq)]

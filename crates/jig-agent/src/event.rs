@@ -1,9 +1,10 @@
-use jig_llm::{RetryNotice, StreamEvent};
+//! [`AgentEvent`]s, what observers see of a run, and how a run ended.
+
+use jig_llm::{Cost, ModelTable, RetryNotice, StreamEvent};
 use jig_protocol::{AssistantMessage, Message, ToolResult, ToolResultMessage, Usage};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::RunEnd;
 use crate::compaction::CompactionReason;
 
 /// What happens during a run, in order, for observers (the JSON output mode, extensions, the
@@ -115,16 +116,47 @@ pub enum AgentEvent {
         final_text: Option<String>,
         /// Model requests made.
         turns: u32,
-        /// Tokens used, per provider and model, in order of first use (summarisation requests
-        /// of compactions included).
+        /// Tokens used and their cost, per provider and model, in order of first use
+        /// (summarisation requests of compactions included).
         usage: Vec<ModelUsage>,
+        /// What the run cost in US dollars, from the model table; `None` (`null`) when the price
+        /// of a model used is unknown.
+        cost: Option<f64>,
         /// Wall time of the run in milliseconds.
         duration_ms: u64,
     },
 }
 
-/// The tokens one model used in a run.
+/// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "camelCase")]
+pub enum RunEnd {
+    /// The model stopped calling tools.
+    Completed,
+    /// The turn limit was reached while the model still called tools.
+    #[serde(rename_all = "camelCase")]
+    MaxTurns {
+        /// The limit.
+        max_turns: u32,
+    },
+    /// The run was cancelled.
+    Aborted,
+    /// A request failed or a tool failed beyond what the model can fix.
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl RunEnd {
+    /// True for `Completed`.
+    pub fn is_success(&self) -> bool {
+        *self == Self::Completed
+    }
+}
+
+/// The tokens one model used in a run, and what they cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelUsage {
     /// The provider's name.
@@ -139,10 +171,21 @@ pub struct ModelUsage {
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
     pub cache_write: u64,
+    /// What these tokens cost in US dollars, from the model table; `None` (`null`) when the
+    /// model's price is unknown.
+    pub cost: Option<Cost>,
 }
 
-/// Sums the usage of `messages`' replies per provider and model.
-pub fn usage_by_model(messages: &[Message]) -> Vec<ModelUsage> {
+/// The cost of a whole run: the sum of `usage`'s costs, or `None` when one of them is unknown.
+pub fn total_cost(usage: &[ModelUsage]) -> Option<f64> {
+    usage
+        .iter()
+        .map(|model| model.cost.map(|cost| cost.total))
+        .sum()
+}
+
+/// Sums the usage of `messages`' replies per provider and model and prices it from `models`.
+pub fn usage_by_model(messages: &[Message], models: &ModelTable) -> Vec<ModelUsage> {
     let mut totals: Vec<ModelUsage> = Vec::new();
     for reply in messages.iter().filter_map(Message::as_assistant) {
         let known = totals
@@ -156,6 +199,7 @@ pub fn usage_by_model(messages: &[Message]) -> Vec<ModelUsage> {
                 output: 0,
                 cache_read: 0,
                 cache_write: 0,
+                cost: None,
             });
             totals.len() - 1
         });
@@ -164,6 +208,17 @@ pub fn usage_by_model(messages: &[Message]) -> Vec<ModelUsage> {
         total.output += reply.usage.output;
         total.cache_read += reply.usage.cache_read;
         total.cache_write += reply.usage.cache_write;
+    }
+    for total in &mut totals {
+        let usage = Usage {
+            input: total.input,
+            output: total.output,
+            cache_read: total.cache_read,
+            cache_write: total.cache_write,
+        };
+        total.cost = models
+            .cost(&total.provider, &total.model)
+            .map(|prices| prices.of(&usage));
     }
     totals
 }

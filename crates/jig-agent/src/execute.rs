@@ -7,7 +7,7 @@ use jig_tool::{DynTool, ToolError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{ABORTED_TEXT, AgentConfig};
+use crate::config::{ABORTED_TEXT, AgentConfig};
 use crate::event::{AgentEvent, AgentObserver};
 use crate::hooks::{BLOCKED_TEXT, BeforeToolCall};
 

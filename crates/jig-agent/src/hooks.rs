@@ -1,3 +1,5 @@
+//! [`ToolHooks`]: how hosts and extensions plug into every tool call.
+
 use async_trait::async_trait;
 use jig_protocol::{ToolCall, ToolResult};
 use serde_json::Value;

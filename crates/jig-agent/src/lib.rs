@@ -22,14 +22,20 @@
 
 mod agent;
 pub mod compaction;
+mod config;
 mod event;
 mod execute;
 mod hooks;
+mod recorder;
 pub mod session;
 pub mod system_prompt;
 
-pub use agent::{ABORTED_TEXT, Agent, AgentConfig, RunEnd, RunOutcome};
-pub use event::{AgentEvent, AgentObserver, ModelUsage, NoObserver, usage_by_model};
+pub use agent::{Agent, RunOutcome};
+pub use config::{ABORTED_TEXT, AgentConfig};
+pub use event::{
+    AgentEvent, AgentObserver, ModelUsage, NoObserver, RunEnd, total_cost, usage_by_model,
+};
 pub use execute::{truncated_call_text, unknown_tool_text};
 pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks};
-pub use session::{Session, SessionError, SessionStore};
+pub use recorder::SessionRecorder;
+pub use session::{CustomEndpoint, Session, SessionError, SessionStore};

@@ -2,7 +2,8 @@
 //!
 //! Line 1 is the header `{"type":"session","version":1,"id":…,"timestamp":…,"cwd":…}`; every
 //! other line is an entry with `type`, `id`, `parentId` and `timestamp`: `message` (a
-//! [`Message`]), `model_change` (`provider`, `modelId`, `baseUrl` when not the provider's default) or `thinking_level_change`
+//! [`Message`]), `model_change` (`provider`, `modelId`, `baseUrl` when not the provider's default,
+//! `providerKind` and `apiKeyEnv` for a provider the user defined) or `thinking_level_change`
 //! (`thinkingLevel`) or `compaction` (`reason`, `summary`, `firstKeptEntryId`, `replacedMessages`,
 //! `tokensBefore`: from there on the model is sent the summary and the messages from the first
 //! kept one on; the file keeps everything). Appending makes the new entry a child of the current leaf (the last entry),
@@ -16,6 +17,9 @@
 //! Sessions live in `$XDG_DATA_HOME/jig/sessions` (default `~/.local/share/jig/sessions`), one
 //! directory per working directory: `/home/u/proj` → `--home-u-proj--`, file
 //! `<created time>_<session id>.jsonl`.
+//!
+//! During a run, a [`SessionRecorder`](crate::SessionRecorder) owns the session and writes it from a task of its own, so
+//! the agent loop and its observers never wait for the disk.
 #![expect(
     clippy::disallowed_methods,
     reason = "sessions are host state: files in the user's data directory, not the tool environment"
@@ -29,7 +33,7 @@ use std::path::{Path, PathBuf};
 use jig_llm::ThinkingLevel;
 
 use crate::compaction::CompactionReason;
-use jig_protocol::{Message, StopReason};
+use jig_protocol::{EnvVars, Message, StopReason};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -97,6 +101,10 @@ pub enum EntryKind {
         /// The endpoint, when it is not the provider's default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         base_url: Option<String>,
+        /// For a provider the user defined (not built in): its protocol and key variable, so a
+        /// resumed session reaches it again.
+        #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+        custom: Option<CustomEndpoint>,
     },
     /// The reasoning level used from here on.
     #[serde(rename_all = "camelCase")]
@@ -120,6 +128,17 @@ pub enum EntryKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tokens_before: Option<u64>,
     },
+}
+
+/// How a provider the user defined is reached, as a session records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomEndpoint {
+    /// Its protocol: `openai` or `anthropic`.
+    pub provider_kind: String,
+    /// The environment variable holding its API key, if it needs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
 }
 
 /// One entry line.
@@ -435,12 +454,37 @@ impl Session {
             })?
     }
 
+    /// How the provider of the last model change on the branch is reached, when it is one the
+    /// user defined.
+    pub fn custom_endpoint(&self) -> Option<CustomEndpoint> {
+        self.branch()
+            .into_iter()
+            .rev()
+            .find_map(|kind| match kind {
+                EntryKind::ModelChange { custom, .. } => Some(custom.clone()),
+                _ => None,
+            })?
+    }
+
     /// The last thinking level on the branch.
     pub fn thinking_level(&self) -> Option<ThinkingLevel> {
         self.branch().into_iter().rev().find_map(|kind| match kind {
             EntryKind::ThinkingLevelChange { thinking_level } => Some(*thinking_level),
             _ => None,
         })
+    }
+
+    /// Forces what was written to the file onto the disk (nothing to do before the file
+    /// exists).
+    pub fn sync(&mut self) -> Result<(), SessionError> {
+        match (&self.file, &self.path) {
+            (Some(file), Some(path)) => file.sync_data().map_err(|source| SessionError::Io {
+                path: path.clone(),
+                operation: "syncing",
+                source,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Appends a message.
@@ -455,18 +499,21 @@ impl Session {
         )
     }
 
-    /// Records the model in use and its endpoint (`None`: the provider's default).
+    /// Records the model in use and its endpoint (`None`: the provider's default); `custom` for
+    /// a provider the user defined.
     pub fn append_model_change(
         &mut self,
         provider: &str,
         model_id: &str,
         base_url: Option<&str>,
+        custom: Option<CustomEndpoint>,
     ) -> Result<(), SessionError> {
         self.append(
             EntryKind::ModelChange {
                 provider: provider.to_owned(),
                 model_id: model_id.to_owned(),
                 base_url: base_url.map(str::to_owned),
+                custom,
             },
             false,
         )
@@ -490,14 +537,17 @@ impl Session {
         thinking: ThinkingLevel,
     ) -> BTreeMap<String, String> {
         let mut vars = BTreeMap::new();
-        vars.insert("JIG_SESSION_ID".to_owned(), self.header.id.clone());
+        vars.insert(EnvVars::JIG_SESSION_ID.to_owned(), self.header.id.clone());
         if let Some(path) = &self.path {
-            vars.insert("JIG_SESSION_FILE".to_owned(), path.display().to_string());
+            vars.insert(
+                EnvVars::JIG_SESSION_FILE.to_owned(),
+                path.display().to_string(),
+            );
         }
-        vars.insert("JIG_PROVIDER".to_owned(), provider.to_owned());
-        vars.insert("JIG_MODEL".to_owned(), model.to_owned());
+        vars.insert(EnvVars::JIG_PROVIDER.to_owned(), provider.to_owned());
+        vars.insert(EnvVars::JIG_MODEL.to_owned(), model.to_owned());
         vars.insert(
-            "JIG_REASONING_LEVEL".to_owned(),
+            EnvVars::JIG_REASONING_LEVEL.to_owned(),
             thinking.as_str().to_owned(),
         );
         vars
@@ -622,8 +672,8 @@ impl SessionStore {
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
         };
-        let data = absolute("XDG_DATA_HOME")
-            .or_else(|| absolute("HOME").map(|home| home.join(".local/share")))?;
+        let data = absolute(EnvVars::XDG_DATA_HOME)
+            .or_else(|| absolute(EnvVars::HOME).map(|home| home.join(".local/share")))?;
         Some(Self::new(data.join("jig").join("sessions")))
     }
 
@@ -734,7 +784,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut session = Session::create_in(dir.path(), Path::new("/work/p"));
         session
-            .append_model_change("openai", "gpt", Some("http://localhost:1/v1"))
+            .append_model_change("openai", "gpt", Some("http://localhost:1/v1"), None)
             .unwrap();
         session.append_thinking_level(ThinkingLevel::Off).unwrap();
         session.append_message(&Message::user_text("hi")).unwrap();

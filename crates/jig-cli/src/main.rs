@@ -3,14 +3,16 @@
 //!
 //! Subcommands, one module each:
 //! - `jig tool <name>` / `jig tools` ([`tool_cmd`]): run one tool call, list the tools.
+//! - `jig mcp` ([`mcp_cmd`]): serve the tools to an MCP client over stdio.
+//! - `jig run` ([`run_cmd`]): run the agent on a prompt (providers, sessions, settings).
 //! - `jig sessions` ([`sessions_cmd`]): list the saved `jig run` sessions of a directory.
 //!
 //! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
 //! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
 //! up the same way everywhere.
 //!
-//! Exit codes: 0 success, 1 the tool returned an error result, 2 usage error (unknown tool,
-//! invalid JSON, bad flag; the message goes to stderr).
+//! Exit codes: 0 success, 1 the tool returned an error result (or the run failed), 2 usage
+//! error (unknown tool, invalid JSON, bad flag; the message goes to stderr).
 #![expect(
     clippy::disallowed_methods,
     reason = "the CLI is the composition root: it reads --args files and stdin on the host"

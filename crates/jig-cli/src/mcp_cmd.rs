@@ -63,7 +63,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let env = workspace::open_env()?;
+    let env = workspace::open_env(false)?;
     let outcome = runtime.block_on(async {
         let termination = crate::signals::termination();
         let shutdown = async move {
@@ -175,7 +175,7 @@ async fn base_context(
 
 /// Logs to stderr only: stdout belongs to the protocol.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("JIG_LOG")
+    let filter = tracing_subscriber::EnvFilter::try_from_env(jig_protocol::EnvVars::JIG_LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

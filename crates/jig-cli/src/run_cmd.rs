@@ -2,8 +2,11 @@
 //!
 //! The prompt is the positional argument followed by piped stdin (`git diff | jig run "review
 //! this"`), or stdin alone with `-` or no argument; a terminal stdin is never read. Text mode
-//! (the default, also `-p/--print`) prints the final reply on stdout; `--mode json` prints one
-//! JSON event per line (first the session header). The exit code is 0 when the model finished,
+//! (the default, also `-p/--print`) prints the final reply on stdout, and with progress on
+//! (`--verbose`, or stderr a terminal) a summary of turns, tokens and cost on stderr; `--mode
+//! json` prints one JSON event per line (first the session header; `agent_end` carries tokens
+//! and cost per model). The environment is cleaned up (commands killed, temporary files
+//! removed) however the run ends. The exit code is 0 when the model finished,
 //! 1 when the run ended in an error, was aborted or hit `--max-turns`, 2 for usage errors.
 //! Ctrl-C aborts the run (running tools are cancelled, their processes killed, the session keeps
 //! every result); a second Ctrl-C exits at once with 130.
@@ -23,8 +26,8 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use jig_agent::compaction::{self, CompactionConfig, CompactionReason};
 use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_context_files};
-use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session};
-use jig_llm::ThinkingLevel;
+use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session, SessionRecorder};
+use jig_llm::{ModelTable, ThinkingLevel};
 use jig_protocol::{Message, StopReason};
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
@@ -72,8 +75,9 @@ pub(crate) struct RunArgs {
     #[arg(short = 'v', long)]
     verbose: bool,
     /// The provider: openai, anthropic, openrouter, ollama, lmstudio, llamacpp, vllm,
-    /// openai-compatible [default: the resumed session's, else the settings file's, else
-    /// anthropic when only ANTHROPIC_API_KEY is set, else openai].
+    /// openai-compatible, or a custom provider named in the settings file's `providers`
+    /// [default: the resumed session's, else the settings file's, else anthropic when only
+    /// ANTHROPIC_API_KEY is set, else openai].
     #[arg(long, value_name = "NAME")]
     provider: Option<String>,
     /// The model id [default: the resumed session's, else the settings file's, else the
@@ -108,8 +112,8 @@ pub(crate) struct RunArgs {
     /// Stop after this many model requests.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_turns: Option<u32>,
-    /// The model's context window in tokens [default: the settings file's, else jig's table of
-    /// known models, else 128000].
+    /// The model's context window in tokens [default: the settings file's, else the model table
+    /// (the settings' models, then jig's known models), else 128000].
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1000..))]
     context_window: Option<u64>,
     /// Compact the conversation (summarise its older turns with the model) when a request's
@@ -253,7 +257,19 @@ fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let tools = select_tools(args.tools.as_deref())?;
-    let env = workspace::open_env()?;
+    let env = workspace::open_env(false)?;
+    let outcome = run_in_env(args, prompt, tools, Arc::clone(&env)).await;
+    // Commands the run left behind are killed and temporary files removed, however it ended.
+    env.cleanup().await;
+    outcome
+}
+
+async fn run_in_env(
+    args: RunArgs,
+    prompt: String,
+    tools: ToolRegistry,
+    env: Arc<dyn jig_env::ExecutionEnv>,
+) -> CliResult {
     let mut tool_context =
         workspace::tool_context(env, args.cwd.as_deref(), args.containment.into()).await?;
     let cwd = tool_context.cwd.clone();
@@ -270,6 +286,7 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     warn_damaged(&session);
 
     let settings = settings::with_project(user_settings, project.settings.as_ref());
+    let providers = settings.providers();
     let resolved = model::resolve(&model::ModelArgs {
         provider: args.provider.as_deref(),
         model: args.model.as_deref(),
@@ -279,30 +296,24 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         idle_timeout: args.idle_timeout,
         previous: session.model(),
         previous_base_url: session.base_url(),
+        previous_custom: session.custom_endpoint(),
         settings: &settings,
+        providers: &providers,
     })?;
+    let (models, model_problems) = settings.model_table(&providers);
+    let provider_problems: Vec<String> = providers
+        .bad
+        .iter()
+        .map(|bad| format!("{}: {}", bad.label, bad.problem))
+        .collect();
+    warn_settings(&provider_problems, &model_problems);
     let thinking = args
         .thinking
         .or(session.thinking_level())
         .or(settings.thinking)
         .unwrap_or_default();
 
-    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone()))
-        || session.base_url() != resolved.custom_base_url
-    {
-        session
-            .append_model_change(
-                &resolved.provider_name,
-                &resolved.model,
-                resolved.custom_base_url.as_deref(),
-            )
-            .map_err(|e| CliError::Failure(e.into()))?;
-    }
-    if session.thinking_level() != Some(thinking) {
-        session
-            .append_thinking_level(thinking)
-            .map_err(|e| CliError::Failure(e.into()))?;
-    }
+    record_model(&mut session, &resolved, thinking)?;
     tool_context.session_env =
         session.tool_variables(&resolved.provider_name, &resolved.model, thinking);
 
@@ -328,13 +339,20 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     config.max_turns = args.max_turns;
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
-    config.compaction = Some(compaction_config(&args, &settings, &config.model));
+    config.compaction = Some(compaction_config(
+        &args,
+        &settings,
+        &models,
+        &resolved.provider_name,
+        &config.model,
+    ));
+    config.models = Arc::new(models);
 
     let resumed_file = modification_time(&session);
     let (summary, history) = session.context();
     let header = session.header().clone();
     let progress = args.verbose || io::stderr().is_terminal();
-    let printer = output::Printer::new(args.mode, progress, session);
+    let printer = output::Printer::new(args.mode, progress, SessionRecorder::start(session));
     if args.mode == OutputMode::Json {
         output::print_json(&serde_json::to_value(&header).unwrap_or_default());
     }
@@ -349,7 +367,7 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
 
-    if let Some(error) = printer.session_error() {
+    if let Err(error) = printer.close_session().await {
         output::warn(&format!("the session could not be saved: {error:#}"));
     }
     let Some(outcome) = outcome else {
@@ -393,11 +411,50 @@ async fn compact_and_run(
     )
 }
 
+/// Records in the session the model, endpoint and thinking level in use, when they changed.
+fn record_model(
+    session: &mut Session,
+    resolved: &model::Resolved,
+    thinking: ThinkingLevel,
+) -> Result<(), CliError> {
+    if session.model().as_ref() != Some(&(resolved.provider_name.clone(), resolved.model.clone()))
+        || session.base_url() != resolved.custom_base_url
+    {
+        session
+            .append_model_change(
+                &resolved.provider_name,
+                &resolved.model,
+                resolved.custom_base_url.as_deref(),
+                resolved.custom.clone(),
+            )
+            .map_err(|e| CliError::Failure(e.into()))?;
+    }
+    if session.thinking_level() != Some(thinking) {
+        session
+            .append_thinking_level(thinking)
+            .map_err(|e| CliError::Failure(e.into()))?;
+    }
+    Ok(())
+}
+
+/// Warns about the settings entries that were left out.
+fn warn_settings(providers: &[String], models: &[String]) {
+    let file = settings::path()
+        .map(|path| path.display().to_string())
+        .unwrap_or_default();
+    for problem in providers.iter().chain(models) {
+        output::warn(&format!("settings file {file}: {problem} (entry left out)"));
+    }
+}
+
 /// The context window: `--context-window`, else the settings file's (when its model is the one
-/// in use, or it names none), else the table of known models, else the default.
+/// in use, or it names none), else the model table (custom providers' models, then the built-in
+/// table), else the default.
 fn compaction_config(
     args: &RunArgs,
     settings: &settings::Settings,
+    models: &ModelTable,
+    provider: &str,
     model: &str,
 ) -> CompactionConfig {
     let from_settings = settings
@@ -407,7 +464,7 @@ fn compaction_config(
         context_window: args
             .context_window
             .or(from_settings)
-            .or_else(|| compaction::context_window(model))
+            .or_else(|| models.context_window(provider, model))
             .unwrap_or(compaction::DEFAULT_CONTEXT_WINDOW),
         threshold: args.compact_threshold,
         keep_recent_turns: CompactionConfig::DEFAULT_KEEP_RECENT_TURNS,

@@ -81,8 +81,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let env: std::sync::Arc<dyn jig_env::ExecutionEnv> =
-        std::sync::Arc::new(workspace::local_env().keep_temp_files(args.keep_temp));
+    let env = workspace::open_env(args.keep_temp)?;
     let outcome = runtime.block_on(async {
         let ctx = match workspace::tool_context(
             env.clone(),
@@ -130,7 +129,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         render_text(&result)
     };
     write_stdout(&output)?;
-    if std::env::var_os("JIG_TIMING").is_some_and(|value| value == "1") {
+    if std::env::var_os(jig_protocol::EnvVars::JIG_TIMING).is_some_and(|value| value == "1") {
         let millis = elapsed.as_secs_f64() * 1000.0;
         let _ = writeln!(
             io::stderr().lock(),

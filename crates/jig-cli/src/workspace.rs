@@ -1,8 +1,8 @@
 //! Builds the environment and the [`ToolContext`] every tool-running subcommand uses.
 //!
-//! `jig tool`, and later `jig mcp` and `jig run`, call [`open_env`] once and
-//! [`tool_context`] once; hosts that serve many calls clone the context per call so all calls
-//! share the env's single mutation queue.
+//! `jig tool`, `jig mcp` and `jig run` call [`open_env`] once and [`tool_context`] once, and
+//! `ExecutionEnv::cleanup` when they are done; hosts that serve many calls clone the context per
+//! call so all calls share the env's single mutation queue.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,13 +33,15 @@ impl From<ContainmentArg> for ContainmentMode {
     }
 }
 
-/// The host environment (`LocalEnv`): the machine's filesystem and processes.
+/// The host environment (`LocalEnv`): the machine's filesystem and processes. With
+/// `keep_temp_files`, the temporary files its commands leave (full-output files) survive
+/// `cleanup`.
 #[expect(
     clippy::unnecessary_wraps,
     reason = "opening other envs (remote, sandboxed) can fail; callers already handle it"
 )]
-pub(crate) fn open_env() -> Result<Arc<dyn ExecutionEnv>, CliError> {
-    Ok(Arc::new(local_env()))
+pub(crate) fn open_env(keep_temp_files: bool) -> Result<Arc<dyn ExecutionEnv>, CliError> {
+    Ok(Arc::new(local_env().keep_temp_files(keep_temp_files)))
 }
 
 /// The hidden first argument that makes `jig` run as the watchdog of another jig's commands.
@@ -48,7 +50,7 @@ pub(crate) const WATCHDOG_ARG: &str = "__watchdog";
 /// The host env, with this executable as the watchdog that kills the commands' processes if
 /// jig is killed without cleaning up. Without a path to this executable there is no
 /// watchdog, and a warning says so.
-pub(crate) fn local_env() -> jig_env_local::LocalEnv {
+fn local_env() -> jig_env_local::LocalEnv {
     let env = jig_env_local::LocalEnv::new();
     match std::env::current_exe() {
         Ok(program) => env.with_watchdog(jig_env_local::WatchdogCommand {

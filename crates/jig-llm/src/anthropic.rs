@@ -2,17 +2,15 @@
 
 use std::collections::HashSet;
 
-use async_trait::async_trait;
 use eventsource_stream::Event;
 use jig_protocol::{AssistantBlock, ContentBlock, Message, StopReason, Usage};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
-use crate::http::{SseParser, error_message, post_json, sse_stream};
-use crate::provider::{EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel};
+use crate::http::{Endpoint, SseParser, Wire, error_message, key_header};
+use crate::provider::{ModelRequest, StreamEvent, ThinkingLevel};
 use crate::transcript::prepare_messages;
 
 /// The API version header sent with every request.
@@ -24,15 +22,15 @@ const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// A provider speaking Anthropic Messages.
 #[derive(Debug)]
 pub struct AnthropicProvider {
-    config: ProviderConfig,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl AnthropicProvider {
     /// A provider for `config`.
     pub fn new(config: ProviderConfig) -> Self {
-        let client = config.client();
-        Self { config, client }
+        Self {
+            endpoint: Endpoint::new(config),
+        }
     }
 
     /// The JSON body sent for `request`.
@@ -79,45 +77,32 @@ impl AnthropicProvider {
     }
 }
 
-#[async_trait]
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        &self.config.name
+impl Wire for AnthropicProvider {
+    type Parser = EventParser;
+    const PATH: &'static str = "/v1/messages";
+
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, LlmError> {
-        let url = format!("{}/v1/messages", self.config.base_url);
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        if let Some(key) = &self.config.api_key {
-            let value = HeaderValue::from_str(key)
-                .map_err(|_| LlmError::Other("the API key contains invalid characters".into()))?;
-            headers.insert(HeaderName::from_static("x-api-key"), value);
+        if let Some(key) = &config.api_key {
+            headers.insert(HeaderName::from_static("x-api-key"), key_header(key)?);
         }
-        let body = Self::request_body(&request);
-        let response = post_json(
-            &self.client,
-            &self.config,
-            &url,
-            headers,
-            &body,
-            request.on_retry.as_ref(),
-            &cancel,
-        )
-        .await?;
-        Ok(sse_stream(
-            response,
-            EventParser::new(&self.config.name),
-            &self.config,
-            &url,
-        ))
+        Ok(headers)
+    }
+
+    fn body(&self, request: &ModelRequest) -> Value {
+        Self::request_body(request)
+    }
+
+    fn parser(name: &str) -> EventParser {
+        EventParser::new(name)
     }
 }
 
@@ -200,7 +185,7 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
 }
 
 /// Parses Messages stream events.
-struct EventParser {
+pub(crate) struct EventParser {
     provider: String,
     usage: Usage,
     stop: Option<StopReason>,

@@ -1,7 +1,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::http::RetryPolicy;
+use jig_protocol::EnvVars;
+
+use crate::retry::RetryPolicy;
 
 /// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,21 +37,21 @@ pub const KNOWN_PROVIDERS: &[KnownProvider] = &[
         name: "openai",
         api: Api::OpenAiCompletions,
         base_url: Some("https://api.openai.com/v1"),
-        api_key_env: Some("OPENAI_API_KEY"),
-        base_url_env: Some("OPENAI_BASE_URL"),
+        api_key_env: Some(EnvVars::OPENAI_API_KEY),
+        base_url_env: Some(EnvVars::OPENAI_BASE_URL),
     },
     KnownProvider {
         name: "anthropic",
         api: Api::AnthropicMessages,
         base_url: Some("https://api.anthropic.com"),
-        api_key_env: Some("ANTHROPIC_API_KEY"),
-        base_url_env: Some("ANTHROPIC_BASE_URL"),
+        api_key_env: Some(EnvVars::ANTHROPIC_API_KEY),
+        base_url_env: Some(EnvVars::ANTHROPIC_BASE_URL),
     },
     KnownProvider {
         name: "openrouter",
         api: Api::OpenAiCompletions,
         base_url: Some("https://openrouter.ai/api/v1"),
-        api_key_env: Some("OPENROUTER_API_KEY"),
+        api_key_env: Some(EnvVars::OPENROUTER_API_KEY),
         base_url_env: None,
     },
     KnownProvider {
@@ -84,8 +86,8 @@ pub const KNOWN_PROVIDERS: &[KnownProvider] = &[
         name: "openai-compatible",
         api: Api::OpenAiCompletions,
         base_url: None,
-        api_key_env: Some("OPENAI_API_KEY"),
-        base_url_env: Some("OPENAI_BASE_URL"),
+        api_key_env: Some(EnvVars::OPENAI_API_KEY),
+        base_url_env: Some(EnvVars::OPENAI_BASE_URL),
     },
 ];
 
@@ -148,13 +150,6 @@ impl ProviderConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
-    }
-
-    pub(crate) fn client(&self) -> reqwest::Client {
-        reqwest::Client::builder()
-            .connect_timeout(self.connect_timeout)
-            .build()
-            .unwrap_or_default()
     }
 }
 

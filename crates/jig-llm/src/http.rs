@@ -8,38 +8,93 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::{LlmError, TimeoutKind, root_cause};
-use crate::provider::{EventStream, RetryHook, RetryNotice, StreamEvent};
+use crate::provider::{EventStream, ModelRequest, Provider, RetryHook, RetryNotice, StreamEvent};
 
-/// How failed requests are retried: on HTTP 408, 409, 429, 5xx (including Anthropic's 529
-/// "overloaded") and on connection failures, with exponential backoff. A `Retry-After` header
-/// (seconds) is honoured up to `max_delay`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Retries after the first attempt (so `max_retries + 1` attempts in all).
-    pub max_retries: u32,
-    /// The wait before the first retry; doubled for each further one.
-    pub initial_delay: Duration,
-    /// The longest wait between two attempts.
-    pub max_delay: Duration,
+/// What one HTTP protocol adds to an [`Endpoint`]: its path, headers, body and stream parser.
+/// Every `Wire` is a [`Provider`]: the request, retries, timeouts and SSE handling are shared.
+pub(crate) trait Wire: Send + Sync + std::fmt::Debug {
+    /// Parses the protocol's server-sent events.
+    type Parser: SseParser;
+    /// The path after the base URL (`/chat/completions`, `/v1/messages`).
+    const PATH: &'static str;
+    /// The endpoint requests go to.
+    fn endpoint(&self) -> &Endpoint;
+    /// The headers of every request (authentication, API version).
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError>;
+    /// The JSON body for `request`.
+    fn body(&self, request: &ModelRequest) -> Value;
+    /// A parser for one reply of the provider called `name`.
+    fn parser(name: &str) -> Self::Parser;
 }
 
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            max_retries: 3,
-            initial_delay: Duration::from_secs(1),
-            max_delay: Duration::from_secs(30),
-        }
+#[async_trait::async_trait]
+impl<W: Wire> Provider for W {
+    fn name(&self) -> &str {
+        &self.endpoint().config.name
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, LlmError> {
+        let endpoint = self.endpoint();
+        let headers = W::headers(&endpoint.config)?;
+        let body = self.body(&request);
+        let parser = W::parser(&endpoint.config.name);
+        endpoint
+            .stream(W::PATH, headers, &body, &request, &cancel, parser)
+            .await
     }
 }
 
-impl RetryPolicy {
-    fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
-        let backoff = self
-            .initial_delay
-            .saturating_mul(2u32.saturating_pow(retry));
-        retry_after.unwrap_or(backoff).min(self.max_delay)
+/// One provider's HTTP endpoint: its configuration and the client that reaches it. Both
+/// providers send their requests through [`Endpoint::stream`].
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub(crate) config: ProviderConfig,
+    client: reqwest::Client,
+}
+
+impl Endpoint {
+    pub(crate) fn new(config: ProviderConfig) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .unwrap_or_default();
+        Self { config, client }
     }
+
+    /// POSTs `body` to `{base_url}{path}` with `headers` (retrying as the configuration says)
+    /// and streams the reply's server-sent events through `parser`.
+    pub(crate) async fn stream<P: SseParser>(
+        &self,
+        path: &str,
+        headers: HeaderMap,
+        body: &Value,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+        parser: P,
+    ) -> Result<EventStream, LlmError> {
+        let url = format!("{}{path}", self.config.base_url);
+        let response = post_json(
+            &self.client,
+            &self.config,
+            &url,
+            headers,
+            body,
+            request.on_retry.as_ref(),
+            cancel,
+        )
+        .await?;
+        Ok(sse_stream(response, parser, &self.config, &url))
+    }
+}
+
+/// An API key as a header value (`Bearer …` or the bare key).
+pub(crate) fn key_header(value: &str) -> Result<HeaderValue, LlmError> {
+    HeaderValue::from_str(value)
+        .map_err(|_| LlmError::Other("the API key contains invalid characters".into()))
 }
 
 fn is_retryable(status: u16) -> bool {
@@ -49,7 +104,7 @@ fn is_retryable(status: u16) -> bool {
 /// POSTs `body` as JSON and returns the response once it has a success status, retrying as
 /// `config.retry` says. Response headers must arrive within `config.idle_timeout`; a connection
 /// or idle timeout is reported at once (not retried: the limit is the user's).
-pub(crate) async fn post_json(
+async fn post_json(
     client: &reqwest::Client,
     config: &ProviderConfig,
     url: &str,
@@ -192,7 +247,7 @@ pub(crate) trait SseParser: Send + 'static {
 
 /// The response body parsed as SSE and fed through `parser`. A silence longer than
 /// `config.idle_timeout` between two events ends the stream with [`LlmError::Timeout`].
-pub(crate) fn sse_stream<P: SseParser>(
+fn sse_stream<P: SseParser>(
     response: reqwest::Response,
     parser: P,
     config: &ProviderConfig,
@@ -263,21 +318,5 @@ mod tests {
             "<html>bad gateway</html>"
         );
         assert_eq!(error_message(""), "(empty response body)");
-    }
-
-    #[test]
-    fn backoff_doubles_and_is_capped() {
-        let policy = RetryPolicy {
-            max_retries: 5,
-            initial_delay: Duration::from_millis(100),
-            max_delay: Duration::from_millis(300),
-        };
-        assert_eq!(policy.delay(0, None), Duration::from_millis(100));
-        assert_eq!(policy.delay(1, None), Duration::from_millis(200));
-        assert_eq!(policy.delay(2, None), Duration::from_millis(300));
-        assert_eq!(
-            policy.delay(0, Some(Duration::from_secs(10))),
-            Duration::from_millis(300)
-        );
     }
 }

@@ -12,6 +12,9 @@
 //!   [`LlmError::Timeout`].
 //! - [`prepare_messages`] repairs a conversation before sending (every tool call answered).
 //! - [`KNOWN_PROVIDERS`]: names, default endpoints and API-key variables.
+//! - [`ModelTable`]: known models' context windows and prices (built in, dated
+//!   [`PRICES_TAKEN`], extended or overridden by the host); [`ModelCost::of`] prices a
+//!   [`Usage`](jig_protocol::Usage).
 //! - Feature `test-support`: [`ScriptedProvider`](scripted::ScriptedProvider) and a local
 //!   [`ReplayServer`](testing::ReplayServer) replaying recorded SSE.
 //!
@@ -23,8 +26,10 @@ mod builder;
 mod config;
 mod error;
 mod http;
+mod models;
 mod openai;
 mod provider;
+mod retry;
 mod transcript;
 
 #[cfg(feature = "test-support")]
@@ -39,10 +44,11 @@ pub use config::{
     ProviderConfig,
 };
 pub use error::{LlmError, TimeoutKind};
-pub use http::RetryPolicy;
+pub use models::{Cost, ModelCost, ModelInfo, ModelTable, PRICES_TAKEN};
 pub use openai::OpenAiProvider;
 pub use provider::{
     EventStream, ModelRequest, Provider, RetryHook, RetryNotice, StreamEvent, ThinkingLevel,
     ToolDefinition,
 };
+pub use retry::RetryPolicy;
 pub use transcript::{NO_RESULT_TEXT, prepare_messages};

@@ -3,31 +3,29 @@
 
 use std::collections::HashSet;
 
-use async_trait::async_trait;
 use eventsource_stream::Event;
 use jig_protocol::{AssistantBlock, ContentBlock, Message, StopReason, Usage};
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
-use crate::http::{SseParser, post_json, sse_stream};
-use crate::provider::{EventStream, ModelRequest, Provider, StreamEvent, ThinkingLevel};
+use crate::http::{Endpoint, SseParser, Wire, key_header};
+use crate::provider::{ModelRequest, StreamEvent, ThinkingLevel};
 use crate::transcript::prepare_messages;
 
 /// A provider speaking OpenAI Chat Completions.
 #[derive(Debug)]
 pub struct OpenAiProvider {
-    config: ProviderConfig,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl OpenAiProvider {
     /// A provider for `config`.
     pub fn new(config: ProviderConfig) -> Self {
-        let client = config.client();
-        Self { config, client }
+        Self {
+            endpoint: Endpoint::new(config),
+        }
     }
 
     /// The JSON body sent for `request`.
@@ -56,7 +54,7 @@ impl OpenAiProvider {
         }
         if let Some(max) = request.max_output_tokens {
             // OpenAI's own API wants the newer name; compatible servers know the older one.
-            let key = if self.config.name == "openai" {
+            let key = if self.endpoint.config.name == "openai" {
                 "max_completion_tokens"
             } else {
                 "max_tokens"
@@ -70,41 +68,28 @@ impl OpenAiProvider {
     }
 }
 
-#[async_trait]
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        &self.config.name
+impl Wire for OpenAiProvider {
+    type Parser = ChunkParser;
+    const PATH: &'static str = "/chat/completions";
+
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, LlmError> {
-        let url = format!("{}/chat/completions", self.config.base_url);
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.config.api_key {
-            let value = HeaderValue::from_str(&format!("Bearer {key}"))
-                .map_err(|_| LlmError::Other("the API key contains invalid characters".into()))?;
-            headers.insert(AUTHORIZATION, value);
+        if let Some(key) = &config.api_key {
+            headers.insert(AUTHORIZATION, key_header(&format!("Bearer {key}"))?);
         }
-        let body = self.request_body(&request);
-        let response = post_json(
-            &self.client,
-            &self.config,
-            &url,
-            headers,
-            &body,
-            request.on_retry.as_ref(),
-            &cancel,
-        )
-        .await?;
-        Ok(sse_stream(
-            response,
-            ChunkParser::new(&self.config.name),
-            &self.config,
-            &url,
-        ))
+        Ok(headers)
+    }
+
+    fn body(&self, request: &ModelRequest) -> Value {
+        self.request_body(request)
+    }
+
+    fn parser(name: &str) -> ChunkParser {
+        ChunkParser::new(name)
     }
 }
 
@@ -220,7 +205,7 @@ fn images_message(images: &mut Vec<Value>) -> Value {
 }
 
 /// Parses `chat.completion.chunk` events.
-struct ChunkParser {
+pub(crate) struct ChunkParser {
     provider: String,
     /// OpenAI call index → whether `ToolCallStart` was emitted.
     started: HashSet<usize>,

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use jig_agent::compaction::{
-    CompactionConfig, CompactionReason, SUMMARY_INSTRUCTION, context_window, cut_point,
-    is_context_overflow, transcript,
+    CompactionConfig, CompactionReason, SUMMARY_INSTRUCTION, cut_point, is_context_overflow,
+    transcript,
 };
 use jig_agent::{Agent, AgentConfig, AgentEvent, AgentObserver, RunEnd};
 use jig_env_memory::MemoryEnv;
@@ -367,6 +367,8 @@ fn a_transcript_longer_than_allowed_leaves_out_its_oldest_part_but_keeps_the_sum
 
 #[test]
 fn known_models_have_windows_and_overflow_messages_are_recognised() {
+    let table = jig_llm::ModelTable::builtin();
+    let context_window = |model| table.context_window("anthropic", model);
     assert_eq!(context_window("claude-sonnet-4-5"), Some(200_000));
     assert_eq!(context_window("anthropic/claude-sonnet-4.5"), Some(200_000));
     assert_eq!(context_window("gpt-4.1"), Some(1_047_576));

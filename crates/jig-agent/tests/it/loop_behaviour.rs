@@ -245,9 +245,41 @@ async fn events_come_in_order_for_one_tool_turn() {
     assert_eq!(
         last,
         json!({"type": "agent_end", "end": {"reason": "completed"}, "finalText": "done", "turns": 2,
-            "usage": [{"provider": "scripted", "model": "scripted-model", "input": 20, "output": 10, "cacheRead": 0, "cacheWrite": 0}],
-            "durationMs": 0})
+            "usage": [{"provider": "scripted", "model": "scripted-model", "input": 20, "output": 10, "cacheRead": 0, "cacheWrite": 0, "cost": null}],
+            "cost": null, "durationMs": 0})
     );
+}
+
+#[tokio::test]
+async fn agent_end_prices_the_tokens_from_the_model_table() {
+    let provider = Arc::new(ScriptedProvider::new([
+        ScriptedReply::tool_call("a", "echo", json!({"text": "hi"})),
+        ScriptedReply::text("done"),
+    ]));
+    let mut config = config(provider, &EchoTool::default());
+    config.models = Arc::new(jig_llm::ModelTable::builtin().with_models(
+        "scripted",
+        [jig_llm::ModelInfo {
+            id: "scripted-model".into(),
+            context_window: None,
+            cost: Some(jig_llm::ModelCost {
+                input: 1_000.0,
+                output: 2_000.0,
+                cache_read: 0.0,
+                cache_write: 0.0,
+            }),
+        }],
+    ));
+    let mut agent = Agent::new(config);
+    let recorder = Recorder::shared();
+    run(&mut agent, &recorder).await;
+    let last = serde_json::to_value(recorder.events().last().unwrap()).unwrap();
+    // 20 input tokens at $1000 per million, 10 output tokens at $2000 per million.
+    assert_eq!(
+        last["usage"][0]["cost"],
+        json!({"input": 0.02, "output": 0.02, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.04})
+    );
+    assert_eq!(last["cost"], json!(0.04));
 }
 
 #[tokio::test]

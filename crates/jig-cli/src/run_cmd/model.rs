@@ -8,15 +8,22 @@
 //! - Base URL: `--base-url`, else the resumed session's (same provider), else the provider's
 //!   variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), else the settings file's (when the
 //!   provider is the settings' one), else the provider's default.
+//! - Custom providers (the settings' `providers`) are selected by name like built-in ones; their
+//!   model defaults to the first of their `models`, their base URL and key variable come from
+//!   the entry, and the session records kind, base URL and key variable so `--continue` reaches
+//!   them even when the settings file no longer has the entry.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use jig_agent::CustomEndpoint;
 use jig_llm::{
     AnthropicProvider, Api, KnownProvider, LlmError, OpenAiProvider, Provider, ProviderConfig,
 };
 
-use super::settings::Settings;
+use jig_protocol::EnvVars;
+
+use super::settings::{CustomProvider, ProviderKind, Providers, Settings};
 use crate::exit::CliError;
 
 /// What the command line (and a resumed session) say about the model.
@@ -31,8 +38,12 @@ pub(super) struct ModelArgs<'a> {
     pub(super) previous: Option<(String, String)>,
     /// The resumed session's endpoint, when it was not the provider's default.
     pub(super) previous_base_url: Option<String>,
+    /// How the resumed session's provider is reached when the user defined it.
+    pub(super) previous_custom: Option<CustomEndpoint>,
     /// The user's settings file.
     pub(super) settings: &'a Settings,
+    /// Its custom providers.
+    pub(super) providers: &'a Providers,
 }
 
 /// A ready provider.
@@ -42,6 +53,14 @@ pub(super) struct Resolved {
     pub(super) model: String,
     /// The endpoint when it is not the provider's default (what the session records).
     pub(super) custom_base_url: Option<String>,
+    /// For a custom provider: what the session records to reach it again.
+    pub(super) custom: Option<CustomEndpoint>,
+}
+
+/// Where the chosen provider's defaults come from.
+enum Target {
+    Known(&'static KnownProvider),
+    Custom(CustomProvider),
 }
 
 fn default_model(provider: &str) -> Option<&'static str> {
@@ -59,7 +78,9 @@ fn env_value(name: &str) -> Option<String> {
 
 /// The provider used when neither `--provider` nor a resumed session names one.
 pub(super) fn default_provider() -> &'static str {
-    if env_value("ANTHROPIC_API_KEY").is_some() && env_value("OPENAI_API_KEY").is_none() {
+    if env_value(EnvVars::ANTHROPIC_API_KEY).is_some()
+        && env_value(EnvVars::OPENAI_API_KEY).is_none()
+    {
         "anthropic"
     } else {
         "openai"
@@ -67,10 +88,12 @@ pub(super) fn default_provider() -> &'static str {
 }
 
 pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
-    let previous = args
-        .previous
-        .as_ref()
-        .filter(|(name, _)| KnownProvider::find(name).is_some());
+    let previous = args.previous.as_ref().filter(|(name, _)| {
+        KnownProvider::find(name).is_some()
+            || args.providers.find(name).is_some()
+            || args.providers.bad(name).is_some()
+            || args.previous_custom.is_some()
+    });
     let name: String = match (args.provider, previous) {
         (Some(name), _) => name.to_owned(),
         (None, Some((name, _))) => name.clone(),
@@ -90,67 +113,162 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
         == name;
     let settings_model = args.settings.model.as_deref().filter(|_| settings_apply);
     let settings_base_url = args.settings.base_url.clone().filter(|_| settings_apply);
-    let Some(known) = KnownProvider::find(&name) else {
-        return Err(CliError::usage(format!(
-            "--provider {name}: unknown provider; known providers: {} (use openai-compatible with --base-url for any other OpenAI-compatible server)",
-            KnownProvider::names()
-        )));
-    };
     let same_provider = previous.is_some_and(|(previous_name, _)| *previous_name == name);
+    let target = target(args, &name, same_provider)?;
     let model = match (args.model, previous) {
         (Some(model), _) => model.to_owned(),
         (None, Some((_, model))) if same_provider => model.clone(),
-        (None, _) => match settings_model.or_else(|| default_model(&name)) {
-            Some(model) => model.to_owned(),
-            None => {
-                return Err(CliError::usage(format!(
-                    "--provider {name} needs --model (the id of a model the server has loaded)"
-                )));
-            }
-        },
+        (None, _) => default_model_of(&target, &name, settings_model)?,
     };
-    let base_url = args
-        .base_url
-        .map(str::to_owned)
-        .or_else(|| args.previous_base_url.clone().filter(|_| same_provider))
-        .or_else(|| known.base_url_env.and_then(env_value))
-        .or(settings_base_url)
-        .or_else(|| known.base_url.map(str::to_owned));
+    let previous_base_url = args.previous_base_url.clone().filter(|_| same_provider);
+    let (base_url, default_base_url, api, key_env) = match &target {
+        Target::Known(known) => (
+            args.base_url
+                .map(str::to_owned)
+                .or(previous_base_url)
+                .or_else(|| known.base_url_env.and_then(env_value))
+                .or(settings_base_url)
+                .or_else(|| known.base_url.map(str::to_owned)),
+            known.base_url,
+            known.api,
+            known.api_key_env.map(str::to_owned),
+        ),
+        Target::Custom(custom) => (
+            Some(
+                args.base_url
+                    .map(str::to_owned)
+                    .or(previous_base_url)
+                    .unwrap_or_else(|| custom.base_url.clone()),
+            ),
+            None,
+            custom.kind.api(),
+            custom.api_key_env.clone(),
+        ),
+    };
     let Some(base_url) = base_url else {
         return Err(CliError::usage(format!(
             "--provider {name} needs --base-url (e.g. http://localhost:8080/v1)"
         )));
     };
     let base_url = base_url.trim_end_matches('/').to_owned();
-    let custom_base_url = Some(base_url.clone()).filter(|url| Some(url.as_str()) != known.base_url);
+    let custom_base_url =
+        Some(base_url.clone()).filter(|url| Some(url.as_str()) != default_base_url);
     let api_key = match args.api_key {
         Some(key) => Some(key.to_owned()),
-        None => known.api_key_env.and_then(env_value),
+        None => key_env.as_deref().and_then(env_value),
     };
-    // Hosted APIs cannot work without a key; other endpoints may not need one.
-    let needs_key =
-        matches!(name.as_str(), "openai" | "anthropic" | "openrouter") && custom_base_url.is_none();
+    // Hosted APIs cannot work without a key; other endpoints may not need one. A custom
+    // provider that names a key variable needs it.
+    let needs_key = match &target {
+        Target::Known(_) => {
+            matches!(name.as_str(), "openai" | "anthropic" | "openrouter")
+                && custom_base_url.is_none()
+        }
+        Target::Custom(custom) => custom.api_key_env.is_some(),
+    };
     if api_key.is_none() && needs_key {
         let error = LlmError::MissingApiKey {
             provider: name.clone(),
-            env_var: known
-                .api_key_env
-                .unwrap_or("an API key variable")
-                .to_owned(),
+            env_var: key_env.unwrap_or_else(|| "an API key variable".to_owned()),
         };
         return Err(CliError::usage(error));
     }
     let mut config = ProviderConfig::new(name.clone(), base_url, api_key);
-    config.connect_timeout = args.connect_timeout;
-    config.idle_timeout = args.idle_timeout;
-    let provider: Arc<dyn Provider> = match known.api {
-        Api::AnthropicMessages => Arc::new(AnthropicProvider::new(config)),
-        Api::OpenAiCompletions => Arc::new(OpenAiProvider::new(config)),
+    (config.connect_timeout, config.idle_timeout) = (args.connect_timeout, args.idle_timeout);
+    let provider = provider_for(api, config);
+    let custom = match target {
+        Target::Known(_) => None,
+        Target::Custom(custom) => Some(CustomEndpoint {
+            provider_kind: custom.kind.as_str().to_owned(),
+            api_key_env: custom.api_key_env,
+        }),
     };
     Ok(Resolved {
         provider,
         provider_name: name,
         model,
         custom_base_url,
+        custom,
     })
+}
+
+/// The provider speaking `api` to the endpoint of `config`.
+fn provider_for(api: Api, config: ProviderConfig) -> Arc<dyn Provider> {
+    match api {
+        Api::AnthropicMessages => Arc::new(AnthropicProvider::new(config)),
+        Api::OpenAiCompletions => Arc::new(OpenAiProvider::new(config)),
+    }
+}
+
+/// The model when neither `--model` nor the resumed session names one: the settings file's, else
+/// the provider's default (a custom provider's first model).
+fn default_model_of(
+    target: &Target,
+    name: &str,
+    settings_model: Option<&str>,
+) -> Result<String, CliError> {
+    let listed = match target {
+        Target::Known(_) => default_model(name).map(str::to_owned),
+        Target::Custom(custom) => custom.models.first().map(|model| model.id.clone()),
+    };
+    settings_model.map(str::to_owned).or(listed).ok_or_else(|| {
+        CliError::usage(format!(
+            "--provider {name} needs --model (the id of a model the server has loaded)"
+        ))
+    })
+}
+
+/// The built-in provider, the settings' custom provider, or the custom provider a resumed
+/// session recorded, called `name`. A bad settings entry of that name is an error saying what to
+/// fix.
+fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Target, CliError> {
+    if let Some(known) = KnownProvider::find(name) {
+        return Ok(Target::Known(known));
+    }
+    if let Some(custom) = args.providers.find(name) {
+        return Ok(Target::Custom(custom.clone()));
+    }
+    if let Some(bad) = args.providers.bad(name) {
+        let file = super::settings::path().map_or_else(
+            || "the settings file".to_owned(),
+            |path| path.display().to_string(),
+        );
+        return Err(CliError::usage(format!(
+            "provider `{name}` from the settings file cannot be used: {}; fix its entry in {file}",
+            bad.problem
+        )));
+    }
+    if same_provider
+        && let Some(recorded) = &args.previous_custom
+        && let (Some(kind), Some(base_url)) = (
+            ProviderKind::parse(&recorded.provider_kind),
+            args.previous_base_url.clone(),
+        )
+    {
+        return Ok(Target::Custom(CustomProvider {
+            name: name.to_owned(),
+            kind,
+            base_url,
+            api_key_env: recorded.api_key_env.clone(),
+            models: Vec::new(),
+        }));
+    }
+    let custom: Vec<&str> = args
+        .providers
+        .usable
+        .iter()
+        .map(|provider| provider.name.as_str())
+        .collect();
+    let custom = if custom.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; custom providers from the settings file: {}",
+            custom.join(", ")
+        )
+    };
+    Err(CliError::usage(format!(
+        "--provider {name}: unknown provider; known providers: {}{custom} (use openai-compatible with --base-url for any other OpenAI-compatible server)",
+        KnownProvider::names()
+    )))
 }

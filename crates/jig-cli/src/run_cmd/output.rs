@@ -1,73 +1,42 @@
 //! What `jig run` prints, and the session writer: both are agent observers.
 
 use std::io::{self, Write as _};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use jig_agent::{AgentEvent, AgentObserver, Session, SessionError};
+use jig_agent::{AgentEvent, AgentObserver, ModelUsage, SessionError, SessionRecorder};
 use serde_json::Value;
 
 use super::OutputMode;
 
-/// Writes messages to the session as they complete and, in JSON mode, every event to stdout.
+/// Records messages in the session as they complete and, in JSON mode, prints every event to
+/// stdout.
 #[derive(Debug)]
 pub(super) struct Printer {
     mode: OutputMode,
     /// Text mode: one stderr line per tool call and per retry.
     progress: bool,
-    session: Mutex<Session>,
-    session_error: Mutex<Option<SessionError>>,
+    session: SessionRecorder,
 }
 
 impl Printer {
-    pub(super) fn new(mode: OutputMode, progress: bool, session: Session) -> Arc<Self> {
+    pub(super) fn new(mode: OutputMode, progress: bool, session: SessionRecorder) -> Arc<Self> {
         Arc::new(Self {
             mode,
             progress,
-            session: Mutex::new(session),
-            session_error: Mutex::new(None),
+            session,
         })
     }
 
-    /// The first error met while writing the session.
-    pub(super) fn session_error(&self) -> Option<SessionError> {
-        self.session_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+    /// Waits until the session is written and closed; the first error met while writing it.
+    pub(super) async fn close_session(&self) -> Result<(), SessionError> {
+        self.session.shutdown().await
     }
 }
 
 impl AgentObserver for Printer {
     fn on_event(&self, event: &AgentEvent) {
-        let written = match event {
-            AgentEvent::MessageEnd { message } => Some(
-                self.session
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .append_message(message),
-            ),
-            AgentEvent::Compaction {
-                reason,
-                summary,
-                tokens_before,
-                kept_messages,
-                ..
-            } => Some(
-                self.session
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .append_compaction(*reason, summary, *kept_messages, *tokens_before),
-            ),
-            _ => None,
-        };
-        if let Some(Err(error)) = written {
-            let mut slot = self
-                .session_error
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            slot.get_or_insert(error);
-        }
+        self.session.record_event(event);
         if self.mode == OutputMode::Json {
             print_json(&serde_json::to_value(event).unwrap_or_default());
         } else if self.progress {
@@ -93,10 +62,61 @@ impl AgentObserver for Printer {
                     notice.max_retries,
                     notice.reason
                 )),
+                AgentEvent::AgentEnd {
+                    turns,
+                    usage,
+                    cost,
+                    duration_ms,
+                    ..
+                } => {
+                    for line in summary(*turns, usage, *cost, *duration_ms) {
+                        progress(&line);
+                    }
+                }
                 _ => {}
             }
         }
     }
+}
+
+/// The text-mode summary of a run: turns, time and cost, then one line per model with its
+/// tokens and cost. A price jig does not know is said to be unknown, never guessed.
+pub(super) fn summary(
+    turns: u32,
+    usage: &[ModelUsage],
+    cost: Option<f64>,
+    duration_ms: u64,
+) -> Vec<String> {
+    let plural = if turns == 1 { "" } else { "s" };
+    let cost = cost.map_or_else(
+        || "cost unknown".to_owned(),
+        |cost| format!("cost {}", dollars(cost)),
+    );
+    let mut lines = vec![format!(
+        "{turns} model request{plural} in {:.1} s, {cost}",
+        Duration::from_millis(duration_ms).as_secs_f64()
+    )];
+    for model in usage {
+        let cost = model.cost.map_or_else(
+            || "no price in the model table".to_owned(),
+            |cost| dollars(cost.total),
+        );
+        lines.push(format!(
+            "  {}/{}: {} input, {} output, {} cache read, {} cache write tokens: {cost}",
+            model.provider,
+            model.model,
+            model.input,
+            model.output,
+            model.cache_read,
+            model.cache_write
+        ));
+    }
+    lines
+}
+
+/// `$0.0123`: four decimals (runs of cheap models cost fractions of a cent).
+fn dollars(amount: f64) -> String {
+    format!("${amount:.4}")
 }
 
 /// A tool call's arguments on one line: a single string argument as is, else compact JSON; at
@@ -143,4 +163,51 @@ pub(super) fn note(message: &str) {
 /// `jig: …` on stderr.
 pub(super) fn error(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jig_llm::ModelTable;
+
+    fn usage(provider: &str, model: &str, input: u64, output: u64, cache_read: u64) -> ModelUsage {
+        let usage = jig_protocol::Usage {
+            input,
+            output,
+            cache_read,
+            cache_write: 0,
+        };
+        ModelUsage {
+            provider: provider.into(),
+            model: model.into(),
+            input,
+            output,
+            cache_read,
+            cache_write: 0,
+            cost: ModelTable::builtin()
+                .cost(provider, model)
+                .map(|prices| prices.of(&usage)),
+        }
+    }
+
+    #[test]
+    fn the_summary_gives_cost_per_model_and_says_when_a_price_is_unknown() {
+        let known = vec![usage("anthropic", "claude-sonnet-4-5", 12_000, 800, 30_000)];
+        let total = jig_agent::total_cost(&known);
+        insta::assert_snapshot!(summary(3, &known, total, 4_210).join("\n"), @r"
+        3 model requests in 4.2 s, cost $0.0570
+          anthropic/claude-sonnet-4-5: 12000 input, 800 output, 30000 cache read, 0 cache write tokens: $0.0570
+        ");
+        let mixed = vec![
+            usage("openai", "gpt-4.1", 1_000, 100, 0),
+            usage("openai-compatible", "qwen3-coder", 5_000, 200, 0),
+        ];
+        let total = jig_agent::total_cost(&mixed);
+        assert_eq!(total, None);
+        insta::assert_snapshot!(summary(1, &mixed, total, 900).join("\n"), @r"
+        1 model request in 0.9 s, cost unknown
+          openai/gpt-4.1: 1000 input, 100 output, 0 cache read, 0 cache write tokens: $0.0028
+          openai-compatible/qwen3-coder: 5000 input, 200 output, 0 cache read, 0 cache write tokens: no price in the model table
+        ");
+    }
 }

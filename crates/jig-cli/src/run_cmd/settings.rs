@@ -6,19 +6,37 @@
 //! ```
 //!
 //! Every key is optional; unknown keys are an error (a typo must not be ignored silently).
+//!
+//! `providers` adds custom providers, `models` overrides the prices and windows of models of
+//! built-in providers:
+//!
+//! ```json
+//! {"providers": [{"name": "corp", "kind": "openai", "baseUrl": "https://llm.corp.example/v1",
+//!   "apiKeyEnv": "CORP_LLM_KEY",
+//!   "models": [{"id": "coder", "contextWindow": 65536,
+//!     "cost": {"input": 1.0, "output": 4.0, "cacheRead": 0.1, "cacheWrite": 0}}]}],
+//!  "models": [{"provider": "anthropic", "id": "claude-sonnet-4-5", "cost": {"input": 3, "output": 15}}]}
+//! ```
+//!
+//! A bad `providers` or `models` entry is a warning and is left out — unless the run selects that
+//! provider (`--provider`, the `provider` key, a resumed session): then it is an error saying
+//! what to fix.
+//!
 //! A project's `.jig/settings.json` is merged over these only once the project is trusted
 //! (`jig_project`): a repository must not choose where a user's prompts and code are sent before
 //! the user has said they trust it.
 
 use std::path::{Path, PathBuf};
 
-use jig_llm::ThinkingLevel;
+use jig_llm::{Api, KnownProvider, ModelCost, ModelInfo, ModelTable, ThinkingLevel};
+use jig_protocol::EnvVars;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::exit::CliError;
 
 /// What the settings file says.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct Settings {
     /// The provider used when neither `--provider` nor a resumed session names one.
@@ -39,6 +57,196 @@ pub(super) struct Settings {
     _extensions: Option<serde_json::Value>,
     #[serde(rename = "hooks")]
     _hooks: Option<serde_json::Value>,
+    /// Custom providers, as written (each entry is checked on its own: see [`Settings::providers`]).
+    #[serde(default)]
+    providers: Vec<Value>,
+    /// Overrides of built-in models' prices and windows, as written.
+    #[serde(default)]
+    models: Vec<Value>,
+}
+
+/// The protocol a custom provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum ProviderKind {
+    /// OpenAI Chat Completions.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub(super) fn api(self) -> Api {
+        match self {
+            Self::Openai => Api::OpenAiCompletions,
+            Self::Anthropic => Api::AnthropicMessages,
+        }
+    }
+
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    pub(super) fn parse(text: &str) -> Option<Self> {
+        match text {
+            "openai" => Some(Self::Openai),
+            "anthropic" => Some(Self::Anthropic),
+            _ => None,
+        }
+    }
+}
+
+/// A custom provider from the settings' `providers`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct CustomProvider {
+    /// The name `--provider` selects (and the session records).
+    pub(super) name: String,
+    /// `openai` or `anthropic`.
+    pub(super) kind: ProviderKind,
+    /// The endpoint (`https://…/v1` for `openai`, the part before `/v1/messages` for
+    /// `anthropic`).
+    pub(super) base_url: String,
+    /// The environment variable holding the API key; none for endpoints without keys.
+    #[serde(default)]
+    pub(super) api_key_env: Option<String>,
+    /// The models it serves; the first is the default.
+    #[serde(default)]
+    pub(super) models: Vec<ModelInfo>,
+}
+
+/// An entry of the settings' `models`: a built-in provider's model with other prices or window.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ModelOverride {
+    provider: String,
+    id: String,
+    #[serde(default)]
+    context_window: Option<u64>,
+    #[serde(default)]
+    cost: Option<ModelCost>,
+}
+
+/// A `providers` entry that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct BadEntry {
+    /// Its `name`, when it has one.
+    pub(super) name: Option<String>,
+    /// How the warning names it: ``provider `corp` `` or `providers[2]`.
+    pub(super) label: String,
+    /// What is wrong, for the user.
+    pub(super) problem: String,
+}
+
+/// The settings' custom providers: the usable ones and the bad entries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Providers {
+    pub(super) usable: Vec<CustomProvider>,
+    pub(super) bad: Vec<BadEntry>,
+}
+
+impl Providers {
+    /// The usable provider called `name`.
+    pub(super) fn find(&self, name: &str) -> Option<&CustomProvider> {
+        self.usable.iter().find(|provider| provider.name == name)
+    }
+
+    /// The bad entry called `name`.
+    pub(super) fn bad(&self, name: &str) -> Option<&BadEntry> {
+        self.bad
+            .iter()
+            .find(|entry| entry.name.as_deref() == Some(name))
+    }
+}
+
+impl Settings {
+    /// The custom providers, each entry checked on its own: a valid name (not a built-in
+    /// provider's, not used twice), `kind` `openai` or `anthropic`, an `http(s)://` base URL, a
+    /// variable name for the key, models with ids.
+    pub(super) fn providers(&self) -> Providers {
+        let mut providers = Providers::default();
+        for (index, raw) in self.providers.iter().enumerate() {
+            let name = raw.get("name").and_then(Value::as_str).map(str::to_owned);
+            match check_provider(raw, &providers) {
+                Ok(provider) => providers.usable.push(provider),
+                Err(problem) => providers.bad.push(BadEntry {
+                    label: name.as_deref().map_or_else(
+                        || format!("providers[{index}]"),
+                        |name| format!("provider `{name}`"),
+                    ),
+                    name,
+                    problem,
+                }),
+            }
+        }
+        providers
+    }
+
+    /// The model table: the built-in models, the settings' `models` overrides and the custom
+    /// providers' models. Bad `models` entries are returned as problems.
+    pub(super) fn model_table(&self, providers: &Providers) -> (ModelTable, Vec<String>) {
+        let mut table = ModelTable::builtin();
+        let mut problems = Vec::new();
+        for (index, raw) in self.models.iter().enumerate() {
+            match serde_json::from_value::<ModelOverride>(raw.clone()) {
+                Ok(entry) => {
+                    table = table.with_models(
+                        &entry.provider,
+                        [ModelInfo {
+                            id: entry.id,
+                            context_window: entry.context_window,
+                            cost: entry.cost,
+                        }],
+                    );
+                }
+                Err(error) => problems.push(format!("models[{index}]: {error}")),
+            }
+        }
+        for provider in &providers.usable {
+            table = table.with_models(&provider.name, provider.models.iter().cloned());
+        }
+        (table, problems)
+    }
+}
+
+fn check_provider(raw: &Value, known: &Providers) -> Result<CustomProvider, String> {
+    let provider: CustomProvider = serde_json::from_value(raw.clone())
+        .map_err(|error| format!("{error} (keys: name, kind, baseUrl, apiKeyEnv, models)"))?;
+    let name = provider.name.as_str();
+    if name.is_empty() || name.chars().any(char::is_whitespace) {
+        return Err("`name` must be a non-empty word".to_owned());
+    }
+    if KnownProvider::find(name).is_some() {
+        return Err(format!(
+            "`{name}` is a built-in provider; give the custom provider another name"
+        ));
+    }
+    if known.find(name).is_some() {
+        return Err("the name is used by an earlier entry".to_owned());
+    }
+    if !(provider.base_url.starts_with("http://") || provider.base_url.starts_with("https://")) {
+        return Err(format!(
+            "`baseUrl` must start with http:// or https:// (got `{}`)",
+            provider.base_url
+        ));
+    }
+    if let Some(variable) = &provider.api_key_env
+        && (variable.is_empty()
+            || !variable
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err(format!(
+            "`apiKeyEnv` must be the name of an environment variable such as CORP_API_KEY (got `{variable}`)"
+        ));
+    }
+    if let Some(model) = provider.models.iter().find(|model| model.id.is_empty()) {
+        return Err(format!("a model has an empty `id`: {model:?}"));
+    }
+    Ok(provider)
 }
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
@@ -48,13 +256,15 @@ pub(super) fn path() -> Option<PathBuf> {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    let config =
-        absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
+    let config = absolute(EnvVars::XDG_CONFIG_HOME)
+        .or_else(|| absolute(EnvVars::HOME).map(|h| h.join(".config")))?;
     Some(config.join("jig").join("settings.json"))
 }
 
 /// The user's settings; none when the file does not exist. A file that cannot be read or parsed
 /// is an error naming it.
+///
+/// A trusted project's settings are merged over these by [`with_project`].
 pub(super) fn load() -> Result<Settings, CliError> {
     match path() {
         Some(path) => load_from(&path),
@@ -103,7 +313,7 @@ fn load_from(path: &Path) -> Result<Settings, CliError> {
     };
     serde_json::from_str(&text).map_err(|error| {
         CliError::usage(format!(
-            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow)",
+            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow, providers, models)",
             path.display()
         ))
     })

@@ -645,11 +645,24 @@ async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configur
             held.push(stream);
         }
     });
+    timed_out_after_1_5_s(
+        address,
+        "--idle-timeout",
+        &format!(
+            "jig: openai at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
+        ),
+    )
+    .await;
+}
+
+/// Runs `jig run --base-url http://{address}/v1 {flag} 1.5 hi` and checks that it fails with
+/// `expected` on stderr after 1.5 s (and well before 6 s).
+async fn timed_out_after_1_5_s(address: std::net::SocketAddr, flag: &str, expected: &str) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
     command
         .args(["run", "--no-session", "--base-url"])
         .arg(format!("http://{address}/v1"))
-        .args(["--model", "m", "--idle-timeout", "1.5", "hi"])
+        .args(["--model", "m", flag, "1.5", "hi"])
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_BASE_URL")
@@ -663,12 +676,7 @@ async fn a_server_that_never_answers_ends_the_run_with_a_timeout_in_the_configur
     .await
     .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(
-        text(&output.stderr),
-        format!(
-            "jig: openai at http://{address}/v1/chat/completions sent nothing for 1.5 s (--idle-timeout): the server is stuck or overloaded\n"
-        )
-    );
+    assert_eq!(text(&output.stderr), expected);
     assert!(
         elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_secs(6),
         "{elapsed:?}"
@@ -895,9 +903,12 @@ async fn verbose_prints_tool_calls_and_retries_and_json_mode_reports_retries_and
         .run(&["--model", "m", "--no-session", "--verbose", "read a.txt"])
         .await;
     assert_eq!(text(&verbose.stdout), "done\n");
+    let stderr = text(&verbose.stderr);
     assert_eq!(
-        text(&verbose.stderr),
-        "jig: retrying in 0.0 s (retry 1 of 3): HTTP 503: Overloaded\njig: read a.txt\n"
+        without_duration(&stderr),
+        "jig: retrying in 0.0 s (retry 1 of 3): HTTP 503: Overloaded\njig: read a.txt\n\
+         jig: 2 model requests in <secs> s, cost unknown\n\
+         jig:   openai/m: 20 input, 10 output, 0 cache read, 0 cache write tokens: no price in the model table\n"
     );
     // Without --verbose and with stderr not a terminal: nothing but the reply.
     let quiet = setup.run(&["--model", "m", "--no-session", "hi"]).await;
@@ -942,7 +953,8 @@ async fn verbose_prints_tool_calls_and_retries_and_json_mode_reports_retries_and
             "end": {"reason": "completed"},
             "finalText": "done again",
             "turns": 2,
-            "usage": [{"provider": "openai", "model": "m", "input": 20, "output": 10, "cacheRead": 0, "cacheWrite": 0}],
+            "usage": [{"provider": "openai", "model": "m", "input": 20, "output": 10, "cacheRead": 0, "cacheWrite": 0, "cost": null}],
+            "cost": null,
             "durationMs": 0
         })
     );
@@ -1089,5 +1101,219 @@ async fn on_a_terminal_stdin_is_never_read_and_progress_is_shown() {
             .await
             .unwrap();
     assert_eq!(code, Some(0), "{output}");
-    assert_eq!(output.replace("\r\n", "\n"), "jig: read a.txt\ndone\n");
+    let output = output.replace("\r\n", "\n");
+    assert_eq!(
+        without_duration(&output),
+        "jig: read a.txt\n\
+         jig: 2 model requests in <secs> s, cost unknown\n\
+         jig:   openai/m: 20 input, 10 output, 0 cache read, 0 cache write tokens: no price in the model table\n\
+         done\n"
+    );
+}
+
+/// A loopback address whose connections are never completed: a listener with a backlog of 0
+/// whose accept queue is filled and never drained, so the kernel drops further SYNs (as a
+/// firewall that drops packets would). Returns the listener and the queued connections, which
+/// must live as long as the address is used.
+fn an_address_that_never_completes_a_connection() -> (
+    std::net::SocketAddr,
+    std::net::TcpListener,
+    Vec<std::net::TcpStream>,
+) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    rustix::net::listen(&listener, 0).unwrap();
+    let address = listener.local_addr().unwrap();
+    let mut queued = Vec::new();
+    for _ in 0..64 {
+        match std::net::TcpStream::connect_timeout(&address, Duration::from_millis(300)) {
+            Ok(stream) => queued.push(stream),
+            Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
+                return (address, listener, queued);
+            }
+            Err(error) => panic!("connecting to fill the accept queue: {error}"),
+        }
+    }
+    panic!("the accept queue never filled: this kernel completes connections beyond the backlog");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_accepts_ends_the_run_after_the_connect_timeout() {
+    let (address, _listener, _queued) = an_address_that_never_completes_a_connection();
+    timed_out_after_1_5_s(
+        address,
+        "--connect-timeout",
+        &format!(
+            "jig: could not connect to openai at http://{address}/v1/chat/completions within 1.5 s (--connect-timeout)\n"
+        ),
+    )
+    .await;
+}
+
+/// A reply with the given token counts.
+fn reply_with_usage(text_: &str, input: u64, output: u64) -> ReplayResponse {
+    let ScriptedReply::Message(mut message) = ScriptedReply::text(text_) else {
+        unreachable!()
+    };
+    message.usage.input = input;
+    message.usage.output = output;
+    ReplayResponse::sse(openai_sse(&message))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cost_of_a_run_comes_from_the_model_table_and_is_null_when_unknown() {
+    let setup = Setup::new(vec![
+        reply_with_usage("priced", 1_000_000, 500_000),
+        reply_with_usage("local", 1_000_000, 500_000),
+        reply_with_usage("summed", 2_000, 1_000),
+    ])
+    .await;
+    // gpt-4.1: $2 per million input tokens, $8 per million output tokens.
+    let priced = setup
+        .run(&[
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4.1",
+            "--no-session",
+            "--mode",
+            "json",
+            "hi",
+        ])
+        .await;
+    assert_eq!(priced.status.code(), Some(0), "{}", text(&priced.stderr));
+    let end: Value = serde_json::from_str(text(&priced.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(
+        end["usage"],
+        json!([{"provider": "openai", "model": "gpt-4.1", "input": 1_000_000, "output": 500_000,
+            "cacheRead": 0, "cacheWrite": 0,
+            "cost": {"input": 2.0, "output": 4.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 6.0}}])
+    );
+    assert_eq!(end["cost"], json!(6.0));
+
+    // A local server's model has no price: the cost is unknown, not made up.
+    let local = setup
+        .run(&[
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "gpt-4.1",
+            "--no-session",
+            "--mode",
+            "json",
+            "hi",
+        ])
+        .await;
+    let end: Value = serde_json::from_str(text(&local.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(end["usage"][0]["cost"], Value::Null);
+    assert_eq!(end["cost"], Value::Null);
+
+    // Text mode with progress: the summary on stderr gives tokens and cost per model.
+    let verbose = setup
+        .run(&[
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4.1-mini",
+            "--no-session",
+            "--verbose",
+            "hi",
+        ])
+        .await;
+    assert_eq!(text(&verbose.stdout), "summed\n");
+    let stderr = text(&verbose.stderr);
+    insta::assert_snapshot!(without_duration(&stderr), @r"
+    jig: 1 model request in <secs> s, cost $0.0024
+    jig:   openai/gpt-4.1-mini: 2000 input, 1000 output, 0 cache read, 0 cache write tokens: $0.0024
+    ");
+}
+
+/// `stderr` with the run time of its summary line (`… model requests in N.N s, …`) replaced by
+/// `<secs>`.
+fn without_duration(stderr: &str) -> String {
+    stderr
+        .split_inclusive('\n')
+        .map(
+            |line| match (line.find(" model request"), line.find(" s, cost")) {
+                (Some(_), Some(end)) => {
+                    let start = line.find(" in ").unwrap() + 4;
+                    format!("{}<secs>{}", &line[..start], &line[end..])
+                }
+                _ => line.to_owned(),
+            },
+        )
+        .collect()
+}
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_providers_from_the_settings_are_selected_priced_and_restored_by_continue() {
+    let setup = Setup::new(vec![
+        // Few enough input tokens that the resumed run does not compact first.
+        reply_with_usage("from corp", 40_000, 200_000),
+        reply_with_usage("corp again", 10, 5),
+    ])
+    .await;
+    let settings_dir = setup.data.with_file_name("config").join("jig");
+    fs::create_dir_all(&settings_dir).unwrap();
+    let settings_file = settings_dir.join("settings.json");
+    let settings = json!({
+        "providers": [
+            {"name": "corp", "kind": "openai", "baseUrl": format!("{}/v1", setup.server.url()),
+             "apiKeyEnv": "CORP_LLM_KEY",
+             "models": [{"id": "corp-coder", "contextWindow": 65_536,
+                         "cost": {"input": 1.5, "output": 3.0}}]},
+            {"name": "broken", "kind": "grpc", "baseUrl": "http://localhost:1"},
+        ],
+    });
+    fs::write(&settings_file, settings.to_string()).unwrap();
+
+    let mut command = setup.bare_command(&["--provider", "corp", "--mode", "json", "hi"]);
+    command.env("CORP_LLM_KEY", "corp-secret");
+    let first = output_of(command).await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    // The bad entry is not selected: a warning, and the run goes on.
+    insta::assert_snapshot!(
+        text(&first.stderr).replace(&settings_file.display().to_string(), "<settings>"),
+        @"jig: warning: settings file <settings>: provider `broken`: unknown variant `grpc`, expected `openai` or `anthropic` (keys: name, kind, baseUrl, apiKeyEnv, models) (entry left out)"
+    );
+    let request = &setup.server.requests()[0];
+    assert_eq!(request.header("authorization"), Some("Bearer corp-secret"));
+    assert_eq!(request.json()["model"], "corp-coder");
+    let end: Value = serde_json::from_str(text(&first.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(end["usage"][0]["provider"], "corp");
+    // 40 000 input tokens at $1.5 per million, 200 000 output tokens at $3 per million.
+    let cost = end["cost"].as_f64().unwrap();
+    assert!((cost - 0.66).abs() < 1e-12, "{cost}");
+
+    // The session records how corp is reached: --continue works without the settings entry.
+    fs::remove_file(&settings_file).unwrap();
+    let mut command = setup.bare_command(&["--continue", "again"]);
+    command.env("CORP_LLM_KEY", "corp-secret");
+    let resumed = output_of(command).await;
+    assert_eq!(
+        text(&resumed.stdout),
+        "corp again\n",
+        "{}",
+        text(&resumed.stderr)
+    );
+    let request = &setup.server.requests()[1];
+    assert_eq!(request.header("authorization"), Some("Bearer corp-secret"));
+    assert_eq!(request.json()["model"], "corp-coder");
+    let session = fs::read_to_string(&setup.session_files()[0]).unwrap();
+    let change: Value = serde_json::from_str(session.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(change["type"], "model_change");
+    assert_eq!(change["providerKind"], "openai");
+    assert_eq!(change["apiKeyEnv"], "CORP_LLM_KEY");
+
+    // Selecting the broken entry is an error that says what to fix; a missing key too.
+    fs::write(&settings_file, settings.to_string()).unwrap();
+    let broken =
+        output_of(setup.bare_command(&["--provider", "broken", "--no-session", "hi"])).await;
+    assert_eq!(broken.status.code(), Some(2));
+    insta::assert_snapshot!(
+        text(&broken.stderr).replace(&settings_file.display().to_string(), "<settings>"),
+        @"jig: provider `broken` from the settings file cannot be used: unknown variant `grpc`, expected `openai` or `anthropic` (keys: name, kind, baseUrl, apiKeyEnv, models); fix its entry in <settings>"
+    );
+    let no_key = output_of(setup.bare_command(&["--provider", "corp", "--no-session", "hi"])).await;
+    assert_eq!(no_key.status.code(), Some(2));
+    insta::assert_snapshot!(text(&no_key.stderr), @"jig: no API key for corp: set CORP_LLM_KEY or pass --api-key");
+    assert_eq!(setup.server.requests().len(), 2);
 }

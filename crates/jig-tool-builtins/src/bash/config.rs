@@ -18,13 +18,7 @@ pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_mins(3);
 pub const DEFAULT_BASH_MAX_TIMEOUT: Duration = Duration::from_hours(24);
 
 /// The session variables a command gets (and that are removed from the inherited environment).
-pub const SESSION_VARIABLES: [&str; 5] = [
-    "JIG_SESSION_ID",
-    "JIG_SESSION_FILE",
-    "JIG_PROVIDER",
-    "JIG_MODEL",
-    "JIG_REASONING_LEVEL",
-];
+pub const SESSION_VARIABLES: [&str; 5] = jig_protocol::EnvVars::SESSION_VARIABLES;
 
 /// The default bound of one full-output file: 16 MiB, the first and the last 8 MiB of the
 /// output.
