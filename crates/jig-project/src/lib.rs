@@ -54,6 +54,7 @@
 
 pub mod diagnostics;
 pub mod discovery;
+mod json_file;
 pub mod resources;
 pub mod settings;
 pub mod store;

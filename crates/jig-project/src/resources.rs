@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::PROJECT_DIR_NAME;
-use crate::settings::{ReadOutcome, read_json_object};
+use crate::json_file::{ReadOutcome, read_json_object};
 
 /// Project settings keys that neither run anything nor send data anywhere: a project whose
 /// settings only set these does not need trust for them.

@@ -9,58 +9,14 @@
 //! project ([`read_project_settings`] takes a [`TrustedProject`]), as a JSON object the caller
 //! merges over the user's ([`merge_settings`]).
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::PROJECT_DIR_NAME;
 use crate::diagnostics::Diagnostics;
+use crate::json_file::{ReadOutcome, read_json_object};
 use crate::trust::{DefaultProjectTrust, TrustedProject};
-
-/// Settings files larger than this are not read (a settings file is a few hundred bytes).
-const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
-
-/// What reading a JSON settings file gave.
-#[derive(Debug)]
-pub(crate) enum ReadOutcome {
-    /// There is no such file.
-    Missing,
-    /// The file exists but is not a readable JSON object: the reason.
-    Invalid(String),
-    /// The file's object.
-    Object(Map<String, Value>),
-}
-
-/// Reads `path` as one JSON object. Only a regular file is read (a FIFO or device would block
-/// or never end), and at most [`MAX_SETTINGS_BYTES`].
-pub(crate) fn read_json_object(path: &Path) -> ReadOutcome {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return ReadOutcome::Missing,
-        Err(error) => return ReadOutcome::Invalid(error.to_string()),
-    };
-    if !metadata.is_file() {
-        return ReadOutcome::Invalid("not a regular file".to_owned());
-    }
-    let mut text = String::new();
-    let read = std::fs::File::open(path).and_then(|file| {
-        file.take(MAX_SETTINGS_BYTES + 1)
-            .read_to_string(&mut text)
-            .map(|_| ())
-    });
-    if let Err(error) = read {
-        return ReadOutcome::Invalid(error.to_string());
-    }
-    if text.len() as u64 > MAX_SETTINGS_BYTES {
-        return ReadOutcome::Invalid(format!("larger than {MAX_SETTINGS_BYTES} bytes"));
-    }
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(object)) => ReadOutcome::Object(object),
-        Ok(_) => ReadOutcome::Invalid("expected a JSON object".to_owned()),
-        Err(error) => ReadOutcome::Invalid(error.to_string()),
-    }
-}
 
 /// The keys of the user's settings that project trust and discovery use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -242,15 +198,5 @@ mod tests {
         jig: warning: Invalid settings file [DIR]/settings.json: extensions: entries must be paths, ignoring 3
         "#);
         assert!(!diagnostics.has_errors());
-    }
-
-    #[test]
-    fn a_settings_path_that_is_not_a_regular_file_is_not_read() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("settings.json")).unwrap();
-        assert!(matches!(
-            read_json_object(&dir.path().join("settings.json")),
-            ReadOutcome::Invalid(reason) if reason == "not a regular file"
-        ));
     }
 }
