@@ -72,7 +72,8 @@ pub async fn load_executable(
 
 /// Loads a directory with an `extension.toml`: either `command = ["prog", "arg", …]` (a
 /// JSON-RPC process) or a `[hooks]` table of `event = ["prog", "arg", …]` (command hooks).
-/// A relative program containing `/` is resolved against the directory.
+/// Words starting with `./` or `../`, and a relative program containing `/`, are resolved
+/// against the directory; the processes run in the session's working directory.
 pub async fn load_manifest_dir(
     dir: &Path,
     options: &LoadOptions,
@@ -145,7 +146,8 @@ pub enum Manifest {
     Hooks(BTreeMap<String, Vec<OsString>>),
 }
 
-/// Parses `extension.toml`; relative programs with a `/` resolve against `dir`.
+/// Parses `extension.toml`; `./` and `../` words (and a relative program with a `/`) resolve
+/// against `dir`.
 pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
     let document: DocumentMut = text.parse().map_err(|error| format!("{error}"))?;
     let command = document.get("command");
@@ -183,18 +185,27 @@ fn argv(item: &Item, dir: &Path, key: &str) -> Result<Vec<OsString>, String> {
             .collect::<Result<_, _>>()?,
         _ => return Err(format!("`{key}` must be a string or an array of strings")),
     };
-    let Some((program, args)) = words.split_first() else {
+    if words.is_empty() {
         return Err(format!("`{key}` is empty"));
-    };
-    let program = Path::new(program);
-    let program = if program.is_relative() && program.components().count() > 1 {
-        dir.join(program)
-    } else {
-        program.to_path_buf()
-    };
-    let mut argv = vec![program.into_os_string()];
-    argv.extend(args.iter().map(OsString::from));
-    Ok(argv)
+    }
+    Ok(words
+        .iter()
+        .enumerate()
+        .map(|(index, word)| resolve_word(word, index == 0, dir))
+        .collect())
+}
+
+/// Words starting with `./` or `../`, and a relative program containing `/`, name files of the
+/// extension directory.
+fn resolve_word(word: &str, program: bool, dir: &Path) -> OsString {
+    if let Some(rest) = word.strip_prefix("./") {
+        return dir.join(rest).into_os_string();
+    }
+    let path = Path::new(word);
+    if word.starts_with("../") || (program && path.is_relative() && word.contains('/')) {
+        return dir.join(path).into_os_string();
+    }
+    OsString::from(word)
 }
 
 #[cfg(test)]
@@ -213,7 +224,7 @@ mod tests {
             parse_manifest("[hooks]\ntool_call = [\"./guard.sh\"]\n", dir).unwrap(),
             Manifest::Hooks(BTreeMap::from([(
                 "tool_call".to_owned(),
-                vec!["/ext/./guard.sh".into()]
+                vec!["/ext/guard.sh".into()]
             )]))
         );
         assert_eq!(

@@ -7,7 +7,7 @@ use jig_extensions::{
 };
 
 /// The repository root.
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
@@ -15,23 +15,23 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// `examples/extensions/<name>`.
-pub fn example(name: &str) -> PathBuf {
+pub(crate) fn example(name: &str) -> PathBuf {
     repo_root().join("examples/extensions").join(name)
 }
 
 /// `tests/it/fixtures/<name>`.
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/it/fixtures")
         .join(name)
 }
 
-pub fn options(cwd: &Path) -> LoadOptions {
+pub(crate) fn options(cwd: &Path) -> LoadOptions {
     LoadOptions::new(cwd)
 }
 
 /// Short timeouts so fault tests finish quickly.
-pub fn quick() -> Timeouts {
+pub(crate) fn quick() -> Timeouts {
     Timeouts {
         decision: Duration::from_millis(1500),
         notification: Duration::from_millis(500),
@@ -39,7 +39,7 @@ pub fn quick() -> Timeouts {
     }
 }
 
-pub fn runner(extensions: Vec<Arc<dyn ExtensionHandle>>) -> ExtensionRunner {
+pub(crate) fn runner(extensions: Vec<Arc<dyn ExtensionHandle>>) -> ExtensionRunner {
     let mut runner = ExtensionRunner::new(quick());
     for extension in extensions {
         runner.add(extension).unwrap();
@@ -47,7 +47,7 @@ pub fn runner(extensions: Vec<Arc<dyn ExtensionHandle>>) -> ExtensionRunner {
     runner
 }
 
-pub fn host() -> Arc<RecordingHost> {
+pub(crate) fn host() -> Arc<RecordingHost> {
     RecordingHost::new(SessionInfo {
         session_id: Some("s-1".to_owned()),
         cwd: "/work".to_owned(),
@@ -57,7 +57,7 @@ pub fn host() -> Arc<RecordingHost> {
 }
 
 /// A ready-to-run Python fixture extension: `python3 ext.py MODE`.
-pub fn python_fixture(mode: &str) -> Vec<std::ffi::OsString> {
+pub(crate) fn python_fixture(mode: &str) -> Vec<std::ffi::OsString> {
     vec![
         "python3".into(),
         fixture("ext.py").into_os_string(),
