@@ -107,7 +107,7 @@ impl Drop for GroupKill {
     }
 }
 
-fn blocked(event: &str, reason: String) -> Result<Value, HandlerError> {
+fn blocked(event: &str, reason: &str) -> Result<Value, HandlerError> {
     let reason = reason.trim().to_owned();
     match event {
         events::TOOL_CALL => Ok(json!({"block": true, "reason": reason})),
@@ -203,7 +203,7 @@ impl ExtensionHandle for HookExtension {
                     HandlerError::Failed(format!("hook printed invalid JSON: {error}"))
                 })
             }
-            Some(2) => blocked(event, stderr),
+            Some(2) => blocked(event, &stderr),
             _ => {
                 let stderr = stderr.trim();
                 Err(HandlerError::Failed(if stderr.is_empty() {

@@ -323,8 +323,8 @@ impl std::fmt::Debug for ActionGate {
 
 impl ActionGate {
     /// Binds the host and applies queued provider registrations; their failures are returned.
-    pub(crate) fn bind(&self, path: &str, host: Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
-        let _ = self.host.set(Arc::clone(&host));
+    pub(crate) fn bind(&self, path: &str, host: &Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
+        let _ = self.host.set(Arc::clone(host));
         let queued = std::mem::take(&mut *lock(&self.queued_providers));
         queued
             .into_iter()
@@ -346,7 +346,12 @@ impl ActionGate {
     }
 
     /// Serves one action method. `Err` is the message of the JSON-RPC error.
-    pub(crate) async fn call(&self, path: &str, method: &str, params: Value) -> Result<Value, String> {
+    pub(crate) async fn call(
+        &self,
+        path: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
         if method == "registerProvider" {
             return match self.host.get() {
                 None => {
@@ -383,7 +388,9 @@ impl ActionGate {
             "getAllTools" => Ok(json!(host.all_tools().await)),
             "setActiveTools" => {
                 let names: Vec<String> = parse.get(field("names"))?;
-                host.set_active_tools(path, names).await.map(|()| Value::Null)
+                host.set_active_tools(path, names)
+                    .await
+                    .map(|()| Value::Null)
             }
             "getSessionInfo" => Ok(json!(host.session_info().await)),
             "ui/select" | "ui/confirm" | "ui/input" | "ui/notify" => {

@@ -198,13 +198,11 @@ impl ExtensionHandle for InProcessExtension {
     }
 
     async fn bind(&self, host: Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
-        self.gate.bind(&self.path, host)
+        self.gate.bind(&self.path, &host)
     }
 
     fn timed_out(&self, event: &str) {
-        let _ = self
-            .stopped
-            .set(format!("stopped after {event} timed out"));
+        let _ = self.stopped.set(format!("stopped after {event} timed out"));
     }
 
     fn failure(&self) -> Option<String> {

@@ -29,24 +29,20 @@ pub(crate) async fn read_line_bounded<R: AsyncBufRead + Unpin>(
         if available.is_empty() {
             return Ok(!line.is_empty());
         }
-        match memchr::memchr(b'\n', available) {
-            Some(end) => {
-                if line.len() + end > max {
-                    return Err(LineError::TooLong(max));
-                }
-                line.extend_from_slice(&available[..end]);
-                reader.consume(end + 1);
-                return Ok(true);
+        if let Some(end) = memchr::memchr(b'\n', available) {
+            if line.len() + end > max {
+                return Err(LineError::TooLong(max));
             }
-            None => {
-                let taken = available.len();
-                if line.len() + taken > max {
-                    return Err(LineError::TooLong(max));
-                }
-                line.extend_from_slice(available);
-                reader.consume(taken);
-            }
+            line.extend_from_slice(&available[..end]);
+            reader.consume(end + 1);
+            return Ok(true);
         }
+        let taken = available.len();
+        if line.len() + taken > max {
+            return Err(LineError::TooLong(max));
+        }
+        line.extend_from_slice(available);
+        reader.consume(taken);
     }
 }
 

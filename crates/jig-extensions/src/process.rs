@@ -293,7 +293,8 @@ impl fmt::Debug for ProcessExtension {
 
 impl Drop for ProcessExtension {
     fn drop(&mut self) {
-        self.connection.fail("the extension was unloaded".to_owned());
+        self.connection
+            .fail("the extension was unloaded".to_owned());
     }
 }
 
@@ -306,11 +307,11 @@ impl ProcessExtension {
         options: &LoadOptions,
     ) -> Result<Self, LoadError> {
         let fail = |reason: String| LoadError::new(path, reason);
-        let Some((program, args)) = argv.split_first() else {
+        let Some((program, arguments)) = argv.split_first() else {
             return Err(fail("no command to run".to_owned()));
         };
         let mut child = Command::new(program)
-            .args(args)
+            .args(arguments)
             .current_dir(&options.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -519,12 +520,12 @@ impl ExtensionHandle for ProcessExtension {
     }
 
     async fn bind(&self, host: Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
-        let errors = self
-            .connection
-            .gate
-            .bind(&self.connection.path, Arc::clone(&host));
+        let errors = self.connection.gate.bind(&self.connection.path, &host);
         let info = host.session_info().await;
-        let _ = self.connection.notify("bind", json!({ "session": info })).await;
+        let _ = self
+            .connection
+            .notify("bind", json!({ "session": info }))
+            .await;
         errors
     }
 

@@ -1,4 +1,8 @@
 //! Integration tests of the extension runtime: fold rules, transports, faults, examples.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions unwrap too"
+)]
 
 mod examples;
 mod faults;

@@ -64,3 +64,12 @@ pub(crate) fn python_fixture(mode: &str) -> Vec<std::ffi::OsString> {
         mode.into(),
     ]
 }
+
+/// A runner with the default timeouts, for tests where a loaded machine must not fail them.
+pub(crate) fn patient(extensions: Vec<Arc<dyn ExtensionHandle>>) -> ExtensionRunner {
+    let mut runner = ExtensionRunner::default();
+    for extension in extensions {
+        runner.add(extension).unwrap();
+    }
+    runner
+}
