@@ -1,0 +1,11 @@
+//! Integration tests of jig-env-remote: the env conformance suite on `RemoteEnv` over an
+//! in-process pipe, over ssh and into a container, and the fault cases (a connection lost
+//! mid-write, mid-exec, a server that dies).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect the host filesystem and start servers directly"
+)]
+
+mod conformance;
+mod faults;
+mod support;
