@@ -146,6 +146,8 @@ pub(crate) struct RunArgs {
     /// Whether file tools are confined to the working directory.
     #[arg(long, value_enum, default_value_t = ContainmentArg::Workspace)]
     containment: ContainmentArg,
+    #[command(flatten)]
+    env: crate::env_cmd::EnvFlags,
 }
 
 /// Runs `jig run`.
@@ -250,9 +252,10 @@ fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let tools = select_tools(args.tools.as_deref())?;
-    let env = workspace::open_env()?;
+    let (env, cwd) =
+        crate::env_cmd::open_env(&args.env, workspace::open_env, args.cwd.as_deref()).await?;
     let mut tool_context =
-        workspace::tool_context(env, args.cwd.as_deref(), args.containment.into()).await?;
+        workspace::tool_context(env, cwd.as_deref(), args.containment.into()).await?;
     let cwd = tool_context.cwd.clone();
 
     let choice = session_choice::open(

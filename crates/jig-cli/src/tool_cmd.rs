@@ -41,6 +41,8 @@ pub(crate) struct ToolArgs {
     /// prints its path); by default they are removed when the call ends.
     #[arg(long)]
     keep_temp: bool,
+    #[command(flatten)]
+    env: crate::env_cmd::EnvFlags,
 }
 
 /// Arguments of `jig tools`.
@@ -77,22 +79,23 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let env: std::sync::Arc<dyn jig_env::ExecutionEnv> =
-        std::sync::Arc::new(workspace::local_env().keep_temp_files(args.keep_temp));
+    let local = || -> Result<std::sync::Arc<dyn jig_env::ExecutionEnv>, CliError> {
+        Ok(std::sync::Arc::new(
+            workspace::local_env().keep_temp_files(args.keep_temp),
+        ))
+    };
     let outcome = runtime.block_on(async {
-        let ctx = match workspace::tool_context(
-            env.clone(),
-            args.cwd.as_deref(),
-            args.containment.into(),
-        )
-        .await
-        {
-            Ok(ctx) => ctx,
-            Err(error) => {
-                env.cleanup().await;
-                return Err(error);
-            }
-        };
+        let (env, cwd) = crate::env_cmd::open_env(&args.env, local, args.cwd.as_deref()).await?;
+        let ctx =
+            match workspace::tool_context(env.clone(), cwd.as_deref(), args.containment.into())
+                .await
+            {
+                Ok(ctx) => ctx,
+                Err(error) => {
+                    env.cleanup().await;
+                    return Err(error);
+                }
+            };
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);
