@@ -64,9 +64,8 @@ impl AuditLog {
         if let Ok(id) = CALL_ID.try_with(Clone::clone) {
             fields.insert("call".into(), Value::String(id));
         }
-        let mut line = match serde_json::to_vec(&Value::Object(fields)) {
-            Ok(line) => line,
-            Err(_) => return,
+        let Ok(mut line) = serde_json::to_vec(&Value::Object(fields)) else {
+            return;
         };
         line.push(b'\n');
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);

@@ -145,18 +145,14 @@ struct Pending<'a> {
 
 impl Pending<'_> {
     async fn next(&mut self) -> EnvResult<Incoming> {
-        match self.rx.recv().await {
-            Some(incoming) => {
-                if matches!(incoming, Incoming::Ok(..) | Incoming::Err(_)) {
-                    self.done = true;
-                }
-                Ok(incoming)
-            }
-            None => {
-                self.done = true;
-                Err(self.conn.lost(self.operation))
-            }
+        let Some(incoming) = self.rx.recv().await else {
+            self.done = true;
+            return Err(self.conn.lost(self.operation));
+        };
+        if matches!(incoming, Incoming::Ok(..) | Incoming::Err(_)) {
+            self.done = true;
         }
+        Ok(incoming)
     }
 
     /// Waits for the answer, collecting data frames before it in front of its payload.
@@ -225,7 +221,7 @@ impl Drop for RemoteEnv {
 }
 
 /// How long to wait for the server's greeting.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+const HELLO_TIMEOUT: Duration = Duration::from_mins(1);
 
 impl RemoteEnv {
     /// Connects over `reader`/`writer` (whatever reaches `jig env serve`): waits for the

@@ -431,7 +431,7 @@ impl From<FileKind> for WireKind {
             FileKind::File => Self::File,
             FileKind::Directory => Self::Directory,
             FileKind::Symlink => Self::Symlink,
-            _ => Self::Other,
+            FileKind::Other => Self::Other,
         }
     }
 }

@@ -68,6 +68,10 @@ fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Serves `env` on `reader`/`writer` until the client closes the stream; then every running
 /// process is killed and the env cleaned up.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one loop dispatching every message type"
+)]
 pub async fn serve<R, W>(
     env: Arc<dyn ExecutionEnv>,
     options: ServeOptions,

@@ -261,11 +261,11 @@ pub async fn connect_command(target: &str, argv: &[String]) -> Result<RemoteEnv,
         target: target.to_owned(),
         reason,
     };
-    let Some((program, args)) = argv.split_first() else {
+    let Some((program, arguments)) = argv.split_first() else {
         return Err(transport("empty command".to_owned()));
     };
     let mut child = tokio::process::Command::new(program)
-        .args(args)
+        .args(arguments)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

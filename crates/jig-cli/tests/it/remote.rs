@@ -4,7 +4,12 @@
 //!
 //! A missing `sshd` or `podman` skips its test with a "SKIPPED" line on stderr, unless
 //! `JIG_REQUIRE_REMOTE=1` (CI), which makes it a failure.
+#![expect(
+    clippy::expect_used,
+    reason = "set-up helpers of tests: a failed step is a failed test"
+)]
 
+use std::io::Write as _;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -23,10 +28,14 @@ fn jig() -> PathBuf {
 
 /// Skips (or, with `JIG_REQUIRE_REMOTE=1`, fails) a test whose tool is missing.
 fn skip(reason: &str) {
-    if std::env::var("JIG_REQUIRE_REMOTE").as_deref() == Ok("1") {
-        panic!("{reason}, and JIG_REQUIRE_REMOTE=1 requires this test");
-    }
-    eprintln!("SKIPPED: {reason} (set JIG_REQUIRE_REMOTE=1 to make this a failure)");
+    assert!(
+        std::env::var("JIG_REQUIRE_REMOTE").as_deref() != Ok("1"),
+        "{reason}, and JIG_REQUIRE_REMOTE=1 requires this test"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: {reason} (set JIG_REQUIRE_REMOTE=1 to make this a failure)"
+    );
 }
 
 fn run(command: &mut Command) {

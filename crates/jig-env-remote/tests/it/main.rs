@@ -5,6 +5,12 @@
     clippy::disallowed_methods,
     reason = "tests set up and inspect the host filesystem and start servers directly"
 )]
+#![expect(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::similar_names,
+    reason = "set-up helpers of tests: a failed step is a failed test; client and served ends"
+)]
 
 mod conformance;
 mod faults;
