@@ -160,12 +160,14 @@ impl Pending<'_> {
         let mut data: Option<BytesMut> = None;
         loop {
             match self.next().await? {
-                Incoming::Data(chunk) => data.get_or_insert_with(BytesMut::new).extend(chunk),
+                Incoming::Data(chunk) => data
+                    .get_or_insert_with(BytesMut::new)
+                    .extend_from_slice(&chunk),
                 Incoming::Ok(value, payload) => {
                     return Ok(match data {
                         None => (value, payload),
                         Some(mut data) => {
-                            data.extend(payload);
+                            data.extend_from_slice(&payload);
                             (value, data.freeze())
                         }
                     });

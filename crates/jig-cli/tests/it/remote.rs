@@ -492,3 +492,112 @@ async fn conformance_in_a_podman_container() {
         .expect("write through the mount");
     run_all(|| async { same_path_fixture(container.connect().await, &base) }).await;
 }
+
+// ----- benchmarks (run by hand: `cargo test -p jig-cli --test it bench_remote -- --ignored --nocapture`)
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// Makes a tree of source files to grep: `copies` copies of this repository's crates.
+fn bench_tree(base: &Path, copies: usize) -> PathBuf {
+    let tree = base.join("tree");
+    std::fs::create_dir_all(&tree).expect("tree");
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for copy in 0..copies {
+        run(Command::new("cp")
+            .arg("-r")
+            .arg(&crates)
+            .arg(tree.join(format!("copy{copy}"))));
+    }
+    tree
+}
+
+async fn bench_env(label: &str, env: &dyn ExecutionEnv, dir: &Path, tree: &Path) -> String {
+    let small = dir.join("small.txt");
+    env.write(&small, Bytes::from_static(b"a small file\n"))
+        .await
+        .expect("write");
+    for _ in 0..20 {
+        env.read(&small).await.expect("warm");
+    }
+    let calls = 500;
+    let started = Instant::now();
+    for _ in 0..calls {
+        env.read(&small).await.expect("read");
+    }
+    let per_call = millis(started.elapsed()) / f64::from(calls);
+    let big = dir.join("big.bin");
+    let data = Bytes::from(vec![7_u8; 200 << 20]);
+    let started = Instant::now();
+    env.write(&big, data).await.expect("write big");
+    let write_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let read = env.read(&big).await.expect("read big");
+    let read_s = started.elapsed().as_secs_f64();
+    assert_eq!(read.len(), 200 << 20);
+    drop(read);
+    env.remove(&big, jig_env::Recursive::No).await.expect("rm");
+    let mut best = f64::MAX;
+    let mut matches = 0;
+    for _ in 0..3 {
+        let started = Instant::now();
+        let found = env
+            .search(jig_env::SearchRequest::new(tree, "fn [a-z_]+\\("))
+            .await
+            .expect("search");
+        best = best.min(millis(started.elapsed()));
+        matches = found.matches;
+    }
+    format!(
+        "{label:>8}: read small {per_call:.3} ms/call | write 200 MB {:.0} MB/s | read 200 MB {:.0} MB/s | grep {best:.0} ms ({matches} matches)",
+        200.0 / write_s,
+        200.0 / read_s
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: run by hand with --ignored --nocapture"]
+async fn bench_remote() {
+    let sshd = Sshd::start().expect("sshd");
+    let container = Container::start().expect("podman");
+    let base = container.shared.clone();
+    let tree = bench_tree(&base, 10);
+    let mut lines = Vec::new();
+    let mut stderr = std::io::stderr();
+    let local = jig_env_local::LocalEnv::new();
+    lines.push(bench_env("local", &local, &base, &tree).await);
+    let _ = writeln!(stderr, "{}", lines[0]);
+    let ssh = sshd.connect(&base).await;
+    lines.push(bench_env("ssh", &ssh, &base, &tree).await);
+    let _ = writeln!(stderr, "{}", lines[1]);
+    let podman = container.connect().await;
+    lines.push(bench_env("podman", &podman, &base, &tree).await);
+    let _ = writeln!(stderr, "{}", lines[2]);
+    // The same 200 MB with the engines' own copy tools.
+    let file = base.join("copy.bin");
+    std::fs::write(&file, vec![7_u8; 200 << 20]).expect("write");
+    let started = Instant::now();
+    run(Command::new("scp")
+        .args(["-q", "-O", "-F"])
+        .arg(sshd.dir.path().join("ssh_config"))
+        .args(["-P", &sshd.port.to_string()])
+        .arg(&file)
+        .arg(format!("127.0.0.1:{}", base.join("copy2.bin").display())));
+    let scp = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    run(container
+        .podman()
+        .arg("cp")
+        .arg(&file)
+        .arg(format!("{}:/tmp/copy3.bin", container.name)));
+    let cp = started.elapsed().as_secs_f64();
+    lines.push(format!(
+        "  copies: scp 200 MB {:.0} MB/s | podman cp 200 MB {:.0} MB/s",
+        200.0 / scp,
+        200.0 / cp
+    ));
+    for line in lines {
+        let _ = writeln!(stderr, "{line}");
+    }
+}
