@@ -185,7 +185,10 @@ async fn run(
             partial_result,
         });
     }));
-    let (result, fatal) = match tool.execute(&ctx, arguments.clone()).await {
+    // The env operations of this call are attributed to it in an audit log (`--audit`).
+    let execution =
+        jig_env_audit::with_call_id(call.id.clone(), tool.execute(&ctx, arguments.clone()));
+    let (result, fatal) = match execution.await {
         Ok(result) => (result, None),
         Err(ToolError::Cancelled) => (ToolResult::error(ABORTED_TEXT), None),
         Err(ToolError::Fatal(message)) => {

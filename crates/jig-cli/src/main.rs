@@ -6,6 +6,8 @@
 //! - `jig mcp` ([`mcp_cmd`]): serve the tools to an MCP client over stdio.
 //! - `jig run` ([`run_cmd`]): run the agent on a prompt (providers, sessions, settings).
 //! - `jig sessions` ([`sessions_cmd`]): list the saved `jig run` sessions of a directory.
+//! - `jig env serve` / `jig env install` ([`env_cmd`]): serve this machine as an environment,
+//!   put jig on another; `--env URL` of the tool-running commands connects there.
 //!
 //! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
 //! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
@@ -18,6 +20,7 @@
     reason = "the CLI is the composition root: it reads --args files and stdin on the host"
 )]
 
+mod env_cmd;
 mod exit;
 mod mcp_cmd;
 mod project;
@@ -60,6 +63,8 @@ enum Command {
     Run(Box<run_cmd::RunArgs>),
     /// List the saved sessions of this directory, newest first (what `jig run --continue` resumes).
     Sessions(sessions_cmd::SessionsArgs),
+    /// Serve this machine as an environment for jig elsewhere, or install jig on another one.
+    Env(env_cmd::EnvArgs),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +87,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp_cmd::run_mcp(&args),
         Command::Run(args) => run_cmd::run(*args),
         Command::Sessions(args) => sessions_cmd::run_sessions(&args),
+        Command::Env(args) => env_cmd::run_env(&args),
     };
     match outcome {
         Ok(code) => code,

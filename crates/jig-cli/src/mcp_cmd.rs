@@ -44,6 +44,8 @@ pub(crate) struct McpArgs {
     read_only: bool,
     #[command(flatten)]
     project: ProjectArgs,
+    #[command(flatten)]
+    env: crate::env_cmd::EnvFlags,
 }
 
 /// Runs `jig mcp`.
@@ -63,14 +65,15 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let env = workspace::open_env(false)?;
     let outcome = runtime.block_on(async {
+        let (env, far_cwd) =
+            crate::env_cmd::open_env(&args.env, || workspace::open_env(false), None).await?;
         let termination = crate::signals::termination();
         let shutdown = async move {
             let signal = termination.await;
             tracing::info!(signal = signal.name(), "stopping");
         };
-        let base = match base_context(env.clone(), args).await {
+        let base = match base_context(env.clone(), args, far_cwd.as_deref()).await {
             Ok(base) => base,
             Err(error) => {
                 env.cleanup().await;
@@ -87,7 +90,8 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             }
         }
         let options = ServerOptions {
-            roots_source: if args.roots.is_empty() {
+            // The client's roots are its own machine's directories: not the remote env's.
+            roots_source: if args.roots.is_empty() && far_cwd.is_none() {
                 RootsSource::ClientOrDefault
             } else {
                 RootsSource::Fixed
@@ -153,17 +157,24 @@ fn select_tools(
 }
 
 /// The context every call starts from: the first root as cwd, all roots canonical.
+/// With `--env`, `far_cwd` is the remote working directory: the default root, and what
+/// relative roots are taken against.
 async fn base_context(
     env: std::sync::Arc<dyn jig_env::ExecutionEnv>,
     args: &McpArgs,
+    far_cwd: Option<&std::path::Path>,
 ) -> Result<jig_tool::ToolContext, CliError> {
     let mode: ContainmentMode = args.containment.into();
     let mut roots: Vec<PathBuf> = Vec::new();
     if args.roots.is_empty() {
-        roots.push(workspace::directory_arg(env.as_ref(), "--root", None).await?);
+        roots.push(workspace::directory_arg(env.as_ref(), "--root", far_cwd).await?);
     }
     for root in &args.roots {
-        let root = workspace::directory_arg(env.as_ref(), "--root", Some(root)).await?;
+        let root = match far_cwd {
+            Some(base) => crate::env_cmd::far_dir(base, Some(root)),
+            None => root.clone(),
+        };
+        let root = workspace::directory_arg(env.as_ref(), "--root", Some(&root)).await?;
         if !roots.contains(&root) {
             roots.push(root);
         }

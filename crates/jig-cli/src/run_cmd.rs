@@ -153,6 +153,8 @@ pub(crate) struct RunArgs {
     containment: ContainmentArg,
     #[command(flatten)]
     project: ProjectArgs,
+    #[command(flatten)]
+    env: crate::env_cmd::EnvFlags,
 }
 
 /// Runs `jig run`.
@@ -257,8 +259,13 @@ fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let tools = select_tools(args.tools.as_deref())?;
-    let env = workspace::open_env(false)?;
-    let outcome = run_in_env(args, prompt, tools, Arc::clone(&env)).await;
+    let (env, cwd) = crate::env_cmd::open_env(
+        &args.env,
+        || workspace::open_env(false),
+        args.cwd.as_deref(),
+    )
+    .await?;
+    let outcome = run_in_env(args, prompt, tools, Arc::clone(&env), cwd).await;
     // Commands the run left behind are killed and temporary files removed, however it ended.
     env.cleanup().await;
     outcome
@@ -269,9 +276,10 @@ async fn run_in_env(
     prompt: String,
     tools: ToolRegistry,
     env: Arc<dyn jig_env::ExecutionEnv>,
+    cwd: Option<std::path::PathBuf>,
 ) -> CliResult {
     let mut tool_context =
-        workspace::tool_context(env, args.cwd.as_deref(), args.containment.into()).await?;
+        workspace::tool_context(env, cwd.as_deref(), args.containment.into()).await?;
     let cwd = tool_context.cwd.clone();
     let user_settings = settings::load()?;
     let project = start_project(&args, &cwd).await?;

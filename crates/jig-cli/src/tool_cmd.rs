@@ -44,6 +44,8 @@ pub(crate) struct ToolArgs {
     keep_temp: bool,
     #[command(flatten)]
     project: ProjectArgs,
+    #[command(flatten)]
+    env: crate::env_cmd::EnvFlags,
 }
 
 /// Arguments of `jig tools`.
@@ -81,21 +83,23 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let env = workspace::open_env(args.keep_temp)?;
     let outcome = runtime.block_on(async {
-        let ctx = match workspace::tool_context(
-            env.clone(),
+        let (env, cwd) = crate::env_cmd::open_env(
+            &args.env,
+            || workspace::open_env(args.keep_temp),
             args.cwd.as_deref(),
-            args.containment.into(),
         )
-        .await
-        {
-            Ok(ctx) => ctx,
-            Err(error) => {
-                env.cleanup().await;
-                return Err(error);
-            }
-        };
+        .await?;
+        let ctx =
+            match workspace::tool_context(env.clone(), cwd.as_deref(), args.containment.into())
+                .await
+            {
+                Ok(ctx) => ctx,
+                Err(error) => {
+                    env.cleanup().await;
+                    return Err(error);
+                }
+            };
         // The cwd is the project: its trust is decided before anything it brings is loaded.
         if let Err(error) = project::start(&args.project, &ctx.cwd).await {
             env.cleanup().await;

@@ -50,7 +50,7 @@ pub(crate) const WATCHDOG_ARG: &str = "__watchdog";
 /// The host env, with this executable as the watchdog that kills the commands' processes if
 /// jig is killed without cleaning up. Without a path to this executable there is no
 /// watchdog, and a warning says so.
-fn local_env() -> jig_env_local::LocalEnv {
+pub(crate) fn local_env() -> jig_env_local::LocalEnv {
     let env = jig_env_local::LocalEnv::new();
     match std::env::current_exe() {
         Ok(program) => env.with_watchdog(jig_env_local::WatchdogCommand {

@@ -9,6 +9,7 @@ mod containment;
 mod hardening;
 mod help;
 mod mcp;
+mod remote;
 mod run_cmd;
 mod run_compaction;
 mod support;

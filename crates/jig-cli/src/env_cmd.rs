@@ -1,0 +1,232 @@
+//! `jig env serve` (serve this machine's environment over stdin/stdout), `jig env install`
+//! (put this jig binary far side), and `--env URL` for `jig tool`, `jig mcp` and `jig run`.
+
+use std::io::{self, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow};
+use clap::{Args, Subcommand};
+use jig_env::ExecutionEnv;
+use jig_env_remote::transport::{EnvUrl, connect_command};
+use jig_env_remote::{RemoteEnv, ServeOptions};
+
+use crate::CliResult;
+use crate::exit::{self, CliError};
+use crate::workspace;
+
+/// Arguments of `jig env`.
+#[derive(Debug, Args)]
+pub(crate) struct EnvArgs {
+    #[command(subcommand)]
+    command: EnvCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum EnvCommand {
+    /// Serve this machine's files and processes over stdin/stdout (the env protocol of
+    /// docs/env-protocol.md); what `--env URL` starts on the far side.
+    Serve,
+    /// Copy this jig binary to the far side of an ssh:// or k8s:// URL, as `$HOME/.jig/bin/jig`
+    /// (where `--env` looks first). Refused when the CPU architectures differ.
+    Install {
+        /// `ssh://[user@]host[:port]` or `k8s://namespace/pod[/container]`.
+        url: String,
+    },
+}
+
+/// Runs `jig env`.
+pub(crate) fn run_env(args: &EnvArgs) -> CliResult {
+    match &args.command {
+        EnvCommand::Serve => serve(),
+        EnvCommand::Install { url } => install(url),
+    }
+}
+
+fn serve() -> CliResult {
+    // stdout carries the protocol; logs go to stderr.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("JIG_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(false)
+        .try_init();
+    if io::stdin().is_terminal() {
+        let _ = writeln!(
+            io::stderr().lock(),
+            "jig env serve: serving this machine's environment over stdin/stdout in the binary \
+             env protocol (docs/env-protocol.md); a client such as `jig tool --env ssh://…` \
+             starts it. Ctrl-D quits."
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::Failure)?;
+    let env: Arc<dyn ExecutionEnv> = Arc::new(workspace::local_env());
+    let result = runtime.block_on(jig_env_remote::serve(
+        env,
+        ServeOptions { host_files: true },
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    ));
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    result
+        .map(|()| ExitCode::from(exit::SUCCESS))
+        .map_err(|error| CliError::Failure(error.into()))
+}
+
+fn far_side_output(url: &EnvUrl, script: &str) -> Result<String, CliError> {
+    let argv = url
+        .shell_command(script)
+        .ok_or_else(|| CliError::usage("jig env install takes an ssh:// or k8s:// URL"))?;
+    let output = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", argv[0]))
+        .map_err(CliError::Failure)?;
+    if !output.status.success() {
+        return Err(CliError::Failure(anyhow!(
+            "`{script}` far side failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+fn install(url: &str) -> CliResult {
+    let url = EnvUrl::parse(url).map_err(|error| CliError::usage(error.to_string()))?;
+    let arch = far_side_output(&url, "uname -m")?;
+    let ours = std::env::consts::ARCH;
+    let same = arch == ours || (ours == "aarch64" && arch == "arm64");
+    if !same {
+        return Err(CliError::Failure(anyhow!(
+            "the far side is {arch}, this jig is built for {ours}: build jig for {arch} and copy \
+             it to $HOME/.jig/bin/jig there (or put it on PATH)"
+        )));
+    }
+    let exe = std::env::current_exe()
+        .context("cannot locate the running jig binary")
+        .map_err(CliError::Failure)?;
+    let binary = std::fs::File::open(&exe)
+        .with_context(|| format!("cannot open {}", exe.display()))
+        .map_err(CliError::Failure)?;
+    let script = r#"set -e; mkdir -p "$HOME/.jig/bin"; cat > "$HOME/.jig/bin/jig.part"; chmod 755 "$HOME/.jig/bin/jig.part"; mv "$HOME/.jig/bin/jig.part" "$HOME/.jig/bin/jig"; echo "$HOME/.jig/bin/jig""#;
+    let argv = url
+        .shell_command(script)
+        .ok_or_else(|| CliError::usage("jig env install takes an ssh:// or k8s:// URL"))?;
+    let output = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(binary)
+        .output()
+        .with_context(|| format!("cannot run {}", argv[0]))
+        .map_err(CliError::Failure)?;
+    if !output.status.success() {
+        return Err(CliError::Failure(anyhow!(
+            "copying jig failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    let installed = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let _ = writeln!(io::stdout().lock(), "installed {installed}");
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// The environment `--env URL` names, connected; and the working directory the URL names
+/// (or the far side's home directory).
+pub(crate) async fn connect(url: &str) -> Result<(Arc<RemoteEnv>, PathBuf), CliError> {
+    let parsed = EnvUrl::parse(url).map_err(|error| CliError::usage(error.to_string()))?;
+    let env = match parsed.command() {
+        Some(argv) => connect_command(url, &argv).await,
+        None => container_env(url, &parsed).await,
+    }
+    .map_err(|error| CliError::Failure(anyhow!("--env: {error}")))?;
+    let cwd = parsed
+        .path()
+        .cloned()
+        .or_else(|| env.home_dir())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    Ok((Arc::new(env), cwd))
+}
+
+#[expect(
+    clippy::unused_async,
+    reason = "the container transport connects asynchronously"
+)]
+async fn container_env(
+    url: &str,
+    _parsed: &EnvUrl,
+) -> Result<RemoteEnv, jig_env_remote::ConnectError> {
+    Err(jig_env_remote::ConnectError::Transport {
+        target: url.to_owned(),
+        reason: "docker:// and podman:// are not implemented yet; use stdio:\"docker exec -i \
+                 CONTAINER jig env serve\" meanwhile"
+            .to_owned(),
+    })
+}
+
+/// A directory flag as the far side sees it: absolute as given, relative against `base`.
+pub(crate) fn far_dir(base: &Path, dir: Option<&Path>) -> PathBuf {
+    match dir {
+        Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+        Some(dir) => base.join(dir),
+        None => base.to_path_buf(),
+    }
+}
+
+/// `--env` and `--audit`, shared by `jig tool`, `jig mcp` and `jig run`.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct EnvFlags {
+    /// Run the tools in another environment: `ssh://[user@]host[:port]/path`,
+    /// `k8s://namespace/pod[/container]/path` or `stdio:CMD` (see docs/env-protocol.md). The
+    /// path is the working directory there; relative `--cwd`/`--root` are taken against it.
+    #[arg(long = "env", value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// Record every environment operation (time, tool call, operation, path, bytes, duration,
+    /// outcome) as one JSON line each, appended to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit: Option<PathBuf>,
+}
+
+/// The env the tools use: this machine's (from `local`) or the one `--env` names; and, for a
+/// remote env, the working directory to use instead of `cwd` (`cwd` taken far side).
+pub(crate) async fn open_env(
+    flags: &EnvFlags,
+    local: impl FnOnce() -> Result<Arc<dyn ExecutionEnv>, CliError>,
+    cwd: Option<&Path>,
+) -> Result<(Arc<dyn ExecutionEnv>, Option<PathBuf>), CliError> {
+    let (env, cwd) = match flags.url.as_deref() {
+        None => (local()?, cwd.map(Path::to_path_buf)),
+        Some(url) => {
+            let (env, base) = connect(url).await?;
+            let env: Arc<dyn ExecutionEnv> = env;
+            (env, Some(far_dir(&base, cwd)))
+        }
+    };
+    Ok((audited(env, flags.audit.as_deref())?, cwd))
+}
+
+/// `--audit FILE`: every env operation of the tools recorded as a JSON line in FILE
+/// (appended), see `jig-env-audit`.
+pub(crate) fn audited(
+    env: Arc<dyn ExecutionEnv>,
+    audit: Option<&Path>,
+) -> Result<Arc<dyn ExecutionEnv>, CliError> {
+    let Some(path) = audit else { return Ok(env) };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|error| CliError::usage(format!("--audit {}: {error}", path.display())))?;
+    Ok(Arc::new(jig_env_audit::AuditEnv::new(
+        env,
+        jig_env_audit::AuditLog::new(file),
+    )))
+}

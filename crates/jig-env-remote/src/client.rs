@@ -1,0 +1,763 @@
+//! The client side: [`RemoteEnv`], an [`ExecutionEnv`] whose every operation runs on the far
+//! side of a byte stream.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::{Bytes, BytesMut};
+use jig_env::{
+    DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv,
+    FileHead, FileInfo, FileLock, Line, LineWindow, LinesRead, Recursive, SearchRequest,
+    SearchResult, WalkRequest, WalkResult, WriteOutcome,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::protocol::{
+    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, WireDirEntry, WireError, WireExec,
+    WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch, WireSearchResult, WireWalk,
+    WireWalkResult, read_frame, write_frame,
+};
+
+/// Why a connection could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The stream failed or ended before the server greeted.
+    #[error("{target}: no answer from `jig env serve`: {reason}")]
+    NoHello {
+        /// What was connected to.
+        target: String,
+        /// What happened instead.
+        reason: String,
+    },
+    /// The server speaks another protocol version.
+    #[error(
+        "{target}: the far side speaks env protocol {theirs}, this jig speaks {PROTOCOL_VERSION}; \
+         install the same jig version there"
+    )]
+    Version {
+        /// What was connected to.
+        target: String,
+        /// The server's version.
+        theirs: u32,
+    },
+    /// Starting the transport failed.
+    #[error("{target}: {reason}")]
+    Transport {
+        /// What was connected to.
+        target: String,
+        /// What failed.
+        reason: String,
+    },
+}
+
+/// Extra words for a "connection lost" message (e.g. the transport's stderr).
+pub type Diagnostics = Arc<dyn Fn() -> String + Send + Sync>;
+
+enum Incoming {
+    Data(Bytes),
+    Ok(Value, Bytes),
+    Err(WireError),
+}
+
+/// One connection to a server; shared by the env and its views.
+struct Connection {
+    target: String,
+    hello: Hello,
+    out: mpsc::UnboundedSender<Frame>,
+    pending: Mutex<HashMap<u64, mpsc::UnboundedSender<Incoming>>>,
+    next_id: AtomicU64,
+    closed: Mutex<Option<String>>,
+    diagnostics: Option<Diagnostics>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    keep_alive: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Connection {
+    fn fail(&self, reason: String) {
+        {
+            let mut closed = locked(&self.closed);
+            if closed.is_none() {
+                *closed = Some(reason);
+            }
+        }
+        locked(&self.pending).clear();
+    }
+
+    fn lost(&self, operation: &'static str) -> EnvError {
+        let reason = locked(&self.closed)
+            .clone()
+            .unwrap_or_else(|| "the connection closed".to_owned());
+        let extra = self
+            .diagnostics
+            .as_ref()
+            .map(|diagnostics| diagnostics())
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| format!("; the transport said: {}", text.trim()))
+            .unwrap_or_default();
+        EnvError::new(
+            ErrorKind::Other,
+            operation,
+            format!(
+                "connection to the remote environment {} lost: {reason}{extra}",
+                self.target
+            ),
+        )
+    }
+
+    fn send(&self, frame: Frame) -> bool {
+        self.out.send(frame).is_ok()
+    }
+
+    fn id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        for task in locked(&self.tasks).drain(..) {
+            task.abort();
+        }
+    }
+}
+
+/// An open call; dropping it before its answer cancels it on the far side.
+struct Pending<'a> {
+    conn: &'a Connection,
+    id: u64,
+    operation: &'static str,
+    rx: mpsc::UnboundedReceiver<Incoming>,
+    done: bool,
+}
+
+impl Pending<'_> {
+    async fn next(&mut self) -> EnvResult<Incoming> {
+        let Some(incoming) = self.rx.recv().await else {
+            self.done = true;
+            return Err(self.conn.lost(self.operation));
+        };
+        if matches!(incoming, Incoming::Ok(..) | Incoming::Err(_)) {
+            self.done = true;
+        }
+        Ok(incoming)
+    }
+
+    /// Waits for the answer, collecting data frames before it in front of its payload.
+    async fn finish(mut self) -> EnvResult<(Value, Bytes)> {
+        let mut data: Option<BytesMut> = None;
+        loop {
+            match self.next().await? {
+                Incoming::Data(chunk) => data
+                    .get_or_insert_with(BytesMut::new)
+                    .extend_from_slice(&chunk),
+                Incoming::Ok(value, payload) => {
+                    return Ok(match data {
+                        None => (value, payload),
+                        Some(mut data) => {
+                            data.extend_from_slice(&payload);
+                            (value, data.freeze())
+                        }
+                    });
+                }
+                Incoming::Err(error) => return Err(error.into_env_error()),
+            }
+        }
+    }
+
+    fn cancel(&self) {
+        self.conn.send(Frame::new(Message::Cancel { id: self.id }));
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            locked(&self.conn.pending).remove(&self.id);
+            self.cancel();
+        }
+    }
+}
+
+/// An [`ExecutionEnv`] served by `jig env serve` on the other end of a byte stream.
+///
+/// Every operation is one call on the stream; many calls run at once. A broken stream makes
+/// every open and later call fail with [`ErrorKind::Other`] ("connection to the remote
+/// environment … lost"); nothing ever falls back to the local machine.
+pub struct RemoteEnv {
+    conn: Arc<Connection>,
+    view: Option<u64>,
+}
+
+impl fmt::Debug for RemoteEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteEnv")
+            .field("target", &self.conn.target)
+            .field("view", &self.view)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for RemoteEnv {
+    fn drop(&mut self) {
+        if let Some(view) = self.view {
+            self.conn.send(Frame::new(Message::Call {
+                id: 0,
+                view: None,
+                op: Op::DropView { view },
+            }));
+        }
+    }
+}
+
+/// How long to wait for the server's greeting.
+const HELLO_TIMEOUT: Duration = Duration::from_mins(1);
+
+impl RemoteEnv {
+    /// Connects over `reader`/`writer` (whatever reaches `jig env serve`): waits for the
+    /// server's greeting and checks the protocol version. `target` names the far side in
+    /// messages; `diagnostics` adds words to a "connection lost" error; `keep_alive` lives as
+    /// long as the connection (a child process, a temp dir).
+    pub async fn connect<R, W>(
+        target: impl Into<String>,
+        mut reader: R,
+        writer: W,
+        diagnostics: Option<Diagnostics>,
+        keep_alive: Option<Box<dyn std::any::Any + Send>>,
+    ) -> Result<Self, ConnectError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let target = target.into();
+        let no_hello = |reason: String| {
+            let extra = diagnostics
+                .as_ref()
+                .map(|diagnostics| diagnostics())
+                .filter(|text| !text.trim().is_empty())
+                .map(|text| format!("; the transport said: {}", text.trim()))
+                .unwrap_or_default();
+            ConnectError::NoHello {
+                target: target.clone(),
+                reason: format!("{reason}{extra}"),
+            }
+        };
+        let first = match tokio::time::timeout(HELLO_TIMEOUT, read_frame(&mut reader)).await {
+            Err(_) => return Err(no_hello("timed out".to_owned())),
+            Ok(Err(error)) => return Err(no_hello(error.to_string())),
+            Ok(Ok(None)) => return Err(no_hello("the stream ended".to_owned())),
+            Ok(Ok(Some(frame))) => frame,
+        };
+        let Message::Hello(hello) = first.message else {
+            return Err(no_hello("the first message was not a greeting".to_owned()));
+        };
+        if hello.protocol != PROTOCOL_VERSION {
+            return Err(ConnectError::Version {
+                target,
+                theirs: hello.protocol,
+            });
+        }
+        let (out, queue) = mpsc::unbounded_channel::<Frame>();
+        let conn = Arc::new(Connection {
+            target,
+            hello,
+            out,
+            pending: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            closed: Mutex::default(),
+            diagnostics,
+            tasks: Mutex::default(),
+            keep_alive: Mutex::new(keep_alive),
+        });
+        let weak = Arc::downgrade(&conn);
+        let writer_task = tokio::spawn(write_loop(weak.clone(), writer, queue));
+        let reader_task = tokio::spawn(read_loop(weak, reader));
+        locked(&conn.tasks).extend([writer_task, reader_task]);
+        Ok(Self { conn, view: None })
+    }
+
+    /// The server's jig version.
+    pub fn server_version(&self) -> &str {
+        &self.conn.hello.version
+    }
+
+    /// The server's CPU architecture (`x86_64`, `aarch64`, …).
+    pub fn server_arch(&self) -> &str {
+        &self.conn.hello.arch
+    }
+
+    /// Drops what keeps the transport alive (e.g. kills the `ssh` child): for tests of a lost
+    /// connection.
+    pub fn close_transport(&self) {
+        locked(&self.conn.keep_alive).take();
+    }
+
+    fn start(&self, operation: &'static str, op: Op) -> EnvResult<Pending<'_>> {
+        let id = self.conn.id();
+        let (tx, rx) = mpsc::unbounded_channel();
+        locked(&self.conn.pending).insert(id, tx);
+        if locked(&self.conn.closed).is_some()
+            || !self.conn.send(Frame::new(Message::Call {
+                id,
+                view: self.view,
+                op,
+            }))
+        {
+            locked(&self.conn.pending).remove(&id);
+            return Err(self.conn.lost(operation));
+        }
+        Ok(Pending {
+            conn: &self.conn,
+            id,
+            operation,
+            rx,
+            done: false,
+        })
+    }
+
+    async fn call(&self, operation: &'static str, op: Op) -> EnvResult<(Value, Bytes)> {
+        self.start(operation, op)?.finish().await
+    }
+
+    async fn call_value<T: DeserializeOwned>(
+        &self,
+        operation: &'static str,
+        op: Op,
+    ) -> EnvResult<T> {
+        let (value, _) = self.call(operation, op).await?;
+        decode(operation, value)
+    }
+
+    async fn call_path(&self, operation: &'static str, op: Op) -> EnvResult<PathBuf> {
+        Ok(self.call_value::<WirePath>(operation, op).await?.to_path())
+    }
+
+    async fn call_info(&self, operation: &'static str, op: Op) -> EnvResult<FileInfo> {
+        Ok(self.call_value::<WireInfo>(operation, op).await?.into())
+    }
+
+    /// A call that sends `data` as its body.
+    async fn call_with_body(
+        &self,
+        operation: &'static str,
+        op: Op,
+        data: &Bytes,
+    ) -> EnvResult<Value> {
+        let pending = self.start(operation, op)?;
+        let id = pending.id;
+        let mut offset = 0;
+        while offset < data.len() {
+            let end = (offset + CHUNK).min(data.len());
+            self.conn.send(Frame::with_payload(
+                Message::Data { id },
+                data.slice(offset..end),
+            ));
+            offset = end;
+        }
+        self.conn.send(Frame::new(Message::End { id }));
+        Ok(pending.finish().await?.0)
+    }
+
+    /// Waits for a call's answer, sending a cancel when `cancel` fires first.
+    async fn call_cancellable(
+        &self,
+        operation: &'static str,
+        op: Op,
+        cancel: &jig_env::CancellationToken,
+        sink: Option<&mut dyn ExecSink>,
+    ) -> EnvResult<Value> {
+        let mut pending = self.start(operation, op)?;
+        let mut sink = sink;
+        let mut cancel_sent = false;
+        loop {
+            tokio::select! {
+                incoming = pending.next() => match incoming? {
+                    Incoming::Data(chunk) => {
+                        if let Some(sink) = sink.as_deref_mut() {
+                            sink.output(&chunk).await;
+                        }
+                    }
+                    Incoming::Ok(value, _) => return Ok(value),
+                    Incoming::Err(error) => return Err(error.into_env_error()),
+                },
+                () = cancel.cancelled(), if !cancel_sent => {
+                    cancel_sent = true;
+                    pending.cancel();
+                }
+            }
+        }
+    }
+}
+
+fn decode<T: DeserializeOwned>(operation: &'static str, value: Value) -> EnvResult<T> {
+    serde_json::from_value(value).map_err(|error| {
+        EnvError::new(
+            ErrorKind::Other,
+            operation,
+            format!("unexpected answer from the remote environment: {error}"),
+        )
+    })
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    conn: std::sync::Weak<Connection>,
+    writer: W,
+    mut queue: mpsc::UnboundedReceiver<Frame>,
+) {
+    let mut writer = BufWriter::with_capacity(256 << 10, writer);
+    while let Some(frame) = queue.recv().await {
+        let mut result = write_frame(&mut writer, &frame).await;
+        if result.is_ok() && queue.is_empty() {
+            result = writer.flush().await;
+        }
+        if let Err(error) = result {
+            if let Some(conn) = conn.upgrade() {
+                conn.fail(format!("writing to the stream failed: {error}"));
+            }
+            return;
+        }
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(conn: std::sync::Weak<Connection>, mut reader: R) {
+    loop {
+        let frame = read_frame(&mut reader).await;
+        let Some(conn) = conn.upgrade() else { return };
+        let frame = match frame {
+            Ok(Some(frame)) => frame,
+            Ok(None) => {
+                conn.fail("the server closed the connection".to_owned());
+                return;
+            }
+            Err(error) => {
+                conn.fail(format!("reading from the stream failed: {error}"));
+                return;
+            }
+        };
+        let (id, incoming, last) = match frame.message {
+            Message::Data { id } => (id, Incoming::Data(frame.payload), false),
+            Message::Ok { id, value } => (id, Incoming::Ok(value, frame.payload), true),
+            Message::Err { id, error } => (id, Incoming::Err(error), true),
+            _ => continue,
+        };
+        let mut pending = locked(&conn.pending);
+        if let Some(tx) = pending.get(&id) {
+            let _ = tx.send(incoming);
+        }
+        if last {
+            pending.remove(&id);
+        }
+    }
+}
+
+/// Releases a remote update lock when dropped.
+struct RemoteLock {
+    conn: Arc<Connection>,
+    id: u64,
+}
+
+impl Drop for RemoteLock {
+    fn drop(&mut self) {
+        self.conn.send(Frame::new(Message::Call {
+            id: 0,
+            view: None,
+            op: Op::Unlock { lock: self.id },
+        }));
+    }
+}
+
+fn wire(path: &Path) -> WirePath {
+    WirePath::from_path(path)
+}
+
+#[async_trait]
+impl ExecutionEnv for RemoteEnv {
+    fn name(&self) -> &'static str {
+        "remote"
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.conn.hello.home.as_ref().map(WirePath::to_path)
+    }
+
+    async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.call_path("canonicalize", Op::CanonicalPath { path: wire(path) })
+            .await
+    }
+
+    async fn canonical_path_lenient(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.call_path(
+            "canonicalize",
+            Op::CanonicalPathLenient { path: wire(path) },
+        )
+        .await
+    }
+
+    async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.call_info("stat", Op::FileInfo { path: wire(path) })
+            .await
+    }
+
+    async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.call_info("stat", Op::Stat { path: wire(path) }).await
+    }
+
+    async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.call_path("readlink", Op::ReadLink { path: wire(path) })
+            .await
+    }
+
+    async fn exists(&self, path: &Path) -> EnvResult<bool> {
+        self.call_value("stat", Op::Exists { path: wire(path) })
+            .await
+    }
+
+    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
+        let (_, bytes) = self.call("read", Op::Read { path: wire(path) }).await?;
+        Ok(bytes.into())
+    }
+
+    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        let (_, bytes) = self
+            .call(
+                "read",
+                Op::ReadStart {
+                    path: wire(path),
+                    max_bytes,
+                },
+            )
+            .await?;
+        Ok(bytes.into())
+    }
+
+    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+        let (value, bytes) = self
+            .call(
+                "read",
+                Op::ReadHead {
+                    path: wire(path),
+                    max_bytes,
+                },
+            )
+            .await?;
+        let head: WireHead = decode("read", value)?;
+        Ok(FileHead {
+            info: head.info.into(),
+            bytes: bytes.into(),
+            complete: head.complete,
+        })
+    }
+
+    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+        let (value, bytes) = self
+            .call(
+                "read",
+                Op::ReadLines {
+                    path: wire(path),
+                    start_line: window.start_line,
+                    max_lines: window.max_lines,
+                    max_bytes: window.max_bytes,
+                },
+            )
+            .await?;
+        let read: WireLines = decode("read", value)?;
+        let mut offset = 0;
+        let mut lines = Vec::with_capacity(read.lines.len());
+        for line in read.lines {
+            let end = offset + line.len;
+            let Some(text) = bytes.get(offset..end) else {
+                return Err(EnvError::new(
+                    ErrorKind::Other,
+                    "read",
+                    "the remote environment sent fewer line bytes than it announced",
+                ));
+            };
+            lines.push(Line {
+                number: line.number,
+                bytes: text.to_vec(),
+                full_len: line.full_len,
+            });
+            offset = end;
+        }
+        Ok(LinesRead {
+            lines,
+            total_lines: read.total_lines,
+            total_bytes: read.total_bytes,
+        })
+    }
+
+    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
+        let op = Op::Write {
+            path: wire(path),
+            size: data.len() as u64,
+        };
+        let value = self.call_with_body("write", op, &data).await?;
+        Ok(WriteOutcome {
+            created: value
+                .get("created")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
+    }
+
+    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
+        let op = Op::Append {
+            path: wire(path),
+            size: data.len() as u64,
+        };
+        self.call_with_body("append", op, &data).await?;
+        Ok(())
+    }
+
+    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
+        self.call(
+            "rename",
+            Op::Rename {
+                from: wire(from),
+                to: wire(to),
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        self.call(
+            "remove",
+            Op::Remove {
+                path: wire(path),
+                recursive: recursive == Recursive::Yes,
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        self.call(
+            "mkdir",
+            Op::CreateDir {
+                path: wire(path),
+                recursive: recursive == Recursive::Yes,
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
+        let entries: Vec<WireDirEntry> = self
+            .call_value("read_dir", Op::ReadDir { path: wire(path) })
+            .await?;
+        Ok(entries.into_iter().map(DirEntry::from).collect())
+    }
+
+    async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
+        self.call_path(
+            "temp",
+            Op::CreateTempFile {
+                prefix: prefix.to_owned(),
+                suffix: suffix.to_owned(),
+            },
+        )
+        .await
+    }
+
+    async fn create_temp_dir(&self, prefix: &str) -> EnvResult<PathBuf> {
+        self.call_path(
+            "temp",
+            Op::CreateTempDir {
+                prefix: prefix.to_owned(),
+            },
+        )
+        .await
+    }
+
+    async fn exec(&self, request: ExecRequest, sink: &mut dyn ExecSink) -> EnvResult<ExecOutcome> {
+        let millis = |duration: Duration| u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        let op = Op::Exec(WireExec {
+            program: request.program.clone(),
+            args: request.args.clone(),
+            cwd: wire(&request.cwd),
+            env: request.env.clone(),
+            env_remove: request.env_remove.clone(),
+            timeout_ms: request.timeout.map(millis),
+            kill_grace_ms: millis(request.kill_grace),
+            idle_grace_ms: millis(request.idle_grace),
+        });
+        let value = self
+            .call_cancellable("exec", op, &request.cancel, Some(sink))
+            .await?;
+        Ok(decode::<WireOutcome>("exec", value)?.into())
+    }
+
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        if request.cancel.is_cancelled() {
+            return Err(EnvError::aborted("walk"));
+        }
+        let op = Op::Walk(WireWalk::from(&request));
+        let value = self
+            .call_cancellable("walk", op, &request.cancel, None)
+            .await?;
+        Ok(decode::<WireWalkResult>("walk", value)?.into())
+    }
+
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        if request.cancel.is_cancelled() {
+            return Err(EnvError::aborted("search"));
+        }
+        let op = Op::Search(WireSearch::from(&request));
+        let value = self
+            .call_cancellable("search", op, &request.cancel, None)
+            .await?;
+        Ok(decode::<WireSearchResult>("search", value)?.into())
+    }
+
+    async fn cleanup(&self) {
+        if let Err(error) = self.call("cleanup", Op::Cleanup).await {
+            tracing::warn!(%error, "remote cleanup failed");
+        }
+    }
+
+    fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
+        let view = self.conn.id();
+        let sent = self.conn.send(Frame::new(Message::Call {
+            id: 0,
+            view: self.view,
+            op: Op::Beneath {
+                view,
+                roots: roots.iter().map(|root| wire(root)).collect(),
+            },
+        }));
+        if !sent {
+            return Err(self.conn.lost("beneath"));
+        }
+        Ok(Arc::new(Self {
+            conn: Arc::clone(&self.conn),
+            view: Some(view),
+        }))
+    }
+
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        let value = self
+            .call_value::<Value>("lock", Op::LockFile { path: wire(path) })
+            .await?;
+        let id = value.get("lock").and_then(Value::as_u64).unwrap_or(0);
+        Ok(FileLock::new(RemoteLock {
+            conn: Arc::clone(&self.conn),
+            id,
+        }))
+    }
+}

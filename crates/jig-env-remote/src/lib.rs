@@ -1,0 +1,42 @@
+//! jig's [`ExecutionEnv`](jig_env::ExecutionEnv) on another machine, container or pod.
+//!
+//! - [`serve`]: the loop behind `jig env serve`: serves one env (a `LocalEnv` where it runs)
+//!   over a byte stream with the versioned protocol of `docs/env-protocol.md`.
+//! - [`RemoteEnv`]: the client, an `ExecutionEnv` over any byte stream
+//!   ([`RemoteEnv::connect`]); every operation runs on the far side, `walk` and `search`
+//!   included (the search engine runs next to the files; only results cross). A lost
+//!   connection is an error result, never a fall back to the local machine.
+//! - [`protocol`]: the frames and messages.
+//! - [`transport`]: env URLs (`stdio:`, `ssh://`, `k8s://`, `docker://`, `podman://`) and
+//!   the commands that carry the stream.
+//!
+//! Bulk bytes cross as raw frame payloads in chunks of at most 1 MiB, so no frame is ever
+//! big; a write is applied on the far side only once its whole body arrived (old or new
+//! file, never a partial one).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use jig_env::ExecutionEnv;
+//! use jig_env_memory::MemoryEnv;
+//! use jig_env_remote::{RemoteEnv, ServeOptions, serve};
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let (client, server) = tokio::io::duplex(1 << 20);
+//! let (server_read, server_write) = tokio::io::split(server);
+//! let served: Arc<dyn ExecutionEnv> = Arc::new(MemoryEnv::new());
+//! tokio::spawn(serve(served, ServeOptions::default(), server_read, server_write));
+//! let (client_read, client_write) = tokio::io::split(client);
+//! let env = RemoteEnv::connect("in-process", client_read, client_write, None, None)
+//!     .await
+//!     .unwrap();
+//! env.write("/ws/a.txt".as_ref(), "hi".into()).await.unwrap();
+//! assert_eq!(env.read("/ws/a.txt".as_ref()).await.unwrap(), b"hi");
+//! # });
+//! ```
+
+mod client;
+pub mod protocol;
+mod server;
+pub mod transport;
+
+pub use client::{ConnectError, Diagnostics, RemoteEnv};
+pub use server::{ServeError, ServeOptions, serve};

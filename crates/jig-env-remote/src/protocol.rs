@@ -1,0 +1,859 @@
+//! The wire format of `jig env serve` (see `docs/env-protocol.md`): frames, messages and the
+//! JSON forms of the env's types.
+//!
+//! A frame is `u32 header length` + `u32 payload length` (both big-endian), a JSON header
+//! ([`Message`]) and raw payload bytes (file contents, process output). Bulk bytes therefore
+//! cross without base64 or JSON escaping.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use jig_env::{
+    CaseSensitivity, DirEntry, EntryKinds, EnvError, ErrorKind, ExecOutcome, FileHead, FileInfo,
+    FileKind, FileMatches, IgnoreRules, LineKind, PatternSyntax, SearchLine, SearchRequest,
+    SearchResult, WalkEntry, WalkRequest, WalkResult,
+};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+
+/// The protocol version both sides announce in their hello; a peer with another major version
+/// is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Bulk data crosses in chunks of at most this many bytes (one frame each).
+pub const CHUNK: usize = 1 << 20;
+
+/// Largest accepted JSON header (a search result with many lines is one header).
+const MAX_HEADER: usize = 256 << 20;
+/// Largest accepted payload of one frame.
+const MAX_PAYLOAD: usize = 16 << 20;
+
+/// One frame: a message and its payload bytes (often empty).
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The JSON header.
+    pub message: Message,
+    /// Raw bytes belonging to the message.
+    pub payload: Bytes,
+}
+
+impl Frame {
+    /// A frame without payload.
+    pub fn new(message: Message) -> Self {
+        Self {
+            message,
+            payload: Bytes::new(),
+        }
+    }
+
+    /// A frame carrying `payload`.
+    pub fn with_payload(message: Message, payload: Bytes) -> Self {
+        Self { message, payload }
+    }
+}
+
+/// Writes one frame (not flushed).
+pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(
+    writer: &mut W,
+    frame: &Frame,
+) -> std::io::Result<()> {
+    let header = serde_json::to_vec(&frame.message).map_err(std::io::Error::other)?;
+    let header_len = u32::try_from(header.len()).map_err(std::io::Error::other)?;
+    let payload_len = u32::try_from(frame.payload.len()).map_err(std::io::Error::other)?;
+    let mut prefix = [0_u8; 8];
+    prefix[..4].copy_from_slice(&header_len.to_be_bytes());
+    prefix[4..].copy_from_slice(&payload_len.to_be_bytes());
+    writer.write_all(&prefix).await?;
+    writer.write_all(&header).await?;
+    if !frame.payload.is_empty() {
+        writer.write_all(&frame.payload).await?;
+    }
+    Ok(())
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of stream (before a frame started).
+pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+) -> std::io::Result<Option<Frame>> {
+    let mut prefix = [0_u8; 8];
+    match reader.read_exact(&mut prefix[..1]).await {
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(error) => return Err(error),
+    }
+    reader.read_exact(&mut prefix[1..]).await?;
+    let header_len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+    let payload_len = u32::from_be_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]) as usize;
+    if header_len > MAX_HEADER || payload_len > MAX_PAYLOAD {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "frame too large (header {header_len} bytes, payload {payload_len} bytes): \
+                 the other side does not speak the jig env protocol"
+            ),
+        ));
+    }
+    let mut header = vec![0_u8; header_len];
+    reader.read_exact(&mut header).await?;
+    let mut payload = vec![0_u8; payload_len];
+    reader.read_exact(&mut payload).await?;
+    let message: Message = serde_json::from_slice(&header).map_err(|error| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("invalid frame header: {error}"),
+        )
+    })?;
+    Ok(Some(Frame {
+        message,
+        payload: Bytes::from(payload),
+    }))
+}
+
+/// Every message, in both directions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Message {
+    /// The server's first frame: who it is.
+    Hello(Hello),
+    /// Client → server: run an operation. `view` names a confined view made by `beneath`.
+    Call {
+        /// Request id, unique among the client's open calls.
+        id: u64,
+        /// The view the operation acts in; none for the served env itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        view: Option<u64>,
+        /// The operation.
+        op: Op,
+    },
+    /// Bulk bytes of call `id` in the payload: a body chunk (client → server, `write` and
+    /// `append`), file contents (server → client, `read`) or process output (`exec`).
+    Data {
+        /// The call.
+        id: u64,
+    },
+    /// Client → server: the body of call `id` is complete.
+    End {
+        /// The call.
+        id: u64,
+    },
+    /// Client → server: abandon call `id` (an exec's process group is killed).
+    Cancel {
+        /// The call.
+        id: u64,
+    },
+    /// Server → client: call `id` succeeded; `value` depends on the operation, the payload
+    /// carries its bytes where it has some.
+    Ok {
+        /// The call.
+        id: u64,
+        /// The result.
+        #[serde(default)]
+        value: serde_json::Value,
+    },
+    /// Server → client: call `id` failed.
+    Err {
+        /// The call.
+        id: u64,
+        /// What went wrong.
+        error: WireError,
+    },
+}
+
+/// The server's greeting.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Hello {
+    /// [`PROTOCOL_VERSION`] of the server.
+    pub protocol: u32,
+    /// The jig version serving.
+    pub version: String,
+    /// The served env's name.
+    pub env: String,
+    /// Its home directory.
+    pub home: Option<WirePath>,
+    /// `uname -m` style architecture of the server.
+    pub arch: String,
+}
+
+/// The operations; fields mirror the [`ExecutionEnv`](jig_env::ExecutionEnv) methods.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+#[expect(
+    missing_docs,
+    reason = "each variant is the env method of the same name"
+)]
+pub enum Op {
+    CanonicalPath {
+        path: WirePath,
+    },
+    CanonicalPathLenient {
+        path: WirePath,
+    },
+    FileInfo {
+        path: WirePath,
+    },
+    Stat {
+        path: WirePath,
+    },
+    ReadLink {
+        path: WirePath,
+    },
+    Exists {
+        path: WirePath,
+    },
+    Read {
+        path: WirePath,
+    },
+    ReadStart {
+        path: WirePath,
+        max_bytes: usize,
+    },
+    ReadHead {
+        path: WirePath,
+        max_bytes: usize,
+    },
+    ReadLines {
+        path: WirePath,
+        start_line: u64,
+        max_lines: usize,
+        max_bytes: usize,
+    },
+    Write {
+        path: WirePath,
+        size: u64,
+    },
+    Append {
+        path: WirePath,
+        size: u64,
+    },
+    Rename {
+        from: WirePath,
+        to: WirePath,
+    },
+    Remove {
+        path: WirePath,
+        recursive: bool,
+    },
+    CreateDir {
+        path: WirePath,
+        recursive: bool,
+    },
+    ReadDir {
+        path: WirePath,
+    },
+    CreateTempFile {
+        prefix: String,
+        suffix: String,
+    },
+    CreateTempDir {
+        prefix: String,
+    },
+    Exec(WireExec),
+    Walk(WireWalk),
+    Search(WireSearch),
+    Cleanup,
+    /// Makes view `view` (a number the client picks) confined beneath `roots`.
+    Beneath {
+        view: u64,
+        roots: Vec<WirePath>,
+    },
+    /// Forgets view `view`.
+    DropView {
+        view: u64,
+    },
+    /// Takes the update lock of `path`; it is held until `unlock` with this call's id.
+    LockFile {
+        path: WirePath,
+    },
+    /// Releases the lock taken by call `lock`.
+    Unlock {
+        lock: u64,
+    },
+}
+
+/// A path: a string when it is UTF-8, otherwise its bytes in base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WirePath {
+    /// A UTF-8 path.
+    Utf8(String),
+    /// Any other path.
+    Bytes {
+        /// The path's bytes, base64 (standard alphabet, padded).
+        b64: String,
+    },
+}
+
+impl WirePath {
+    /// The wire form of `path`.
+    pub fn from_path(path: &Path) -> Self {
+        match path.to_str() {
+            Some(text) => Self::Utf8(text.to_owned()),
+            None => Self::Bytes {
+                b64: base64::engine::general_purpose::STANDARD.encode(path.as_os_str().as_bytes()),
+            },
+        }
+    }
+
+    /// The path (undecodable base64 gives a path the env refuses as relative).
+    pub fn to_path(&self) -> PathBuf {
+        match self {
+            Self::Utf8(text) => PathBuf::from(text),
+            Self::Bytes { b64 } => PathBuf::from(OsString::from_vec(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .unwrap_or_default(),
+            )),
+        }
+    }
+}
+
+impl From<&Path> for WirePath {
+    fn from(path: &Path) -> Self {
+        Self::from_path(path)
+    }
+}
+
+/// An [`EnvError`] on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireError {
+    /// [`ErrorKind::as_str`].
+    pub kind: String,
+    /// The failed operation.
+    pub operation: String,
+    /// The path involved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<WirePath>,
+    /// The message without operation and path.
+    pub message: String,
+}
+
+impl From<&EnvError> for WireError {
+    fn from(error: &EnvError) -> Self {
+        Self {
+            kind: error.kind().as_str().to_owned(),
+            operation: error.operation().to_owned(),
+            path: error.path().map(WirePath::from_path),
+            message: error.message().to_owned(),
+        }
+    }
+}
+
+impl WireError {
+    /// The error as the env reports it.
+    pub fn into_env_error(self) -> EnvError {
+        let kind = match self.kind.as_str() {
+            "not_found" => ErrorKind::NotFound,
+            "permission_denied" => ErrorKind::PermissionDenied,
+            "not_a_directory" => ErrorKind::NotADirectory,
+            "is_a_directory" => ErrorKind::IsADirectory,
+            "invalid" => ErrorKind::Invalid,
+            "unsupported" => ErrorKind::Unsupported,
+            "aborted" => ErrorKind::Aborted,
+            "timeout" => ErrorKind::Timeout,
+            "outside_roots" => ErrorKind::OutsideRoots,
+            _ => ErrorKind::Other,
+        };
+        let error = EnvError::new(kind, static_operation(&self.operation), self.message);
+        match self.path {
+            Some(path) => error.with_path(path.to_path()),
+            None => error,
+        }
+    }
+}
+
+/// The operation names envs use, as `&'static str` (an [`EnvError`] needs one).
+fn static_operation(name: &str) -> &'static str {
+    const KNOWN: &[&str] = &[
+        "canonicalize",
+        "stat",
+        "readlink",
+        "read",
+        "write",
+        "append",
+        "rename",
+        "remove",
+        "mkdir",
+        "create_dir",
+        "read_dir",
+        "readdir",
+        "temp",
+        "create_temp_file",
+        "create_temp_dir",
+        "exec",
+        "walk",
+        "search",
+        "beneath",
+        "lock",
+        "cleanup",
+        "open",
+        "remote",
+    ];
+    KNOWN
+        .iter()
+        .find(|known| **known == name)
+        .copied()
+        .unwrap_or("remote")
+}
+
+/// A [`FileInfo`] on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors FileInfo")]
+pub struct WireInfo {
+    pub path: WirePath,
+    pub kind: WireKind,
+    pub size: u64,
+    /// Nanoseconds since the Unix epoch (negative before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_ns: Option<i128>,
+    pub mode: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_id: Option<(u64, u64)>,
+}
+
+/// A [`FileKind`] on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[expect(missing_docs, reason = "mirrors FileKind")]
+pub enum WireKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+impl From<FileKind> for WireKind {
+    fn from(kind: FileKind) -> Self {
+        match kind {
+            FileKind::File => Self::File,
+            FileKind::Directory => Self::Directory,
+            FileKind::Symlink => Self::Symlink,
+            FileKind::Other => Self::Other,
+        }
+    }
+}
+
+impl From<WireKind> for FileKind {
+    fn from(kind: WireKind) -> Self {
+        match kind {
+            WireKind::File => Self::File,
+            WireKind::Directory => Self::Directory,
+            WireKind::Symlink => Self::Symlink,
+            WireKind::Other => Self::Other,
+        }
+    }
+}
+
+impl From<&FileInfo> for WireInfo {
+    fn from(info: &FileInfo) -> Self {
+        let modified_ns =
+            info.modified
+                .map(|time| match time.duration_since(SystemTime::UNIX_EPOCH) {
+                    Ok(after) => i128::try_from(after.as_nanos()).unwrap_or(i128::MAX),
+                    Err(before) => {
+                        -i128::try_from(before.duration().as_nanos()).unwrap_or(i128::MAX)
+                    }
+                });
+        Self {
+            path: WirePath::from_path(&info.path),
+            kind: info.kind.into(),
+            size: info.size,
+            modified_ns,
+            mode: info.mode,
+            file_id: info.file_id,
+        }
+    }
+}
+
+impl From<WireInfo> for FileInfo {
+    fn from(info: WireInfo) -> Self {
+        let modified = info.modified_ns.map(|ns| {
+            let nanos = ns.unsigned_abs();
+            let magnitude = Duration::new(
+                u64::try_from(nanos / 1_000_000_000).unwrap_or(u64::MAX),
+                u32::try_from(nanos % 1_000_000_000).unwrap_or(0),
+            );
+            if ns >= 0 {
+                SystemTime::UNIX_EPOCH + magnitude
+            } else {
+                SystemTime::UNIX_EPOCH - magnitude
+            }
+        });
+        FileInfo {
+            path: info.path.to_path(),
+            kind: info.kind.into(),
+            size: info.size,
+            modified,
+            mode: info.mode,
+            file_id: info.file_id,
+        }
+    }
+}
+
+/// A [`FileHead`] without its bytes (they travel as the payload).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors FileHead")]
+pub struct WireHead {
+    pub info: WireInfo,
+    pub complete: bool,
+}
+
+impl WireHead {
+    /// Splits a head into its wire form and its bytes.
+    pub fn split(head: FileHead) -> (Self, Bytes) {
+        (
+            Self {
+                info: (&head.info).into(),
+                complete: head.complete,
+            },
+            Bytes::from(head.bytes),
+        )
+    }
+}
+
+/// A directory entry on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors DirEntry")]
+pub struct WireDirEntry {
+    pub name: WirePath,
+    pub kind: WireKind,
+}
+
+impl From<&DirEntry> for WireDirEntry {
+    fn from(entry: &DirEntry) -> Self {
+        Self {
+            name: WirePath::from_path(Path::new(&entry.name)),
+            kind: entry.kind.into(),
+        }
+    }
+}
+
+impl From<WireDirEntry> for DirEntry {
+    fn from(entry: WireDirEntry) -> Self {
+        DirEntry {
+            name: entry.name.to_path().into_os_string(),
+            kind: entry.kind.into(),
+        }
+    }
+}
+
+/// One line of a `read_lines` answer; the bytes are in the payload, one after the other.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors Line")]
+pub struct WireLine {
+    pub number: u64,
+    /// How many payload bytes are this line's.
+    pub len: usize,
+    pub full_len: u64,
+}
+
+/// The value of a `read_lines` answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors LinesRead")]
+pub struct WireLines {
+    pub lines: Vec<WireLine>,
+    pub total_lines: u64,
+    pub total_bytes: u64,
+}
+
+/// An exec request on the wire (its cancellation token is the `cancel` message).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors ExecRequest")]
+pub struct WireExec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: WirePath,
+    pub env: std::collections::BTreeMap<String, String>,
+    pub env_remove: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    pub kill_grace_ms: u64,
+    pub idle_grace_ms: u64,
+}
+
+/// An exec outcome on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors ExecOutcome")]
+pub struct WireOutcome {
+    pub exit_code: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal_name: Option<String>,
+    pub timed_out: bool,
+    pub aborted: bool,
+    pub duration_ms: f64,
+}
+
+impl From<&ExecOutcome> for WireOutcome {
+    fn from(outcome: &ExecOutcome) -> Self {
+        Self {
+            exit_code: outcome.exit_code,
+            signal: outcome.signal,
+            signal_name: outcome.signal_name.clone(),
+            timed_out: outcome.timed_out,
+            aborted: outcome.aborted,
+            duration_ms: outcome.duration.as_secs_f64() * 1000.0,
+        }
+    }
+}
+
+impl From<WireOutcome> for ExecOutcome {
+    fn from(outcome: WireOutcome) -> Self {
+        ExecOutcome {
+            exit_code: outcome.exit_code,
+            signal: outcome.signal,
+            signal_name: outcome.signal_name,
+            timed_out: outcome.timed_out,
+            aborted: outcome.aborted,
+            duration: Duration::from_secs_f64(outcome.duration_ms.max(0.0) / 1000.0),
+        }
+    }
+}
+
+/// A walk request on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors WalkRequest")]
+pub struct WireWalk {
+    pub root: WirePath,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+    pub include_ignored: bool,
+    pub directories: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+}
+
+impl From<&WalkRequest> for WireWalk {
+    fn from(request: &WalkRequest) -> Self {
+        Self {
+            root: WirePath::from_path(&request.root),
+            glob: request.glob.clone(),
+            include_ignored: request.ignore == IgnoreRules::IncludeIgnored,
+            directories: request.kinds == EntryKinds::FilesAndDirectories,
+            limit: request.limit,
+        }
+    }
+}
+
+impl WireWalk {
+    /// The request, with a fresh cancellation token.
+    pub fn into_request(self) -> WalkRequest {
+        let mut request = WalkRequest::new(self.root.to_path());
+        request.glob = self.glob;
+        request.ignore = ignore_rules(self.include_ignored);
+        request.kinds = if self.directories {
+            EntryKinds::FilesAndDirectories
+        } else {
+            EntryKinds::Files
+        };
+        request.limit = self.limit;
+        request
+    }
+}
+
+fn ignore_rules(include_ignored: bool) -> IgnoreRules {
+    if include_ignored {
+        IgnoreRules::IncludeIgnored
+    } else {
+        IgnoreRules::Respect
+    }
+}
+
+/// A walk result on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors WalkResult")]
+pub struct WireWalkResult {
+    pub entries: Vec<(WirePath, WireKind)>,
+    pub limit_reached: bool,
+}
+
+impl From<&WalkResult> for WireWalkResult {
+    fn from(result: &WalkResult) -> Self {
+        Self {
+            entries: result
+                .entries
+                .iter()
+                .map(|entry| (WirePath::from_path(&entry.path), entry.kind.into()))
+                .collect(),
+            limit_reached: result.limit_reached,
+        }
+    }
+}
+
+impl From<WireWalkResult> for WalkResult {
+    fn from(result: WireWalkResult) -> Self {
+        WalkResult {
+            entries: result
+                .entries
+                .into_iter()
+                .map(|(path, kind)| WalkEntry {
+                    path: path.to_path(),
+                    kind: kind.into(),
+                })
+                .collect(),
+            limit_reached: result.limit_reached,
+        }
+    }
+}
+
+/// A search request on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors SearchRequest")]
+pub struct WireSearch {
+    pub root: WirePath,
+    pub pattern: String,
+    pub literal: bool,
+    pub case_insensitive: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+    pub include_ignored: bool,
+    pub context_lines: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    pub max_line_bytes: usize,
+}
+
+impl From<&SearchRequest> for WireSearch {
+    fn from(request: &SearchRequest) -> Self {
+        Self {
+            root: WirePath::from_path(&request.root),
+            pattern: request.pattern.clone(),
+            literal: request.syntax == PatternSyntax::Literal,
+            case_insensitive: request.case == CaseSensitivity::Insensitive,
+            glob: request.glob.clone(),
+            include_ignored: request.ignore == IgnoreRules::IncludeIgnored,
+            context_lines: request.context_lines,
+            limit: request.limit,
+            max_line_bytes: request.max_line_bytes,
+        }
+    }
+}
+
+impl WireSearch {
+    /// The request, with a fresh cancellation token.
+    pub fn into_request(self) -> SearchRequest {
+        let mut request = SearchRequest::new(self.root.to_path(), self.pattern);
+        request.syntax = if self.literal {
+            PatternSyntax::Literal
+        } else {
+            PatternSyntax::Regex
+        };
+        request.case = if self.case_insensitive {
+            CaseSensitivity::Insensitive
+        } else {
+            CaseSensitivity::Sensitive
+        };
+        request.glob = self.glob;
+        request.ignore = ignore_rules(self.include_ignored);
+        request.context_lines = self.context_lines;
+        request.limit = self.limit;
+        request.max_line_bytes = self.max_line_bytes;
+        request
+    }
+}
+
+/// A search result on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors SearchResult")]
+pub struct WireSearchResult {
+    pub files: Vec<WireFileMatches>,
+    pub matches: usize,
+    pub limit_reached: bool,
+}
+
+/// The lines of one file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors FileMatches")]
+pub struct WireFileMatches {
+    pub path: WirePath,
+    /// `(number, is_match, text, truncated)`.
+    pub lines: Vec<(u64, bool, String, bool)>,
+}
+
+impl From<&SearchResult> for WireSearchResult {
+    fn from(result: &SearchResult) -> Self {
+        Self {
+            files: result
+                .files
+                .iter()
+                .map(|file| WireFileMatches {
+                    path: WirePath::from_path(&file.path),
+                    lines: file
+                        .lines
+                        .iter()
+                        .map(|line| {
+                            (
+                                line.number,
+                                line.kind == LineKind::Match,
+                                line.text.clone(),
+                                line.truncated,
+                            )
+                        })
+                        .collect(),
+                })
+                .collect(),
+            matches: result.matches,
+            limit_reached: result.limit_reached,
+        }
+    }
+}
+
+impl From<WireSearchResult> for SearchResult {
+    fn from(result: WireSearchResult) -> Self {
+        SearchResult {
+            files: result
+                .files
+                .into_iter()
+                .map(|file| FileMatches {
+                    path: file.path.to_path(),
+                    lines: file
+                        .lines
+                        .into_iter()
+                        .map(|(number, is_match, text, truncated)| SearchLine {
+                            number,
+                            kind: if is_match {
+                                LineKind::Match
+                            } else {
+                                LineKind::Context
+                            },
+                            text,
+                            truncated,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            matches: result.matches,
+            limit_reached: result.limit_reached,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn frames_round_trip_with_payload() {
+        let (mut a, mut b) = tokio::io::duplex(1 << 16);
+        let frame = Frame::with_payload(Message::Data { id: 7 }, Bytes::from_static(b"\0bytes"));
+        write_frame(&mut a, &frame).await.unwrap();
+        drop(a);
+        let read = read_frame(&mut b).await.unwrap().unwrap();
+        assert!(matches!(read.message, Message::Data { id: 7 }));
+        assert_eq!(&read.payload[..], b"\0bytes");
+        assert!(read_frame(&mut b).await.unwrap().is_none());
+    }
+
+    #[test]
+    fn non_utf8_paths_survive() {
+        let path = PathBuf::from(OsString::from_vec(vec![b'/', 0xff, b'x']));
+        let wire = WirePath::from_path(&path);
+        let json = serde_json::to_string(&wire).unwrap();
+        let back: WirePath = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.to_path(), path);
+    }
+}

@@ -1,0 +1,701 @@
+//! The server side: serves one [`ExecutionEnv`] over a byte stream (`jig env serve`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::{Bytes, BytesMut};
+use jig_env::{
+    CancellationToken, EnvError, EnvResult, ErrorKind, ExecRequest, ExecSink, ExecutionEnv,
+    FileKind, FileLock, LineWindow, Recursive, check_path,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::protocol::{
+    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, WireDirEntry, WireError, WireHead,
+    WireInfo, WireLine, WireLines, WireOutcome, WirePath, WireSearchResult, WireWalkResult,
+    read_frame, write_frame,
+};
+
+/// Files bigger than this are read and written in a stream through the host filesystem (when
+/// [`ServeOptions::host_files`] is set) instead of whole through the env.
+const STREAM_MIN: u64 = 8 << 20;
+
+/// How the server treats the env it serves.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServeOptions {
+    /// The served env is the host filesystem (a `LocalEnv`): big reads and writes of the env
+    /// itself (not of a confined view) stream chunk by chunk through the host filesystem, so a
+    /// big file never sits whole in the server's memory. Views always go through the env.
+    pub host_files: bool,
+}
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Reading or writing the stream failed.
+    #[error("env protocol stream: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+type Out = mpsc::Sender<Frame>;
+
+#[derive(Debug)]
+enum BodyPart {
+    Chunk(Bytes),
+    End,
+}
+
+struct Call {
+    cancel: CancellationToken,
+    task: JoinHandle<()>,
+    /// Exec calls stop through their token (the process group is killed); others are aborted.
+    exec: bool,
+    body: Option<mpsc::Sender<BodyPart>>,
+}
+
+type Calls = Arc<Mutex<HashMap<u64, Call>>>;
+type Locks = Arc<Mutex<HashMap<u64, FileLock>>>;
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Serves `env` on `reader`/`writer` until the client closes the stream; then every running
+/// process is killed and the env cleaned up.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one loop dispatching every message type"
+)]
+pub async fn serve<R, W>(
+    env: Arc<dyn ExecutionEnv>,
+    options: ServeOptions,
+    mut reader: R,
+    writer: W,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, mut queue) = mpsc::channel::<Frame>(64);
+    let writer_task = tokio::spawn(async move {
+        let mut writer = BufWriter::with_capacity(256 << 10, writer);
+        while let Some(frame) = queue.recv().await {
+            write_frame(&mut writer, &frame).await?;
+            // Flush only when nothing else is waiting: many small frames share one write.
+            if queue.is_empty() {
+                writer.flush().await?;
+            }
+        }
+        writer.flush().await?;
+        Ok::<(), std::io::Error>(())
+    });
+    let hello = Hello {
+        protocol: PROTOCOL_VERSION,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        env: env.name().to_owned(),
+        home: env.home_dir().as_deref().map(WirePath::from_path),
+        arch: std::env::consts::ARCH.to_owned(),
+    };
+    let _ = out.send(Frame::new(Message::Hello(hello))).await;
+
+    let calls: Calls = Arc::default();
+    let locks: Locks = Arc::default();
+    let mut views: HashMap<u64, Result<Arc<dyn ExecutionEnv>, WireError>> = HashMap::new();
+    let result = loop {
+        let frame = match read_frame(&mut reader).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break Ok(()),
+            Err(error) => break Err(error),
+        };
+        match frame.message {
+            Message::Call { id, view, op } => {
+                match op {
+                    Op::Beneath {
+                        view: new_view,
+                        roots,
+                    } => {
+                        let roots: Vec<PathBuf> = roots.iter().map(WirePath::to_path).collect();
+                        // A view of a view is confined by both.
+                        let base = match view {
+                            None => Ok(Arc::clone(&env)),
+                            Some(view) => views.get(&view).cloned().unwrap_or_else(|| {
+                                Err(WireError::from(&EnvError::new(
+                                    ErrorKind::Invalid,
+                                    "beneath",
+                                    format!("no view {view} on this connection"),
+                                )))
+                            }),
+                        };
+                        let made = base.and_then(|base| {
+                            base.beneath(&roots)
+                                .map_err(|error| WireError::from(&error))
+                        });
+                        views.insert(new_view, made);
+                        continue;
+                    }
+                    Op::DropView { view } => {
+                        views.remove(&view);
+                        continue;
+                    }
+                    Op::Unlock { lock } => {
+                        locked(&locks).remove(&lock);
+                        continue;
+                    }
+                    _ => {}
+                }
+                let target = match view {
+                    None => Ok(Arc::clone(&env)),
+                    Some(view) => match views.get(&view) {
+                        Some(Ok(view)) => Ok(Arc::clone(view)),
+                        Some(Err(error)) => Err(error.clone()),
+                        None => Err(WireError::from(&EnvError::new(
+                            ErrorKind::Invalid,
+                            "remote",
+                            format!("no view {view} on this connection"),
+                        ))),
+                    },
+                };
+                let target = match target {
+                    Ok(target) => target,
+                    Err(error) => {
+                        let _ = out.send(Frame::new(Message::Err { id, error })).await;
+                        continue;
+                    }
+                };
+                start_call(
+                    CallContext {
+                        env: target,
+                        host_files: options.host_files && view.is_none(),
+                        id,
+                        out: out.clone(),
+                        locks: Arc::clone(&locks),
+                        calls: Arc::clone(&calls),
+                    },
+                    op,
+                );
+            }
+            Message::Data { id } => {
+                let body = locked(&calls).get(&id).and_then(|call| call.body.clone());
+                if let Some(body) = body {
+                    let _ = body.send(BodyPart::Chunk(frame.payload)).await;
+                }
+            }
+            Message::End { id } => {
+                let body = locked(&calls)
+                    .get_mut(&id)
+                    .and_then(|call| call.body.take());
+                if let Some(body) = body {
+                    let _ = body.send(BodyPart::End).await;
+                }
+            }
+            Message::Cancel { id } => {
+                if let Some(call) = locked(&calls).get(&id) {
+                    call.cancel.cancel();
+                    if !call.exec {
+                        call.task.abort();
+                    }
+                }
+                locked(&locks).remove(&id);
+            }
+            Message::Hello(_) | Message::Ok { .. } | Message::Err { .. } => {
+                tracing::warn!("ignoring a server-to-client message sent by the client");
+            }
+        }
+    };
+    // The client is gone (or the stream broke): stop everything it started.
+    let running: Vec<Call> = locked(&calls).drain().map(|(_, call)| call).collect();
+    for call in &running {
+        call.cancel.cancel();
+        if !call.exec {
+            call.task.abort();
+        }
+    }
+    for call in running {
+        let _ = call.task.await;
+    }
+    locked(&locks).clear();
+    drop(views);
+    env.cleanup().await;
+    drop(out);
+    let _ = writer_task.await;
+    result.map_err(ServeError::Io)
+}
+
+struct CallContext {
+    env: Arc<dyn ExecutionEnv>,
+    host_files: bool,
+    id: u64,
+    out: Out,
+    locks: Locks,
+    calls: Calls,
+}
+
+fn start_call(ctx: CallContext, op: Op) {
+    let cancel = CancellationToken::new();
+    let exec = matches!(op, Op::Exec(_));
+    let (body_tx, body_rx) = if matches!(op, Op::Write { .. } | Op::Append { .. }) {
+        let (tx, rx) = mpsc::channel(8);
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let id = ctx.id;
+    let calls = Arc::clone(&ctx.calls);
+    // Hold the map lock while spawning so the task cannot finish (and remove itself) before it
+    // is inserted.
+    let mut map = locked(&calls);
+    let token = cancel.clone();
+    let task = tokio::spawn(async move {
+        let out = ctx.out.clone();
+        let reply = match run_op(&ctx, op, token, body_rx).await {
+            Ok((value, payload)) => Frame::with_payload(Message::Ok { id, value }, payload),
+            Err(error) => Frame::new(Message::Err {
+                id,
+                error: WireError::from(&error),
+            }),
+        };
+        locked(&ctx.calls).remove(&id);
+        let _ = out.send(reply).await;
+    });
+    map.insert(
+        id,
+        Call {
+            cancel,
+            task,
+            exec,
+            body: body_tx,
+        },
+    );
+}
+
+type Reply = (Value, Bytes);
+
+fn value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+#[expect(clippy::too_many_lines, reason = "one arm per operation")]
+async fn run_op(
+    ctx: &CallContext,
+    op: Op,
+    cancel: CancellationToken,
+    body: Option<mpsc::Receiver<BodyPart>>,
+) -> EnvResult<Reply> {
+    let env = &*ctx.env;
+    let none = Bytes::new();
+    Ok(match op {
+        Op::CanonicalPath { path } => (
+            value(&WirePath::from_path(
+                &env.canonical_path(&path.to_path()).await?,
+            )),
+            none,
+        ),
+        Op::CanonicalPathLenient { path } => (
+            value(&WirePath::from_path(
+                &env.canonical_path_lenient(&path.to_path()).await?,
+            )),
+            none,
+        ),
+        Op::FileInfo { path } => (
+            value(&WireInfo::from(&env.file_info(&path.to_path()).await?)),
+            none,
+        ),
+        Op::Stat { path } => (
+            value(&WireInfo::from(&env.stat(&path.to_path()).await?)),
+            none,
+        ),
+        Op::ReadLink { path } => (
+            value(&WirePath::from_path(&env.read_link(&path.to_path()).await?)),
+            none,
+        ),
+        Op::Exists { path } => (json!(env.exists(&path.to_path()).await?), none),
+        Op::Read { path } => read(ctx, &path.to_path()).await?,
+        Op::ReadStart { path, max_bytes } => (
+            Value::Null,
+            Bytes::from(env.read_start(&path.to_path(), max_bytes).await?),
+        ),
+        Op::ReadHead { path, max_bytes } => {
+            let (head, bytes) = WireHead::split(env.read_head(&path.to_path(), max_bytes).await?);
+            (value(&head), bytes)
+        }
+        Op::ReadLines {
+            path,
+            start_line,
+            max_lines,
+            max_bytes,
+        } => {
+            let read = env
+                .read_lines(
+                    &path.to_path(),
+                    LineWindow {
+                        start_line,
+                        max_lines,
+                        max_bytes,
+                    },
+                )
+                .await?;
+            let mut payload = BytesMut::new();
+            let lines = read
+                .lines
+                .iter()
+                .map(|line| {
+                    payload.extend_from_slice(&line.bytes);
+                    WireLine {
+                        number: line.number,
+                        len: line.bytes.len(),
+                        full_len: line.full_len,
+                    }
+                })
+                .collect();
+            (
+                value(&WireLines {
+                    lines,
+                    total_lines: read.total_lines,
+                    total_bytes: read.total_bytes,
+                }),
+                payload.freeze(),
+            )
+        }
+        Op::Write { path, size } => {
+            let path = path.to_path();
+            let Some(body) = body else {
+                return Err(EnvError::new(ErrorKind::Invalid, "write", "no body"));
+            };
+            if ctx.host_files && size > STREAM_MIN {
+                let outcome = stream_write(env, &path, size, body).await?;
+                (json!({ "created": outcome }), none)
+            } else {
+                let data = collect_body("write", &path, size, body).await?;
+                let outcome = env.write(&path, data).await?;
+                (json!({ "created": outcome.created }), none)
+            }
+        }
+        Op::Append { path, size } => {
+            let path = path.to_path();
+            let Some(body) = body else {
+                return Err(EnvError::new(ErrorKind::Invalid, "append", "no body"));
+            };
+            let data = collect_body("append", &path, size, body).await?;
+            env.append(&path, data).await?;
+            (Value::Null, none)
+        }
+        Op::Rename { from, to } => {
+            env.rename(&from.to_path(), &to.to_path()).await?;
+            (Value::Null, none)
+        }
+        Op::Remove { path, recursive } => {
+            env.remove(&path.to_path(), recursive_of(recursive)).await?;
+            (Value::Null, none)
+        }
+        Op::CreateDir { path, recursive } => {
+            env.create_dir(&path.to_path(), recursive_of(recursive))
+                .await?;
+            (Value::Null, none)
+        }
+        Op::ReadDir { path } => {
+            let entries: Vec<WireDirEntry> = env
+                .read_dir(&path.to_path())
+                .await?
+                .iter()
+                .map(WireDirEntry::from)
+                .collect();
+            (value(&entries), none)
+        }
+        Op::CreateTempFile { prefix, suffix } => (
+            value(&WirePath::from_path(
+                &env.create_temp_file(&prefix, &suffix).await?,
+            )),
+            none,
+        ),
+        Op::CreateTempDir { prefix } => (
+            value(&WirePath::from_path(&env.create_temp_dir(&prefix).await?)),
+            none,
+        ),
+        Op::Exec(exec) => {
+            let request = ExecRequest {
+                program: exec.program,
+                args: exec.args,
+                cwd: exec.cwd.to_path(),
+                env: exec.env,
+                env_remove: exec.env_remove,
+                timeout: exec.timeout_ms.map(Duration::from_millis),
+                kill_grace: Duration::from_millis(exec.kill_grace_ms),
+                idle_grace: Duration::from_millis(exec.idle_grace_ms),
+                cancel,
+            };
+            let mut sink = FrameSink {
+                id: ctx.id,
+                out: ctx.out.clone(),
+            };
+            let outcome = env.exec(request, &mut sink).await?;
+            (value(&WireOutcome::from(&outcome)), none)
+        }
+        Op::Walk(walk) => {
+            let mut request = walk.into_request();
+            request.cancel = cancel;
+            (
+                value(&WireWalkResult::from(&env.walk(request).await?)),
+                none,
+            )
+        }
+        Op::Search(search) => {
+            let mut request = search.into_request();
+            request.cancel = cancel;
+            (
+                value(&WireSearchResult::from(&env.search(request).await?)),
+                none,
+            )
+        }
+        Op::Cleanup => {
+            env.cleanup().await;
+            (Value::Null, none)
+        }
+        Op::LockFile { path } => {
+            let lock = env.lock_file(&path.to_path()).await?;
+            locked(&ctx.locks).insert(ctx.id, lock);
+            (json!({ "lock": ctx.id }), none)
+        }
+        Op::Beneath { .. } | Op::DropView { .. } | Op::Unlock { .. } => (Value::Null, none),
+    })
+}
+
+fn recursive_of(recursive: bool) -> Recursive {
+    if recursive {
+        Recursive::Yes
+    } else {
+        Recursive::No
+    }
+}
+
+struct FrameSink {
+    id: u64,
+    out: Out,
+}
+
+#[async_trait]
+impl ExecSink for FrameSink {
+    async fn output(&mut self, chunk: &[u8]) {
+        let _ = self
+            .out
+            .send(Frame::with_payload(
+                Message::Data { id: self.id },
+                Bytes::copy_from_slice(chunk),
+            ))
+            .await;
+    }
+}
+
+fn short_body(operation: &'static str, path: &Path) -> EnvError {
+    EnvError::new(
+        ErrorKind::Aborted,
+        operation,
+        "the client stopped sending the data; nothing was written",
+    )
+    .with_path(path)
+}
+
+/// The whole body of a write or append, checked against the announced size.
+async fn collect_body(
+    operation: &'static str,
+    path: &Path,
+    size: u64,
+    mut body: mpsc::Receiver<BodyPart>,
+) -> EnvResult<Bytes> {
+    let mut data = BytesMut::with_capacity(usize::try_from(size.min(STREAM_MIN)).unwrap_or(0));
+    loop {
+        match body.recv().await {
+            Some(BodyPart::Chunk(chunk)) => data.extend_from_slice(&chunk),
+            Some(BodyPart::End) => break,
+            None => return Err(short_body(operation, path)),
+        }
+    }
+    if data.len() as u64 != size {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            operation,
+            format!("announced {size} bytes, received {}", data.len()),
+        )
+        .with_path(path));
+    }
+    Ok(data.freeze())
+}
+
+/// Reads a file: small files (and any file of a view) whole through the env, big files of the
+/// host in chunks straight from disk.
+async fn read(ctx: &CallContext, path: &Path) -> EnvResult<Reply> {
+    let env = &*ctx.env;
+    if ctx.host_files {
+        let info = env.stat(path).await?;
+        if info.kind == FileKind::File && info.size > STREAM_MIN {
+            let size = stream_read(ctx, &check_path("read", path)?).await?;
+            return Ok((json!({ "size": size }), Bytes::new()));
+        }
+    }
+    let data = Bytes::from(env.read(path).await?);
+    if data.len() <= CHUNK {
+        return Ok((json!({ "size": data.len() }), data));
+    }
+    let mut offset = 0;
+    while offset < data.len() {
+        let end = (offset + CHUNK).min(data.len());
+        send_data(&ctx.out, ctx.id, data.slice(offset..end)).await?;
+        offset = end;
+    }
+    Ok((json!({ "size": data.len() }), Bytes::new()))
+}
+
+async fn send_data(out: &Out, id: u64, chunk: Bytes) -> EnvResult<()> {
+    out.send(Frame::with_payload(Message::Data { id }, chunk))
+        .await
+        .map_err(|_| EnvError::aborted("read"))
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "streams a big host file the served LocalEnv has just stat'ed"
+)]
+async fn stream_read(ctx: &CallContext, path: &Path) -> EnvResult<u64> {
+    use tokio::io::AsyncReadExt as _;
+    let mut file = tokio::fs::File::open(path)
+        .await
+        .map_err(|error| EnvError::io("read", path, error))?;
+    let metadata = file
+        .metadata()
+        .await
+        .map_err(|error| EnvError::io("read", path, error))?;
+    if !metadata.is_file() {
+        return Err(
+            EnvError::new(ErrorKind::Invalid, "read", "not a regular file").with_path(path),
+        );
+    }
+    let mut total = 0_u64;
+    loop {
+        let mut buffer = BytesMut::with_capacity(CHUNK);
+        while buffer.len() < CHUNK {
+            let read = file
+                .read_buf(&mut buffer)
+                .await
+                .map_err(|error| EnvError::io("read", path, error))?;
+            if read == 0 {
+                break;
+            }
+        }
+        if buffer.is_empty() {
+            return Ok(total);
+        }
+        total += buffer.len() as u64;
+        send_data(&ctx.out, ctx.id, buffer.freeze()).await?;
+    }
+}
+
+/// A big write of a host file, streamed into a temp file beside the target and renamed over it
+/// once the whole body arrived: the target is the old or the new file, never a part.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "streams a big write into the host filesystem the served LocalEnv works on"
+)]
+async fn stream_write(
+    env: &dyn ExecutionEnv,
+    path: &Path,
+    size: u64,
+    mut body: mpsc::Receiver<BodyPart>,
+) -> EnvResult<bool> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = check_path("write", path)?;
+    // Write through symlinks: the real target is replaced, the links survive.
+    let target = env.canonical_path_lenient(&path).await?;
+    let existing = match env.stat(&target).await {
+        Ok(info) => Some(info),
+        Err(error) if error.kind() == ErrorKind::NotFound => None,
+        Err(error) => return Err(error.with_path(path)),
+    };
+    if let Some(info) = &existing {
+        match info.kind {
+            FileKind::File => {}
+            FileKind::Directory => {
+                return Err(
+                    EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
+                        .with_path(path),
+                );
+            }
+            _ => {
+                return Err(
+                    EnvError::new(ErrorKind::Invalid, "write", "not a regular file")
+                        .with_path(path),
+                );
+            }
+        }
+        // A file the user may not write is refused, not replaced by the rename.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .map_err(|error| EnvError::io("write", &path, error))?;
+    }
+    let Some(parent) = target.parent().map(Path::to_path_buf) else {
+        return Err(
+            EnvError::new(ErrorKind::Invalid, "write", "no parent directory").with_path(path),
+        );
+    };
+    env.create_dir(&parent, Recursive::Yes).await?;
+    let name = target
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".jig-tmp")
+        .tempfile_in(&parent)
+        .map_err(|error| EnvError::io("write", &path, error))?;
+    let mode = existing.as_ref().map_or(0o644, |info| info.mode & 0o7777);
+    temp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|error| EnvError::io("write", &path, error))?;
+    let handle = temp
+        .reopen()
+        .map_err(|error| EnvError::io("write", &path, error))?;
+    let mut file = tokio::fs::File::from_std(handle);
+    let mut written = 0_u64;
+    loop {
+        match body.recv().await {
+            Some(BodyPart::Chunk(chunk)) => {
+                file.write_all(&chunk)
+                    .await
+                    .map_err(|error| EnvError::io("write", &path, error))?;
+                written += chunk.len() as u64;
+            }
+            Some(BodyPart::End) => break,
+            // Dropping `temp` removes the temp file: the target is untouched.
+            None => return Err(short_body("write", &path)),
+        }
+    }
+    if written != size {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            "write",
+            format!("announced {size} bytes, received {written}"),
+        )
+        .with_path(path));
+    }
+    file.sync_all()
+        .await
+        .map_err(|error| EnvError::io("write", &path, error))?;
+    drop(file);
+    let persist_path = path.clone();
+    tokio::task::spawn_blocking(move || {
+        temp.persist(&target)
+            .map_err(|error| EnvError::io("write", &persist_path, error.error))?;
+        if let Ok(dir) = std::fs::File::open(&parent) {
+            let _ = dir.sync_all();
+        }
+        Ok::<(), EnvError>(())
+    })
+    .await
+    .map_err(|_| EnvError::aborted("write"))??;
+    Ok(existing.is_none())
+}

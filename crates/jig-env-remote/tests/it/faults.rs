@@ -1,0 +1,191 @@
+//! Fault cases: the connection drops mid-write (the file is old or new, never partial) or
+//! mid-exec (the process tree is killed), and the server dies (a clear error, no hang).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use jig_env::{DiscardSink, ErrorKind, ExecRequest, ExecutionEnv};
+use jig_env_local::LocalEnv;
+use jig_env_remote::protocol::{Frame, Message, Op, WireExec, WirePath, read_frame, write_frame};
+use jig_env_remote::{ServeOptions, serve};
+use tokio::io::{AsyncWriteExt as _, DuplexStream};
+
+/// A server on an in-process pipe and the raw client end, greeting already read.
+async fn raw_server() -> (DuplexStream, tokio::task::JoinHandle<()>) {
+    let (mut client, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let served: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new());
+    let task = tokio::spawn(async move {
+        let _ = serve(
+            served,
+            ServeOptions { host_files: true },
+            server_read,
+            server_write,
+        )
+        .await;
+    });
+    let hello = read_frame(&mut client).await.unwrap().unwrap();
+    assert!(matches!(hello.message, Message::Hello(_)));
+    (client, task)
+}
+
+async fn send(client: &mut DuplexStream, frame: Frame) {
+    write_frame(client, &frame).await.unwrap();
+    client.flush().await.unwrap();
+}
+
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().contains("jig-tmp"))
+        .collect()
+}
+
+async fn drop_mid_write(size: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("file.bin");
+    std::fs::write(&target, b"old content").unwrap();
+    let (mut client, server) = raw_server().await;
+    send(
+        &mut client,
+        Frame::new(Message::Call {
+            id: 1,
+            view: None,
+            op: Op::Write {
+                path: WirePath::from_path(&target),
+                size: size as u64,
+            },
+        }),
+    )
+    .await;
+    // Half the body, then the connection is gone.
+    let chunk = Bytes::from(vec![b'n'; 1 << 20]);
+    let mut sent = 0;
+    while sent < size / 2 {
+        let part = chunk.slice(..(size / 2 - sent).min(chunk.len()));
+        sent += part.len();
+        send(
+            &mut client,
+            Frame::with_payload(Message::Data { id: 1 }, part),
+        )
+        .await;
+    }
+    drop(client);
+    tokio::time::timeout(Duration::from_secs(30), server)
+        .await
+        .expect("the server ends when the client is gone")
+        .unwrap();
+    assert_eq!(std::fs::read(&target).unwrap(), b"old content");
+    assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new());
+}
+
+#[tokio::test]
+async fn a_small_write_cut_off_leaves_the_old_file() {
+    drop_mid_write(64 << 10).await;
+}
+
+#[tokio::test]
+async fn a_streamed_write_cut_off_leaves_the_old_file_and_no_temp_file() {
+    drop_mid_write(40 << 20).await;
+}
+
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // A zombie has exited; only its parent has not collected it yet.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_lost_mid_exec_kills_the_process_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let (mut client, server) = raw_server().await;
+    let script = format!(
+        "sleep 300 & echo $! > {p}.tmp; sh -c 'sleep 300' & echo $! >> {p}.tmp; echo $$ >> {p}.tmp; mv {p}.tmp {p}; wait",
+        p = pids.display()
+    );
+    send(
+        &mut client,
+        Frame::new(Message::Call {
+            id: 1,
+            view: None,
+            op: Op::Exec(WireExec {
+                program: "/bin/sh".into(),
+                args: vec!["-c".into(), script],
+                cwd: WirePath::from_path(dir.path()),
+                env: std::collections::BTreeMap::new(),
+                env_remove: Vec::new(),
+                timeout_ms: None,
+                kill_grace_ms: 500,
+                idle_grace_ms: 250,
+            }),
+        }),
+    )
+    .await;
+    let mut waited = 0;
+    while !pids.exists() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        waited += 1;
+        assert!(waited < 500, "the command never started");
+    }
+    let pids: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|line| line.trim().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 3);
+    assert!(pids.iter().all(|pid| !gone(*pid)), "all running before");
+    drop(client);
+    tokio::time::timeout(Duration::from_secs(30), server)
+        .await
+        .expect("the server ends when the client is gone")
+        .unwrap();
+    for _ in 0..100 {
+        if pids.iter().all(|pid| gone(*pid)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("processes still running after the connection was lost: {pids:?}");
+}
+
+#[tokio::test]
+async fn a_dead_server_is_a_clear_error_not_a_hang() {
+    let (env, kill) = crate::support::killable().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.txt");
+    env.write(&path, Bytes::from_static(b"a")).await.unwrap();
+    // A command that would run for minutes is waiting when the server goes.
+    let request = ExecRequest::new("/bin/sh", vec!["-c".into(), "sleep 300".into()], dir.path());
+    let mut sink = DiscardSink;
+    let exec = env.exec(request, &mut sink);
+    let kill = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::task::spawn_blocking(kill).await.unwrap();
+    };
+    let (result, ()) =
+        tokio::time::timeout(Duration::from_secs(20), async { tokio::join!(exec, kill) })
+            .await
+            .expect("no hang");
+    let error = result.expect_err("a lost connection is an error");
+    assert_eq!(error.kind(), ErrorKind::Other);
+    assert!(
+        error
+            .to_string()
+            .contains("connection to the remote environment"),
+        "{error}"
+    );
+    // Every later call fails the same way, promptly, and never reaches the local disk.
+    let error = tokio::time::timeout(Duration::from_secs(5), env.read(&path))
+        .await
+        .expect("no hang")
+        .expect_err("no fallback to the local file");
+    assert!(error.to_string().contains("lost"), "{error}");
+}
