@@ -36,3 +36,4 @@ pub use jig_protocol::{ContentBlock, ToolResult};
 pub use mutation_queue::{MutationGuard, MutationQueue};
 pub use registry::ToolRegistry;
 pub use tool::{DynTool, Effects, ErasedTool, Tool};
+pub use validate::ArgumentValidator;

@@ -6,8 +6,12 @@ use serde_json::{Map, Value};
 use crate::error::ToolError;
 
 /// A tool's argument schema, compiled once, and the checks every call goes through.
+///
+/// Typed tools get one through [`ErasedTool`](crate::ErasedTool); tools whose schema comes from
+/// elsewhere (an extension process) use [`ArgumentValidator::for_schema`] and
+/// [`ArgumentValidator::check`], so their arguments are held to the same rules and messages.
 #[derive(Debug)]
-pub(crate) struct ArgumentValidator {
+pub struct ArgumentValidator {
     schema: Value,
     validator: Option<Validator>,
 }
@@ -24,8 +28,30 @@ impl ArgumentValidator {
         Self { schema, validator }
     }
 
-    pub(crate) fn schema(&self) -> &Value {
+    /// A validator for a schema given as JSON, made portable first (see [`crate::schema`]).
+    /// A schema that does not compile is an error naming the problem.
+    pub fn for_schema(schema: Value) -> Result<Self, String> {
+        let schema = crate::schema::portable(schema);
+        if !schema.is_object() {
+            return Err("the input schema must be a JSON object".to_owned());
+        }
+        let validator = jsonschema::validator_for(&schema).map_err(|error| error.to_string())?;
+        Ok(Self {
+            schema,
+            validator: Some(validator),
+        })
+    }
+
+    /// The published (portable) schema.
+    pub fn schema(&self) -> &Value {
         &self.schema
+    }
+
+    /// Validates `args` for `tool` with the same coercions and messages as typed tools, and
+    /// returns the arguments as they passed (numeric strings converted, `null` optionals
+    /// dropped).
+    pub fn check(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
+        self.validate(tool, args)
     }
 
     /// Coerces numeric strings, validates, and deserialises.

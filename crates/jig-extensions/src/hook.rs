@@ -1,0 +1,232 @@
+//! Command hooks: one process per event, the event as JSON on stdin, the exit status decides.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+use crate::error::{ExtensionError, HandlerError};
+use crate::handle::ExtensionHandle;
+use crate::host::ExtensionHost;
+use crate::registration::{Registrations, events};
+
+/// Most a hook may write on stdout (its answer): 1 MiB. More is an error, not buffered.
+pub const HOOK_MAX_STDOUT_BYTES: usize = 1024 * 1024;
+/// Most of a hook's stderr that is kept (the block reason): 64 KiB.
+const HOOK_MAX_STDERR_BYTES: usize = 64 * 1024;
+
+/// An extension made of command hooks (`[hooks]` in `extension.toml`).
+///
+/// For each event it subscribes to, one process runs per event: the event's payload plus
+/// `"event": "<name>"` as one JSON object on stdin. Exit 0 with empty stdout is no opinion;
+/// exit 0 with JSON on stdout is the event's result; exit 2 blocks, with stderr as the reason
+/// (`tool_call`: `{"block": true}`, `session_before_*`: `{"cancel": true}`, `project_trust`:
+/// `{"trusted": "no"}`; other events have nothing to block and report an error); any other
+/// exit, a signal, or a timeout is an extension error (and for `tool_call` a block).
+pub struct HookExtension {
+    path: String,
+    hooks: BTreeMap<String, Vec<OsString>>,
+    cwd: PathBuf,
+    registrations: Registrations,
+}
+
+impl fmt::Debug for HookExtension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookExtension")
+            .field("path", &self.path)
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HookExtension {
+    /// Hooks by event name, each an argv run in `cwd`.
+    pub fn new(
+        path: impl Into<String>,
+        hooks: BTreeMap<String, Vec<OsString>>,
+        cwd: impl Into<PathBuf>,
+    ) -> Self {
+        let registrations = Registrations {
+            events: hooks.keys().cloned().collect(),
+            ..Registrations::default()
+        };
+        Self {
+            path: path.into(),
+            hooks,
+            cwd: cwd.into(),
+            registrations,
+        }
+    }
+
+    /// The handle a runner holds.
+    pub fn into_handle(self) -> Arc<dyn ExtensionHandle> {
+        Arc::new(self)
+    }
+}
+
+async fn read_bounded(
+    mut pipe: impl AsyncRead + Unpin,
+    max: usize,
+) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut kept = Vec::new();
+    let mut chunk = vec![0_u8; 16 * 1024];
+    let mut overflow = false;
+    loop {
+        let n = pipe.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok((kept, overflow));
+        }
+        if kept.len() + n > max {
+            overflow = true;
+            let room = max - kept.len();
+            kept.extend_from_slice(&chunk[..room]);
+            return Ok((kept, overflow));
+        }
+        kept.extend_from_slice(&chunk[..n]);
+    }
+}
+
+struct GroupKill(Option<u32>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        if let Some(pid) = self
+            .0
+            .and_then(|pid| i32::try_from(pid).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+fn blocked(event: &str, reason: String) -> Result<Value, HandlerError> {
+    let reason = reason.trim().to_owned();
+    match event {
+        events::TOOL_CALL => Ok(json!({"block": true, "reason": reason})),
+        events::PROJECT_TRUST => Ok(json!({"trusted": "no"})),
+        name if name.starts_with("session_before_") => Ok(json!({"cancel": true})),
+        _ => Err(HandlerError::Failed(format!(
+            "hook exited with status 2, which has no meaning for {event}: {reason}"
+        ))),
+    }
+}
+
+#[async_trait]
+impl ExtensionHandle for HookExtension {
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn registrations(&self) -> &Registrations {
+        &self.registrations
+    }
+
+    async fn handle_event(&self, event: &str, payload: &Value) -> Result<Value, HandlerError> {
+        let Some((program, args)) = self.hooks.get(event).and_then(|argv| argv.split_first())
+        else {
+            return Ok(Value::Null);
+        };
+        let mut input = payload.clone();
+        if let Value::Object(map) = &mut input {
+            map.insert("event".to_owned(), Value::from(event));
+        }
+        let mut input = serde_json::to_vec(&input)
+            .map_err(|error| HandlerError::Failed(format!("cannot encode the event: {error}")))?;
+        input.push(b'\n');
+        let mut child = Command::new(program)
+            .args(args)
+            .current_dir(&self.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0)
+            .spawn()
+            .map_err(|error| {
+                HandlerError::Failed(format!(
+                    "cannot start hook {}: {error}",
+                    PathBuf::from(program).display()
+                ))
+            })?;
+        // A timeout drops this future: take the hook's own children down with it.
+        let _group = GroupKill(child.id());
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let write = async move {
+            if let Some(mut stdin) = stdin {
+                // A hook that does not read its input is fine.
+                let _ = stdin.write_all(&input).await;
+            }
+        };
+        let read_out = async move {
+            match stdout {
+                Some(pipe) => read_bounded(pipe, HOOK_MAX_STDOUT_BYTES).await,
+                None => Ok((Vec::new(), false)),
+            }
+        };
+        let read_err = async move {
+            match stderr {
+                Some(pipe) => read_bounded(pipe, HOOK_MAX_STDERR_BYTES).await,
+                None => Ok((Vec::new(), false)),
+            }
+        };
+        let ((), out, err) = tokio::join!(write, read_out, read_err);
+        let (out, out_overflow) =
+            out.map_err(|error| HandlerError::Failed(format!("cannot read hook output: {error}")))?;
+        if out_overflow {
+            let _ = child.start_kill();
+            return Err(HandlerError::Failed(format!(
+                "hook wrote more than {} on stdout",
+                jig_truncate::format_size(HOOK_MAX_STDOUT_BYTES)
+            )));
+        }
+        let stderr = String::from_utf8_lossy(&err.map(|(e, _)| e).unwrap_or_default()).into_owned();
+        let status = child
+            .wait()
+            .await
+            .map_err(|error| HandlerError::Failed(format!("cannot wait for the hook: {error}")))?;
+        match status.code() {
+            Some(0) => {
+                if out.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(Value::Null);
+                }
+                serde_json::from_slice(&out).map_err(|error| {
+                    HandlerError::Failed(format!("hook printed invalid JSON: {error}"))
+                })
+            }
+            Some(2) => blocked(event, stderr),
+            _ => {
+                let stderr = stderr.trim();
+                Err(HandlerError::Failed(if stderr.is_empty() {
+                    format!("hook failed ({status})")
+                } else {
+                    format!("hook failed ({status}): {stderr}")
+                }))
+            }
+        }
+    }
+
+    async fn bind(&self, _host: Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
+        Vec::new()
+    }
+
+    fn timed_out(&self, _event: &str) {
+        // The timed-out process was killed when its future was dropped; the next event starts a
+        // fresh one.
+    }
+
+    fn failure(&self) -> Option<String> {
+        None
+    }
+
+    async fn shutdown(&self) {}
+}

@@ -1,0 +1,243 @@
+//! Loading extensions from the forms discovery finds: an executable, a directory with
+//! `extension.toml`, a directory with `index.*`.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use toml_edit::{DocumentMut, Item, Value as TomlValue};
+
+use crate::error::LoadError;
+use crate::handle::ExtensionHandle;
+use crate::hook::HookExtension;
+use crate::process::ProcessExtension;
+
+/// The manifest file of an extension directory.
+pub const MANIFEST_FILE: &str = "extension.toml";
+
+/// Default time an extension gets to answer `initialize`: 10 s.
+pub const DEFAULT_INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What every loaded extension is told, and how long loading may take.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The session's working directory: extension processes and hooks run here.
+    pub cwd: PathBuf,
+    /// The mode (`tui`, `print`, `json`, `rpc`, `mcp`, `tool`), sent in `initialize`.
+    pub mode: String,
+    /// Whether a user interface can answer dialogs, sent in `initialize`.
+    pub has_ui: bool,
+    /// Time allowed for the `initialize` handshake.
+    pub initialize_timeout: Duration,
+}
+
+impl LoadOptions {
+    /// Options for `cwd` in print mode (no UI) with the default timeout.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            mode: "print".to_owned(),
+            has_ui: false,
+            initialize_timeout: DEFAULT_INITIALIZE_TIMEOUT,
+        }
+    }
+}
+
+/// Starts `argv` as a long-lived JSON-RPC extension; `path` names it in messages.
+pub async fn load_process(
+    path: &Path,
+    argv: &[OsString],
+    options: &LoadOptions,
+) -> Result<Arc<dyn ExtensionHandle>, LoadError> {
+    let name = path.display().to_string();
+    let extension = ProcessExtension::start(&name, argv, options).await?;
+    Ok(Arc::new(extension))
+}
+
+/// Loads an executable file as a JSON-RPC extension (it is run directly).
+pub async fn load_executable(
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<Arc<dyn ExtensionHandle>, LoadError> {
+    if !path.exists() {
+        return Err(LoadError::new(
+            path.display().to_string(),
+            format!("Extension path does not exist: {}", path.display()),
+        ));
+    }
+    load_process(path, &[path.as_os_str().to_owned()], options).await
+}
+
+/// Loads a directory with an `extension.toml`: either `command = ["prog", "arg", …]` (a
+/// JSON-RPC process) or a `[hooks]` table of `event = ["prog", "arg", …]` (command hooks).
+/// Words starting with `./` or `../`, and a relative program containing `/`, are resolved
+/// against the directory; the processes run in the session's working directory.
+pub async fn load_manifest_dir(
+    dir: &Path,
+    options: &LoadOptions,
+) -> Result<Arc<dyn ExtensionHandle>, LoadError> {
+    let name = dir.display().to_string();
+    let fail = |reason: String| LoadError::new(&name, reason);
+    let manifest_path = dir.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&manifest_path)
+        .map_err(|error| fail(format!("cannot read {}: {error}", manifest_path.display())))?;
+    let manifest = parse_manifest(&text, dir).map_err(|reason| fail(format!("{MANIFEST_FILE}: {reason}")))?;
+    match manifest {
+        Manifest::Command(argv) => load_process(dir, &argv, options).await,
+        Manifest::Hooks(hooks) => Ok(HookExtension::new(name, hooks, &options.cwd).into_handle()),
+    }
+}
+
+/// The runtime that runs an `index.*` file, by its extension: `.py` → `python3`,
+/// `.js`/`.mjs` → `node`, `.sh` → `sh`, `.rb` → `ruby`, `.pl` → `perl`.
+pub fn index_runtime(file: &Path) -> Option<&'static str> {
+    match file.extension()?.to_str()? {
+        "py" => Some("python3"),
+        "js" | "mjs" | "cjs" => Some("node"),
+        "sh" => Some("sh"),
+        "rb" => Some("ruby"),
+        "pl" => Some("perl"),
+        _ => None,
+    }
+}
+
+/// Loads a directory holding an `index.*` file, run by `runtime` (or, when `None`, by the
+/// runtime [`index_runtime`] names for it) as a JSON-RPC extension.
+pub async fn load_index_dir(
+    dir: &Path,
+    runtime: Option<&[OsString]>,
+    options: &LoadOptions,
+) -> Result<Arc<dyn ExtensionHandle>, LoadError> {
+    let name = dir.display().to_string();
+    let entries = std::fs::read_dir(dir)
+        .map_err(|error| LoadError::new(&name, format!("cannot list {}: {error}", dir.display())))?;
+    let mut indexes: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.file_stem().is_some_and(|stem| stem == "index"))
+        .collect();
+    indexes.sort();
+    let index = match runtime {
+        Some(_) => indexes.first(),
+        None => indexes.iter().find(|path| index_runtime(path).is_some()),
+    };
+    let Some(index) = index else {
+        return Err(LoadError::new(
+            &name,
+            "no index file with a known runtime (index.py, index.js, index.sh, …)",
+        ));
+    };
+    let mut argv: Vec<OsString> = match runtime {
+        Some(runtime) => runtime.to_vec(),
+        None => vec![index_runtime(index).unwrap_or("sh").into()],
+    };
+    argv.push(index.as_os_str().to_owned());
+    load_process(dir, &argv, options).await
+}
+
+/// What a manifest asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Manifest {
+    /// A long-lived JSON-RPC process.
+    Command(Vec<OsString>),
+    /// Command hooks by event.
+    Hooks(BTreeMap<String, Vec<OsString>>),
+}
+
+/// Parses `extension.toml`; `./` and `../` words (and a relative program with a `/`) resolve
+/// against `dir`.
+pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
+    let document: DocumentMut = text.parse().map_err(|error| format!("{error}"))?;
+    let command = document.get("command");
+    let hooks = document.get("hooks");
+    match (command, hooks) {
+        (Some(_), Some(_)) => Err("give either `command` or `[hooks]`, not both".to_owned()),
+        (None, None) => Err("give `command = [...]` or a `[hooks]` table".to_owned()),
+        (Some(command), None) => Ok(Manifest::Command(argv(command, dir, "command")?)),
+        (None, Some(hooks)) => {
+            let table = hooks
+                .as_table_like()
+                .ok_or("`hooks` must be a table of event = [command]")?;
+            let mut map = BTreeMap::new();
+            for (event, item) in table.iter() {
+                map.insert(event.to_owned(), argv(item, dir, &format!("hooks.{event}"))?);
+            }
+            if map.is_empty() {
+                return Err("`[hooks]` is empty".to_owned());
+            }
+            Ok(Manifest::Hooks(map))
+        }
+    }
+}
+
+fn argv(item: &Item, dir: &Path, key: &str) -> Result<Vec<OsString>, String> {
+    let words: Vec<String> = match item.as_value() {
+        Some(TomlValue::String(word)) => vec![word.value().clone()],
+        Some(TomlValue::Array(array)) => array
+            .iter()
+            .map(|word| {
+                word.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| format!("`{key}` must list strings"))
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err(format!("`{key}` must be a string or an array of strings")),
+    };
+    if words.is_empty() {
+        return Err(format!("`{key}` is empty"));
+    }
+    Ok(words
+        .iter()
+        .enumerate()
+        .map(|(index, word)| resolve_word(word, index == 0, dir))
+        .collect())
+}
+
+/// Words starting with `./` or `../`, and a relative program containing `/`, name files of the
+/// extension directory.
+fn resolve_word(word: &str, program: bool, dir: &Path) -> OsString {
+    if let Some(rest) = word.strip_prefix("./") {
+        return dir.join(rest).into_os_string();
+    }
+    let path = Path::new(word);
+    if word.starts_with("../") || (program && path.is_relative() && word.contains('/')) {
+        return dir.join(path).into_os_string();
+    }
+    OsString::from(word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_manifest_names_a_command_or_hooks() {
+        let dir = Path::new("/ext");
+        assert_eq!(
+            parse_manifest("command = [\"python3\", \"main.py\"]", dir).unwrap(),
+            Manifest::Command(vec!["python3".into(), "main.py".into()])
+        );
+        assert_eq!(
+            parse_manifest("[hooks]\ntool_call = [\"./guard.sh\"]\n", dir).unwrap(),
+            Manifest::Hooks(BTreeMap::from([(
+                "tool_call".to_owned(),
+                vec!["/ext/guard.sh".into()]
+            )]))
+        );
+        assert_eq!(
+            parse_manifest("command = \"x\"\n[hooks]\na = \"b\"\n", dir).unwrap_err(),
+            "give either `command` or `[hooks]`, not both"
+        );
+        assert_eq!(
+            parse_manifest("name = 1\n", dir).unwrap_err(),
+            "give `command = [...]` or a `[hooks]` table"
+        );
+        assert_eq!(
+            parse_manifest("command = [1]\n", dir).unwrap_err(),
+            "`command` must list strings"
+        );
+    }
+}

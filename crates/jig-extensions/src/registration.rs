@@ -1,0 +1,174 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The version of the protocol this host speaks (`initialize.protocolVersion`).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Event names, as they appear in registrations and on the wire.
+pub mod events {
+    /// Startup: may this project's resources load? First decisive answer wins.
+    pub const PROJECT_TRUST: &str = "project_trust";
+    /// Before a tool runs: first block wins; errors and timeouts block.
+    pub const TOOL_CALL: &str = "tool_call";
+    /// After a tool ran: chained patches of the result.
+    pub const TOOL_RESULT: &str = "tool_result";
+    /// User input: transform chain, first `handled` wins.
+    pub const INPUT: &str = "input";
+    /// Before a run: custom messages accumulate, the system prompt is chained.
+    pub const BEFORE_AGENT_START: &str = "before_agent_start";
+    /// Before every model call: the message list is chained.
+    pub const CONTEXT: &str = "context";
+    /// A finalized message: replacements chained, the role must not change.
+    pub const MESSAGE_END: &str = "message_end";
+    /// The session started (notification).
+    pub const SESSION_START: &str = "session_start";
+    /// The session is ending (notification).
+    pub const SESSION_SHUTDOWN: &str = "session_shutdown";
+    /// Before switching sessions: the first `cancel` wins, else the last result.
+    pub const SESSION_BEFORE_SWITCH: &str = "session_before_switch";
+    /// Before forking: the first `cancel` wins, else the last result.
+    pub const SESSION_BEFORE_FORK: &str = "session_before_fork";
+    /// Before compaction: the first `cancel` wins, else the last result.
+    pub const SESSION_BEFORE_COMPACT: &str = "session_before_compact";
+    /// Before tree navigation: the first `cancel` wins, else the last result.
+    pub const SESSION_BEFORE_TREE: &str = "session_before_tree";
+}
+
+/// What an extension registered while loading (the `initialize` reply, camelCase on the wire).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Registrations {
+    /// The protocol version the extension speaks.
+    pub protocol_version: Option<u32>,
+    /// A display name.
+    pub name: Option<String>,
+    /// Tools the extension offers.
+    pub tools: Vec<ToolRegistration>,
+    /// Slash commands.
+    pub commands: Vec<CommandRegistration>,
+    /// CLI flags (`--name`).
+    pub flags: Vec<FlagRegistration>,
+    /// The events the extension handles; only these are sent to it.
+    pub events: Vec<String>,
+    /// Provider registrations (declarative config), applied when the runtime is bound.
+    pub providers: Vec<Value>,
+}
+
+/// A tool an extension offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRegistration {
+    /// The wire name.
+    pub name: String,
+    /// A short title (defaults to the name).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The description a model reads.
+    #[serde(default)]
+    pub description: String,
+    /// The JSON Schema of the arguments (an object schema).
+    #[serde(default = "empty_object_schema")]
+    pub parameters: Value,
+    /// `"sequential"` when calls must not run concurrently with others.
+    #[serde(default)]
+    pub execution_mode: Option<String>,
+    /// `"readOnly"`, `"mutates"` or `"process"` (the default: may do anything).
+    #[serde(default)]
+    pub effects: Option<String>,
+}
+
+fn empty_object_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {}})
+}
+
+/// A slash command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandRegistration {
+    /// The name, without `/`.
+    pub name: String,
+    /// What it does.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// A CLI flag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlagRegistration {
+    /// The name, without `--`.
+    pub name: String,
+    /// `"boolean"` or `"string"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The default value (of the flag's type), if any.
+    #[serde(default)]
+    pub default: Option<Value>,
+    /// What it does.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl Registrations {
+    /// Checks what cannot be accepted: flag types and defaults, tool names. The error is the
+    /// reason of a load error.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(version) = self.protocol_version
+            && version != PROTOCOL_VERSION
+        {
+            return Err(format!(
+                "unsupported protocol version {version} (this host speaks {PROTOCOL_VERSION})"
+            ));
+        }
+        for flag in &self.flags {
+            let expected = match flag.kind.as_str() {
+                "boolean" | "string" => flag.kind.as_str(),
+                other => {
+                    return Err(format!(
+                        "Invalid type for flag \"{}\": expected boolean or string, got {other}",
+                        flag.name
+                    ));
+                }
+            };
+            if let Some(default) = &flag.default {
+                let got = json_type(default);
+                if got != expected {
+                    return Err(format!(
+                        "Invalid default for flag \"{}\": expected {expected}, got {got}",
+                        flag.name
+                    ));
+                }
+            }
+        }
+        for tool in &self.tools {
+            if tool.name.is_empty()
+                || !tool
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(format!(
+                    "Invalid tool name \"{}\": use letters, digits, '_' and '-'",
+                    tool.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the extension handles `event`.
+    pub fn handles(&self, event: &str) -> bool {
+        self.events.iter().any(|name| name == event)
+    }
+}
+
+/// The JSON type name of a value, as JavaScript's `typeof` would say it.
+pub(crate) fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) | Value::Object(_) => "object",
+    }
+}
