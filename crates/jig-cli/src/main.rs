@@ -17,6 +17,7 @@
 )]
 
 mod exit;
+mod extensions;
 mod mcp_cmd;
 mod project;
 mod render;

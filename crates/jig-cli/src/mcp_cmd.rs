@@ -7,16 +7,19 @@
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
+use jig_extensions::SessionInfo;
 use jig_mcp_server::{JigMcpServer, RootsSource, ServerOptions, serve_stdio};
 use jig_tool::{Containment, ContainmentMode, ToolRegistry};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
+use crate::extensions::{self, CliHost};
 use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
@@ -53,11 +56,6 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         // Typed by hand, `jig mcp` would otherwise sit silent waiting for JSON-RPC.
         let _ = writeln!(io::stderr().lock(), "{TERMINAL_HINT}");
     }
-    let registry = select_tools(
-        builtin_registry(&BuiltinsConfig::default()),
-        args.tools.as_deref(),
-        args.read_only,
-    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -79,13 +77,36 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         // The first root is the project: its trust is decided before anything it brings is
         // loaded, and before serving.
-        match project::start(&args.project, &base.cwd).await {
-            Ok(project) => tracing::info!(trust = %project.decision.describe(), "project"),
+        let project = match project::start(&args.project, &base.cwd, "mcp").await {
+            Ok(project) => project,
             Err(error) => {
                 env.cleanup().await;
                 return Err(error);
             }
-        }
+        };
+        tracing::info!(trust = %project.decision.describe(), "project");
+        let runner = project.extensions;
+        let mut registry = builtin_registry(&BuiltinsConfig::default());
+        extensions::add_tools(&mut registry, &runner);
+        let registry = match select_tools(registry, args.tools.as_deref(), args.read_only) {
+            Ok(registry) => registry,
+            Err(error) => {
+                runner.shutdown().await;
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
+        runner
+            .bind(Arc::new(CliHost {
+                info: SessionInfo {
+                    cwd: base.cwd.display().to_string(),
+                    mode: "mcp".to_owned(),
+                    ..SessionInfo::default()
+                },
+                tools: registry.names().iter().map(|n| (*n).to_owned()).collect(),
+            }))
+            .await;
+        let registry = extensions::hooked_registry(registry, &runner);
         let options = ServerOptions {
             roots_source: if args.roots.is_empty() {
                 RootsSource::ClientOrDefault
@@ -96,9 +117,11 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
         let server = JigMcpServer::new(registry, base, options);
-        serve_stdio(server, shutdown)
+        let served = serve_stdio(server, shutdown)
             .await
-            .map_err(|error| CliError::Failure(error.into()))
+            .map_err(|error| CliError::Failure(error.into()));
+        runner.shutdown().await;
+        served
     });
     // A blocking stdin read (stdin not a pipe) must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(200));

@@ -49,24 +49,36 @@ async fn round_trip(calls: usize) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let extension = load_process(
         &fixture,
-        &["python3".into(), fixture.clone().into_os_string(), "quiet".into()],
+        &[
+            "python3".into(),
+            fixture.clone().into_os_string(),
+            "quiet".into(),
+        ],
         &LoadOptions::new(dir.path()),
     )
     .await
     .map_err(|error| anyhow::anyhow!("{error}"))?;
     let mut runner = ExtensionRunner::new(Timeouts::default());
-    runner.add(extension).map_err(|error| anyhow::anyhow!("{error}"))?;
+    runner
+        .add(extension)
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
     let input = json!({"command": "ls -la"});
     for _ in 0..WARMUP {
         let outcome = runner.tool_call("call-1", "bash", &input).await;
-        ensure!(outcome == ToolCallOutcome::Allow { input: None }, "{outcome:?}");
+        ensure!(
+            outcome == ToolCallOutcome::Allow { input: None },
+            "{outcome:?}"
+        );
     }
     let mut times = Vec::with_capacity(calls);
     for _ in 0..calls {
         let started = Instant::now();
         let outcome = runner.tool_call("call-1", "bash", &input).await;
         times.push(started.elapsed());
-        ensure!(outcome == ToolCallOutcome::Allow { input: None }, "{outcome:?}");
+        ensure!(
+            outcome == ToolCallOutcome::Allow { input: None },
+            "{outcome:?}"
+        );
     }
     ensure!(runner.take_errors().is_empty(), "errors during the run");
     report("tool_call round trip, Python process extension", &mut times);
@@ -92,7 +104,11 @@ async fn no_subscriber(calls: usize) -> Result<()> {
         let started = Instant::now();
         for _ in 0..batch {
             let outcome = runner
-                .tool_call(std::hint::black_box("call-1"), "bash", std::hint::black_box(&input))
+                .tool_call(
+                    std::hint::black_box("call-1"),
+                    "bash",
+                    std::hint::black_box(&input),
+                )
                 .await;
             std::hint::black_box(outcome);
         }

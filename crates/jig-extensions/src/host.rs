@@ -346,7 +346,12 @@ impl ActionGate {
     }
 
     /// Serves one action method. `Err` is the message of the JSON-RPC error.
-    pub(crate) async fn call(&self, path: &str, method: &str, params: Value) -> Result<Value, String> {
+    pub(crate) async fn call(
+        &self,
+        path: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
         if method == "registerProvider" {
             return match self.host.get() {
                 None => {
@@ -383,7 +388,9 @@ impl ActionGate {
             "getAllTools" => Ok(json!(host.all_tools().await)),
             "setActiveTools" => {
                 let names: Vec<String> = parse.get(field("names"))?;
-                host.set_active_tools(path, names).await.map(|()| Value::Null)
+                host.set_active_tools(path, names)
+                    .await
+                    .map(|()| Value::Null)
             }
             "getSessionInfo" => Ok(json!(host.session_info().await)),
             "ui/select" | "ui/confirm" | "ui/input" | "ui/notify" => {

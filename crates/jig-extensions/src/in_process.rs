@@ -202,9 +202,7 @@ impl ExtensionHandle for InProcessExtension {
     }
 
     fn timed_out(&self, event: &str) {
-        let _ = self
-            .stopped
-            .set(format!("stopped after {event} timed out"));
+        let _ = self.stopped.set(format!("stopped after {event} timed out"));
     }
 
     fn failure(&self) -> Option<String> {

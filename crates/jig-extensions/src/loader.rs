@@ -83,7 +83,8 @@ pub async fn load_manifest_dir(
     let manifest_path = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&manifest_path)
         .map_err(|error| fail(format!("cannot read {}: {error}", manifest_path.display())))?;
-    let manifest = parse_manifest(&text, dir).map_err(|reason| fail(format!("{MANIFEST_FILE}: {reason}")))?;
+    let manifest =
+        parse_manifest(&text, dir).map_err(|reason| fail(format!("{MANIFEST_FILE}: {reason}")))?;
     match manifest {
         Manifest::Command(argv) => load_process(dir, &argv, options).await,
         Manifest::Hooks(hooks) => Ok(HookExtension::new(name, hooks, &options.cwd).into_handle()),
@@ -111,8 +112,9 @@ pub async fn load_index_dir(
     options: &LoadOptions,
 ) -> Result<Arc<dyn ExtensionHandle>, LoadError> {
     let name = dir.display().to_string();
-    let entries = std::fs::read_dir(dir)
-        .map_err(|error| LoadError::new(&name, format!("cannot list {}: {error}", dir.display())))?;
+    let entries = std::fs::read_dir(dir).map_err(|error| {
+        LoadError::new(&name, format!("cannot list {}: {error}", dir.display()))
+    })?;
     let mut indexes: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
@@ -162,7 +164,10 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
                 .ok_or("`hooks` must be a table of event = [command]")?;
             let mut map = BTreeMap::new();
             for (event, item) in table.iter() {
-                map.insert(event.to_owned(), argv(item, dir, &format!("hooks.{event}"))?);
+                map.insert(
+                    event.to_owned(),
+                    argv(item, dir, &format!("hooks.{event}"))?,
+                );
             }
             if map.is_empty() {
                 return Err("`[hooks]` is empty".to_owned());

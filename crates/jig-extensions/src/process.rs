@@ -293,7 +293,8 @@ impl fmt::Debug for ProcessExtension {
 
 impl Drop for ProcessExtension {
     fn drop(&mut self) {
-        self.connection.fail("the extension was unloaded".to_owned());
+        self.connection
+            .fail("the extension was unloaded".to_owned());
     }
 }
 
@@ -524,7 +525,10 @@ impl ExtensionHandle for ProcessExtension {
             .gate
             .bind(&self.connection.path, Arc::clone(&host));
         let info = host.session_info().await;
-        let _ = self.connection.notify("bind", json!({ "session": info })).await;
+        let _ = self
+            .connection
+            .notify("bind", json!({ "session": info }))
+            .await;
         errors
     }
 

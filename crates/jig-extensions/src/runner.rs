@@ -278,11 +278,8 @@ impl ExtensionRunner {
             }
         }
         let order: Vec<&str> = self.extensions.iter().map(|e| e.path()).collect();
-        self.tools.sort_by_key(|tool| {
-            order
-                .iter()
-                .position(|path| *path == tool.extension_path())
-        });
+        self.tools
+            .sort_by_key(|tool| order.iter().position(|path| *path == tool.extension_path()));
     }
 
     /// The extensions in load order.
@@ -346,11 +343,8 @@ impl ExtensionRunner {
         let Some(extension) = extension else {
             return Ok(());
         };
-        let outcome = tokio::time::timeout(
-            self.timeouts.tool,
-            extension.run_command(base, args),
-        )
-        .await;
+        let outcome =
+            tokio::time::timeout(self.timeouts.tool, extension.run_command(base, args)).await;
         let message = match outcome {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => error.message().to_owned(),
@@ -373,10 +367,9 @@ impl ExtensionRunner {
 
     /// True when a loaded, running extension handles `event`.
     pub fn has_handlers(&self, event: &str) -> bool {
-        self.subscribers.get(event).is_some_and(|list| {
-            list.iter()
-                .any(|&i| self.extensions[i].failure().is_none())
-        })
+        self.subscribers
+            .get(event)
+            .is_some_and(|list| list.iter().any(|&i| self.extensions[i].failure().is_none()))
     }
 
     /// Binds the runtime: action calls reach `host` from now on, queued provider registrations
@@ -438,28 +431,33 @@ impl ExtensionRunner {
     }
 
     /// Delivers `event` to extension `index`, with the event's timeout.
-    async fn call(&self, index: usize, event: &str, payload: &Value) -> Option<Result<Value, ExtensionError>> {
+    async fn call(
+        &self,
+        index: usize,
+        event: &str,
+        payload: &Value,
+    ) -> Option<Result<Value, ExtensionError>> {
         let extension = &self.extensions[index];
         if extension.failure().is_some() {
             return None;
         }
         let limit = self.timeout_for(event);
-        let message = match tokio::time::timeout(limit, extension.handle_event(event, payload)).await
-        {
-            Ok(Ok(value)) => return Some(Ok(value)),
-            Ok(Err(HandlerError::Failed(message))) => message,
-            Ok(Err(HandlerError::Gone(reason))) => {
-                format!("{reason}; its handlers are disabled")
-            }
-            Err(_) => {
-                extension.timed_out(event);
-                let mut message = format!("no answer within {}", format_duration(limit));
-                if extension.failure().is_some() {
-                    message.push_str("; its handlers are disabled");
+        let message =
+            match tokio::time::timeout(limit, extension.handle_event(event, payload)).await {
+                Ok(Ok(value)) => return Some(Ok(value)),
+                Ok(Err(HandlerError::Failed(message))) => message,
+                Ok(Err(HandlerError::Gone(reason))) => {
+                    format!("{reason}; its handlers are disabled")
                 }
-                message
-            }
-        };
+                Err(_) => {
+                    extension.timed_out(event);
+                    let mut message = format!("no answer within {}", format_duration(limit));
+                    if extension.failure().is_some() {
+                        message.push_str("; its handlers are disabled");
+                    }
+                    message
+                }
+            };
         Some(Err(ExtensionError {
             path: extension.path().to_owned(),
             event: event.to_owned(),
@@ -504,7 +502,9 @@ impl ExtensionRunner {
                     outcome.warnings.push(self.invalid(
                         index,
                         events::PROJECT_TRUST,
-                        format!("invalid answer {other}: expected \"yes\", \"no\" or \"undecided\""),
+                        format!(
+                            "invalid answer {other}: expected \"yes\", \"no\" or \"undecided\""
+                        ),
                     ));
                     None
                 }
@@ -525,7 +525,12 @@ impl ExtensionRunner {
     /// (`{"input": …}` replaces it, not re-validated here); the first `{"block": true}` wins.
     /// A handler that fails or times out blocks the call (fail closed), with the error as the
     /// reason.
-    pub async fn tool_call(&self, call_id: &str, tool_name: &str, input: &Value) -> ToolCallOutcome {
+    pub async fn tool_call(
+        &self,
+        call_id: &str,
+        tool_name: &str,
+        input: &Value,
+    ) -> ToolCallOutcome {
         let subscribers = self.subscribers(events::TOOL_CALL);
         if subscribers.is_empty() {
             return ToolCallOutcome::Allow { input: None };
@@ -796,28 +801,30 @@ impl ExtensionRunner {
             match self.call(index, events::MESSAGE_END, &payload).await {
                 None | Some(Ok(Value::Null)) => {}
                 Some(Err(error)) => self.report(&error),
-                Some(Ok(reply)) => match serde_json::from_value::<Reply>(reply) {
-                    Ok(Reply {
-                        message: Some(replacement),
-                    }) => {
-                        if replacement.role() == message.role() {
-                            message = replacement;
-                        } else {
-                            self.report(&self.invalid(
+                Some(Ok(reply)) => {
+                    match serde_json::from_value::<Reply>(reply) {
+                        Ok(Reply {
+                            message: Some(replacement),
+                        }) => {
+                            if replacement.role() == message.role() {
+                                message = replacement;
+                            } else {
+                                self.report(&self.invalid(
                                 index,
                                 events::MESSAGE_END,
                                 "message_end handlers must return a message with the same role"
                                     .to_owned(),
                             ));
+                            }
                         }
+                        Ok(_) => {}
+                        Err(error) => self.report(&self.invalid(
+                            index,
+                            events::MESSAGE_END,
+                            format!("invalid result: {error}"),
+                        )),
                     }
-                    Ok(_) => {}
-                    Err(error) => self.report(&self.invalid(
-                        index,
-                        events::MESSAGE_END,
-                        format!("invalid result: {error}"),
-                    )),
-                },
+                }
             }
         }
         message

@@ -50,8 +50,8 @@ impl ExtensionTool {
         timeout: Duration,
         call_ids: Arc<AtomicU64>,
     ) -> Result<Self, String> {
-        let validator = ArgumentValidator::for_schema(registration.parameters.clone())
-            .map_err(|error| {
+        let validator =
+            ArgumentValidator::for_schema(registration.parameters.clone()).map_err(|error| {
                 format!(
                     "Tool \"{}\" has an invalid parameters schema: {error}",
                     registration.name
@@ -116,7 +116,11 @@ impl DynTool for ExtensionTool {
         self.sequential
     }
 
-    async fn execute(&self, ctx: &ToolContext, args: serde_json::Value) -> Result<ToolResult, ToolError> {
+    async fn execute(
+        &self,
+        ctx: &ToolContext,
+        args: serde_json::Value,
+    ) -> Result<ToolResult, ToolError> {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }

@@ -3,9 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jig_extensions::{
-    ExtensionHost, ToolCallOutcome, load_index_dir, load_manifest_dir,
-};
+use jig_extensions::{ExtensionHost, ToolCallOutcome, load_index_dir, load_manifest_dir};
 use jig_protocol::ToolResult;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -26,22 +24,40 @@ async fn the_permission_gate_blocks_rm_rf_in_bash() {
         .await
         .unwrap();
     let runner = runner(vec![gate]);
-    for command in ["rm -rf /", "cd build && sudo rm -fr .", "rm -r -f x", "rm --recursive --force x"] {
+    for command in [
+        "rm -rf /",
+        "cd build && sudo rm -fr .",
+        "rm -r -f x",
+        "rm --recursive --force x",
+    ] {
         assert_eq!(
-            blocked(runner.tool_call("c", "bash", &json!({"command": command})).await),
+            blocked(
+                runner
+                    .tool_call("c", "bash", &json!({"command": command}))
+                    .await
+            ),
             "Blocked by permission-gate: recursive forced deletion (rm -rf) is not allowed",
             "{command}"
         );
     }
-    for command in ["ls -la", "rm -r build", "echo rm -rf", "git rm -rf --cached x"] {
+    for command in [
+        "ls -la",
+        "rm -r build",
+        "echo rm -rf",
+        "git rm -rf --cached x",
+    ] {
         assert_eq!(
-            runner.tool_call("c", "bash", &json!({"command": command})).await,
+            runner
+                .tool_call("c", "bash", &json!({"command": command}))
+                .await,
             ToolCallOutcome::Allow { input: None },
             "{command}"
         );
     }
     assert_eq!(
-        runner.tool_call("c", "write", &json!({"path": "rm -rf"})).await,
+        runner
+            .tool_call("c", "write", &json!({"path": "rm -rf"}))
+            .await,
         ToolCallOutcome::Allow { input: None }
     );
     runner.shutdown().await;
@@ -55,19 +71,35 @@ async fn the_protected_paths_hook_guards_env_files_and_git() {
         .unwrap();
     let runner = runner(vec![guard]);
     assert_eq!(
-        blocked(runner.tool_call("c", "write", &json!({"path": ".env", "content": "X=1"})).await),
+        blocked(
+            runner
+                .tool_call("c", "write", &json!({"path": ".env", "content": "X=1"}))
+                .await
+        ),
         "Blocked by protected-paths: write may not touch .env files or .git/ (.env)"
     );
     assert_eq!(
-        blocked(runner.tool_call("c", "edit", &json!({"path": "app/.env.local", "edits": []})).await),
+        blocked(
+            runner
+                .tool_call("c", "edit", &json!({"path": "app/.env.local", "edits": []}))
+                .await
+        ),
         "Blocked by protected-paths: edit may not touch .env files or .git/ (app/.env.local)"
     );
     assert_eq!(
-        blocked(runner.tool_call("c", "write", &json!({"path": "repo/.git/config"})).await),
+        blocked(
+            runner
+                .tool_call("c", "write", &json!({"path": "repo/.git/config"}))
+                .await
+        ),
         "Blocked by protected-paths: write may not touch .env files or .git/ (repo/.git/config)"
     );
     assert_eq!(
-        blocked(runner.tool_call("c", "bash", &json!({"command": "cat .env"})).await),
+        blocked(
+            runner
+                .tool_call("c", "bash", &json!({"command": "cat .env"}))
+                .await
+        ),
         "Blocked by protected-paths: bash may not touch .env files or .git/ (cat .env)"
     );
     for (tool, input) in [

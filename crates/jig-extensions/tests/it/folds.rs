@@ -22,12 +22,16 @@ fn ext(name: &str) -> InProcessExtension {
 async fn project_trust_first_decisive_answer_wins_and_failures_are_warnings() {
     let runner = runner(vec![
         ext("undecided")
-            .on(events::PROJECT_TRUST, |_| Ok(json!({"trusted": "undecided"})))
+            .on(events::PROJECT_TRUST, |_| {
+                Ok(json!({"trusted": "undecided"}))
+            })
             .into_handle(),
         ext("throws")
             .on(events::PROJECT_TRUST, |_| Err("cannot decide".to_owned()))
             .into_handle(),
-        ext("silent").on(events::PROJECT_TRUST, |_| Ok(Value::Null)).into_handle(),
+        ext("silent")
+            .on(events::PROJECT_TRUST, |_| Ok(Value::Null))
+            .into_handle(),
         ext("no")
             .on(events::PROJECT_TRUST, |payload| {
                 assert_eq!(payload["cwd"], "/p");
@@ -35,7 +39,9 @@ async fn project_trust_first_decisive_answer_wins_and_failures_are_warnings() {
             })
             .into_handle(),
         ext("yes")
-            .on(events::PROJECT_TRUST, |_| panic!("never asked: an earlier answer decided"))
+            .on(events::PROJECT_TRUST, |_| {
+                panic!("never asked: an earlier answer decided")
+            })
             .into_handle(),
     ]);
     let outcome = runner
@@ -66,10 +72,15 @@ async fn project_trust_accepts_booleans_and_falls_through_when_nobody_decides() 
     let outcome = runner1
         .project_trust(std::path::Path::new("/p"), "print", false)
         .await;
-    assert_eq!(outcome.answer.map(|a| (a.trusted, a.remember)), Some((true, false)));
+    assert_eq!(
+        outcome.answer.map(|a| (a.trusted, a.remember)),
+        Some((true, false))
+    );
     let runner2 = runner(vec![
         ext("undecided")
-            .on(events::PROJECT_TRUST, |_| Ok(json!({"trusted": "undecided"})))
+            .on(events::PROJECT_TRUST, |_| {
+                Ok(json!({"trusted": "undecided"}))
+            })
             .into_handle(),
     ]);
     let outcome = runner2
@@ -97,7 +108,9 @@ async fn tool_call_first_block_wins_and_later_handlers_see_the_replaced_input() 
             })
             .into_handle(),
     ]);
-    let outcome = runner.tool_call("c1", "bash", &json!({"command": "ls"})).await;
+    let outcome = runner
+        .tool_call("c1", "bash", &json!({"command": "ls"}))
+        .await;
     assert_eq!(
         outcome,
         ToolCallOutcome::Allow {
@@ -107,10 +120,14 @@ async fn tool_call_first_block_wins_and_later_handlers_see_the_replaced_input() 
 
     let runner = crate::support::runner(vec![
         ext("first")
-            .on(events::TOOL_CALL, |_| Ok(json!({"block": true, "reason": "first says no"})))
+            .on(events::TOOL_CALL, |_| {
+                Ok(json!({"block": true, "reason": "first says no"}))
+            })
             .into_handle(),
         ext("second")
-            .on(events::TOOL_CALL, |_| panic!("never asked: the call is already blocked"))
+            .on(events::TOOL_CALL, |_| {
+                panic!("never asked: the call is already blocked")
+            })
             .into_handle(),
     ]);
     assert_eq!(
@@ -125,7 +142,9 @@ async fn tool_call_first_block_wins_and_later_handlers_see_the_replaced_input() 
 async fn tool_call_handler_errors_and_timeouts_block_fail_closed() {
     let runner = runner(vec![
         ext("throws")
-            .on(events::TOOL_CALL, |_| Err("policy file unreadable".to_owned()))
+            .on(events::TOOL_CALL, |_| {
+                Err("policy file unreadable".to_owned())
+            })
             .into_handle(),
     ]);
     assert_eq!(
@@ -168,8 +187,9 @@ async fn tool_call_handler_errors_and_timeouts_block_fail_closed() {
             .on(events::TOOL_CALL, |_| Ok(json!({"block": "yes please"})))
             .into_handle(),
     ]);
-    let ToolCallOutcome::Block { reason: Some(reason) } =
-        runner.tool_call("c1", "write", &json!({})).await
+    let ToolCallOutcome::Block {
+        reason: Some(reason),
+    } = runner.tool_call("c1", "write", &json!({})).await
     else {
         panic!("an unreadable answer must block");
     };
@@ -211,8 +231,15 @@ async fn tool_result_patches_chain_field_by_field() {
             is_error: true,
         }
     );
-    let errors: Vec<String> = runner.take_errors().iter().map(ToString::to_string).collect();
-    assert_eq!(errors, ["Extension \"<inline:throws>\" tool_result error: oops"]);
+    let errors: Vec<String> = runner
+        .take_errors()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errors,
+        ["Extension \"<inline:throws>\" tool_result error: oops"]
+    );
 }
 
 #[tokio::test]
@@ -247,11 +274,15 @@ async fn input_transforms_chain_and_the_first_handled_wins() {
             .on(events::INPUT, |_| Ok(json!({"action": "handled"})))
             .into_handle(),
         ext("after")
-            .on(events::INPUT, |_| panic!("never asked: the input was handled"))
+            .on(events::INPUT, |_| {
+                panic!("never asked: the input was handled")
+            })
             .into_handle(),
     ]);
     assert_eq!(
-        runner.input("/x".to_owned(), Vec::new(), "interactive").await,
+        runner
+            .input("/x".to_owned(), Vec::new(), "interactive")
+            .await,
         InputOutcome::Handled
     );
 }
@@ -330,10 +361,16 @@ async fn message_end_replacements_chain_but_must_keep_the_role() {
         serde_json::to_value(&message).unwrap()["content"][0]["text"],
         "redacted"
     );
-    let errors: Vec<String> = runner.take_errors().iter().map(ToString::to_string).collect();
+    let errors: Vec<String> = runner
+        .take_errors()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     assert_eq!(
         errors,
-        ["Extension \"<inline:wrong-role>\" message_end error: message_end handlers must return a message with the same role"]
+        [
+            "Extension \"<inline:wrong-role>\" message_end error: message_end handlers must return a message with the same role"
+        ]
     );
 }
 
@@ -341,12 +378,18 @@ async fn message_end_replacements_chain_but_must_keep_the_role() {
 async fn session_before_stops_at_the_first_cancel_else_returns_the_last_result() {
     let runner = runner(vec![
         ext("a")
-            .on(events::SESSION_BEFORE_COMPACT, |_| Ok(json!({"summary": "a"})))
+            .on(events::SESSION_BEFORE_COMPACT, |_| {
+                Ok(json!({"summary": "a"}))
+            })
             .into_handle(),
         ext("b")
-            .on(events::SESSION_BEFORE_COMPACT, |_| Ok(json!({"summary": "b"})))
+            .on(events::SESSION_BEFORE_COMPACT, |_| {
+                Ok(json!({"summary": "b"}))
+            })
             .into_handle(),
-        ext("silent").on(events::SESSION_BEFORE_COMPACT, |_| Ok(json!({}))).into_handle(),
+        ext("silent")
+            .on(events::SESSION_BEFORE_COMPACT, |_| Ok(json!({})))
+            .into_handle(),
     ]);
     let outcome = runner
         .session_before(events::SESSION_BEFORE_COMPACT, &json!({"reason": "manual"}))
@@ -355,10 +398,14 @@ async fn session_before_stops_at_the_first_cancel_else_returns_the_last_result()
     assert_eq!(outcome.result, Some(json!({"summary": "b"})));
     let runner = crate::support::runner(vec![
         ext("cancel")
-            .on(events::SESSION_BEFORE_SWITCH, |_| Ok(json!({"cancel": true})))
+            .on(events::SESSION_BEFORE_SWITCH, |_| {
+                Ok(json!({"cancel": true}))
+            })
             .into_handle(),
         ext("after")
-            .on(events::SESSION_BEFORE_SWITCH, |_| panic!("never asked: cancelled"))
+            .on(events::SESSION_BEFORE_SWITCH, |_| {
+                panic!("never asked: cancelled")
+            })
             .into_handle(),
     ]);
     let outcome = runner
@@ -395,7 +442,9 @@ async fn notifications_reach_every_subscriber_and_failures_do_not_stop_the_rest(
         .notify(events::SESSION_SHUTDOWN, || json!({"reason": "quit"}))
         .await;
     runner
-        .notify("turn_end", || panic!("no subscriber: the payload is never built"))
+        .notify("turn_end", || {
+            panic!("no subscriber: the payload is never built")
+        })
         .await;
     assert_eq!(*seen.lock().unwrap(), ["a:\"startup\"", "b"]);
     assert_eq!(runner.take_errors().len(), 1);
@@ -409,13 +458,18 @@ async fn actions_are_refused_until_bound_and_queued_providers_apply_at_bind() {
         .on_async(events::TOOL_CALL, |cx, _| async move {
             let info = cx.action("getSessionInfo", json!({})).await?;
             let confirmed = cx.action("ui/confirm", json!({"title": "Run?"})).await?;
-            cx.action("appendEntry", json!({"customType": "seen", "data": info["sessionId"]}))
-                .await?;
+            cx.action(
+                "appendEntry",
+                json!({"customType": "seen", "data": info["sessionId"]}),
+            )
+            .await?;
             Ok(json!({"block": confirmed == json!(false), "reason": "not confirmed"}))
         })
         .into_handle();
     assert_eq!(
-        context.action("sendMessage", json!({"content": "hi"})).await,
+        context
+            .action("sendMessage", json!({"content": "hi"}))
+            .await,
         Err(NOT_INITIALIZED.to_owned())
     );
     assert_eq!(
@@ -424,7 +478,9 @@ async fn actions_are_refused_until_bound_and_queued_providers_apply_at_bind() {
     );
     let runner = runner(vec![handle]);
     let host = host();
-    runner.bind(Arc::clone(&host) as Arc<dyn ExtensionHost>).await;
+    runner
+        .bind(Arc::clone(&host) as Arc<dyn ExtensionHost>)
+        .await;
     assert_eq!(
         runner.tool_call("c1", "bash", &json!({})).await,
         ToolCallOutcome::Block {
@@ -445,20 +501,30 @@ async fn actions_are_refused_until_bound_and_queued_providers_apply_at_bind() {
                     message: None
                 }
             ),
-            RecordedAction::AppendEntry("<inline:actions>".to_owned(), "seen".to_owned(), json!("s-1")),
+            RecordedAction::AppendEntry(
+                "<inline:actions>".to_owned(),
+                "seen".to_owned(),
+                json!("s-1")
+            ),
         ]
     );
 }
 
 #[tokio::test]
 async fn provider_registration_failures_at_bind_are_errors() {
-    let runner = runner(vec![ext("bad").provider(json!({"models": []})).into_handle()]);
+    let runner = runner(vec![
+        ext("bad").provider(json!({"models": []})).into_handle(),
+    ]);
     let host = host();
-    runner.bind(Arc::clone(&host) as Arc<dyn ExtensionHost>).await;
+    runner
+        .bind(Arc::clone(&host) as Arc<dyn ExtensionHost>)
+        .await;
     let errors: Vec<String> = host.errors().iter().map(ToString::to_string).collect();
     assert_eq!(
         errors,
-        ["Extension \"<inline:bad>\" register_provider error: Provider config is required when registering by name"]
+        [
+            "Extension \"<inline:bad>\" register_provider error: Provider config is required when registering by name"
+        ]
     );
 }
 
@@ -496,10 +562,16 @@ async fn tool_and_flag_name_conflicts_are_load_errors_and_commands_get_suffixes(
 
 #[tokio::test]
 async fn a_runner_without_subscribers_passes_everything_through() {
-    let runner = runner(vec![ext("other").on("turn_end", |_| Ok(Value::Null)).into_handle()]);
+    let runner = runner(vec![
+        ext("other")
+            .on("turn_end", |_| Ok(Value::Null))
+            .into_handle(),
+    ]);
     assert!(!runner.has_handlers(events::TOOL_CALL));
     assert_eq!(
-        runner.tool_call("c", "bash", &json!({"command": "x"})).await,
+        runner
+            .tool_call("c", "bash", &json!({"command": "x"}))
+            .await,
         ToolCallOutcome::Allow { input: None }
     );
     let result = runner

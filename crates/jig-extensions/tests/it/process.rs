@@ -29,11 +29,15 @@ async fn actions_during_initialize_are_refused_and_the_bound_runtime_serves_them
         .unwrap();
     let runner = runner(vec![extension]);
     let host = host();
-    runner.bind(Arc::clone(&host) as Arc<dyn ExtensionHost>).await;
+    runner
+        .bind(Arc::clone(&host) as Arc<dyn ExtensionHost>)
+        .await;
     // The handler calls back into the host (appendEntry, getSessionInfo, ui/confirm) while the
     // host awaits its answer; without a UI, confirm answers false, so the call is blocked.
     assert_eq!(
-        runner.tool_call("c1", "bash", &json!({"command": "ls"})).await,
+        runner
+            .tool_call("c1", "bash", &json!({"command": "ls"}))
+            .await,
         ToolCallOutcome::Block {
             reason: Some("not confirmed in session s-1".to_owned())
         }
@@ -110,9 +114,13 @@ async fn a_handler_error_reply_blocks_the_call_but_the_extension_stays() {
 #[tokio::test]
 async fn an_extension_tool_is_validated_run_updated_and_bounded_like_a_builtin() {
     let dir = tempfile::tempdir().unwrap();
-    let extension = load_process(&fixture("ext.py"), &python_fixture("tool"), &options(dir.path()))
-        .await
-        .unwrap();
+    let extension = load_process(
+        &fixture("ext.py"),
+        &python_fixture("tool"),
+        &options(dir.path()),
+    )
+    .await
+    .unwrap();
     let runner = runner(vec![extension]);
     let tools = runner.tools();
     assert_eq!(tools.len(), 1);
@@ -131,7 +139,10 @@ async fn an_extension_tool_is_validated_run_updated_and_bounded_like_a_builtin()
         sink.lock().unwrap().push(partial.text_content());
     }));
     // Numeric strings are coerced as for built-in tools.
-    let result = tool.execute(&ctx, json!({"text": "hi", "times": "2"})).await.unwrap();
+    let result = tool
+        .execute(&ctx, json!({"text": "hi", "times": "2"}))
+        .await
+        .unwrap();
     assert_eq!(result.text_content(), "HI HI");
     assert_eq!(*updates.lock().unwrap(), ["working"]);
 
@@ -165,16 +176,24 @@ async fn an_extension_tool_is_validated_run_updated_and_bounded_like_a_builtin()
 #[tokio::test]
 async fn shutdown_ends_the_process_and_its_tools_say_so() {
     let dir = tempfile::tempdir().unwrap();
-    let extension = load_process(&fixture("ext.py"), &python_fixture("tool"), &options(dir.path()))
-        .await
-        .unwrap();
+    let extension = load_process(
+        &fixture("ext.py"),
+        &python_fixture("tool"),
+        &options(dir.path()),
+    )
+    .await
+    .unwrap();
     let runner = runner(vec![extension]);
     runner.shutdown().await;
     assert!(runner.extensions()[0].failure().is_some());
-    let result = runner.tools()[0].run(&tool_context(), json!({"text": "x"})).await;
+    let result = runner.tools()[0]
+        .run(&tool_context(), json!({"text": "x"}))
+        .await;
     assert!(result.is_error);
     assert!(
-        result.text_content().contains("the extension is not running"),
+        result
+            .text_content()
+            .contains("the extension is not running"),
         "{}",
         result.text_content()
     );
