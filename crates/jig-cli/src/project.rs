@@ -372,46 +372,62 @@ async fn load_settings_extensions(
     }
     if let Some(hooks) = settings.value.get("hooks") {
         match parse_settings_hooks(hooks) {
-            Ok(hooks) => {
-                let handle = jig_extensions::HookExtension::new(
-                    settings.path.display().to_string(),
-                    hooks,
-                    &options.cwd,
-                )
-                .into_handle();
-                add_checked(loaded, Origin::Project, handle, diagnostics);
+            Ok(layers) => {
+                for hooks in layers {
+                    let handle = jig_extensions::HookExtension::new(
+                        settings.path.display().to_string(),
+                        hooks,
+                        &options.cwd,
+                    )
+                    .into_handle();
+                    add_checked(loaded, Origin::Project, handle, diagnostics);
+                }
             }
             Err(reason) => {
-                diagnostics.extension_load_error(&settings.path, &format!("hooks: {reason}"))
+                diagnostics.extension_load_error(&settings.path, &format!("hooks: {reason}"));
             }
         }
     }
 }
 
-/// `{"<event>": ["program", "arg", …]}`.
-fn parse_settings_hooks(
-    hooks: &serde_json::Value,
-) -> Result<std::collections::BTreeMap<String, Vec<OsString>>, String> {
+/// Command hooks by event.
+type Hooks = std::collections::BTreeMap<String, Vec<OsString>>;
+
+/// `{"<event>": ["program", "arg", …]}` or, for several commands on one event, `{"<event>":
+/// [["program", …], ["program", …]]}`: one set of hooks per position, run in that order.
+fn parse_settings_hooks(hooks: &serde_json::Value) -> Result<Vec<Hooks>, String> {
     let object = hooks
         .as_object()
         .ok_or("expected an object of event names to commands")?;
-    object
-        .iter()
-        .map(|(event, argv)| {
-            let argv: Option<Vec<OsString>> = argv.as_array().and_then(|words| {
-                words
-                    .iter()
-                    .map(|word| word.as_str().map(OsString::from))
-                    .collect()
-            });
-            match argv {
-                Some(argv) if !argv.is_empty() => Ok((event.clone(), argv)),
-                _ => Err(format!(
-                    "{event}: expected a command as an array of strings, e.g. [\"./check.sh\"]"
-                )),
+    let argv = |value: &serde_json::Value| -> Option<Vec<OsString>> {
+        let words = value.as_array()?;
+        let argv: Option<Vec<OsString>> = words
+            .iter()
+            .map(|word| word.as_str().map(OsString::from))
+            .collect();
+        argv.filter(|argv| !argv.is_empty())
+    };
+    let mut layers: Vec<Hooks> = Vec::new();
+    for (event, value) in object {
+        let commands: Option<Vec<Vec<OsString>>> = match value.as_array() {
+            Some(items) if items.iter().all(serde_json::Value::is_array) && !items.is_empty() => {
+                items.iter().map(argv).collect()
             }
-        })
-        .collect()
+            _ => argv(value).map(|argv| vec![argv]),
+        };
+        let Some(commands) = commands else {
+            return Err(format!(
+                "{event}: expected a command as an array of strings, e.g. [\"./check.sh\"], or an array of such commands"
+            ));
+        };
+        for (position, command) in commands.into_iter().enumerate() {
+            if layers.len() <= position {
+                layers.push(Hooks::new());
+            }
+            layers[position].insert(event.clone(), command);
+        }
+    }
+    Ok(layers)
 }
 
 /// Prints `jig: warning: <message>` on stderr.
