@@ -175,6 +175,10 @@ impl ExtensionHost for CliHost {
         self.info.clone()
     }
 
+    fn register_provider(&self, _extension: &str, _provider: Value) -> Result<(), String> {
+        Err(self.unavailable("registerProvider"))
+    }
+
     fn report_error(&self, error: &ExtensionError) {
         crate::project::warn(&error.to_string());
     }
