@@ -59,7 +59,10 @@ fn main() -> Result<()> {
         ),
         (
             "word-count loaded, no tool_call subscriber",
-            Client::start(&["mcp", "-ne", "-e", &word_count, "--root", &root_arg], &root)?,
+            Client::start(
+                &["mcp", "-ne", "-e", &word_count, "--root", &root_arg],
+                &root,
+            )?,
             Vec::new(),
         ),
         (

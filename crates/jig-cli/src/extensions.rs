@@ -96,9 +96,34 @@ impl DynTool for HookedTool {
     }
 }
 
+/// Binds `runner` to a [`CliHost`] for `info`, offering the names of `registry`'s tools.
+pub(crate) async fn bind(runner: &ExtensionRunner, info: SessionInfo, registry: &ToolRegistry) {
+    let tools = registry.names().iter().map(|n| (*n).to_owned()).collect();
+    runner.bind(Arc::new(CliHost { info, tools })).await;
+}
+
+/// The session info of a mode without a session (`mcp`, `tool`).
+pub(crate) fn info(mode: &str, cwd: &std::path::Path) -> SessionInfo {
+    SessionInfo {
+        cwd: cwd.display().to_string(),
+        mode: mode.to_owned(),
+        ..SessionInfo::default()
+    }
+}
+
+/// The agent loop's hooks for `runner`: `None` (keep the pass-through hooks) when no extension
+/// subscribes to `tool_call` or `tool_result`.
+pub(crate) fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHooks>> {
+    hooks_tools(runner).then(|| {
+        Arc::new(ExtensionToolHooks {
+            runner: Arc::clone(runner),
+        }) as Arc<dyn ToolHooks>
+    })
+}
+
 /// `tool_call` and `tool_result` as the agent loop's hooks (`jig run`).
-pub(crate) struct ExtensionToolHooks {
-    pub(crate) runner: Arc<ExtensionRunner>,
+struct ExtensionToolHooks {
+    runner: Arc<ExtensionRunner>,
 }
 
 #[async_trait]
@@ -130,9 +155,9 @@ impl ToolHooks for ExtensionToolHooks {
 /// The host side of the action API in one mode: session info and the names of the tools;
 /// everything else answers that it is not available in this mode, and asking the user answers
 /// as a host without a user interface.
-pub(crate) struct CliHost {
-    pub(crate) info: SessionInfo,
-    pub(crate) tools: Vec<String>,
+struct CliHost {
+    info: SessionInfo,
+    tools: Vec<String>,
 }
 
 #[async_trait]

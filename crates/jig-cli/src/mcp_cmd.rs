@@ -7,19 +7,17 @@
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use jig_extensions::SessionInfo;
 use jig_mcp_server::{JigMcpServer, RootsSource, ServerOptions, serve_stdio};
 use jig_tool::{Containment, ContainmentMode, ToolRegistry};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
-use crate::extensions::{self, CliHost};
+use crate::extensions;
 use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
@@ -96,16 +94,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
                 return Err(error);
             }
         };
-        runner
-            .bind(Arc::new(CliHost {
-                info: SessionInfo {
-                    cwd: base.cwd.display().to_string(),
-                    mode: "mcp".to_owned(),
-                    ..SessionInfo::default()
-                },
-                tools: registry.names().iter().map(|n| (*n).to_owned()).collect(),
-            }))
-            .await;
+        extensions::bind(&runner, extensions::info("mcp", &base.cwd), &registry).await;
         let registry = extensions::hooked_registry(registry, &runner);
         let options = ServerOptions {
             roots_source: if args.roots.is_empty() {
@@ -117,11 +106,11 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
         let server = JigMcpServer::new(registry, base, options);
-        let served = serve_stdio(server, shutdown)
+        let outcome_of_serving = serve_stdio(server, shutdown)
             .await
             .map_err(|error| CliError::Failure(error.into()));
         runner.shutdown().await;
-        served
+        outcome_of_serving
     });
     // A blocking stdin read (stdin not a pipe) must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(200));

@@ -29,11 +29,12 @@ use jig_llm::ThinkingLevel;
 use jig_protocol::{Message, StopReason};
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
 use crate::exit::CliError;
-use crate::extensions::{self, CliHost, ExtensionToolHooks};
+use crate::extensions;
 use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
@@ -275,6 +276,10 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     outcome
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the composition of one run, step by step; each step is a call"
+)]
 async fn run_with_project(
     args: RunArgs,
     prompt: String,
@@ -332,23 +337,14 @@ async fn run_with_project(
     tool_context.session_env =
         session.tool_variables(&resolved.provider_name, &resolved.model, thinking);
 
-    runner
-        .bind(Arc::new(CliHost {
-            info: SessionInfo {
-                session_id: session
-                    .path()
-                    .and_then(|path| path.file_stem())
-                    .map(|stem| stem.to_string_lossy().into_owned()),
-                session_file: session.path().map(|path| path.display().to_string()),
-                cwd: cwd.display().to_string(),
-                model: Some(format!("{}/{}", resolved.provider_name, resolved.model)),
-                thinking_level: Some(format!("{thinking:?}").to_lowercase()),
-                mode: "print".to_owned(),
-                has_ui: false,
-            },
-            tools: tools.names().iter().map(|n| (*n).to_owned()).collect(),
-        }))
-        .await;
+    let info = run_session_info(
+        &session,
+        &cwd,
+        &resolved.provider_name,
+        &resolved.model,
+        thinking,
+    );
+    extensions::bind(&runner, info, &tools).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -373,10 +369,8 @@ async fn run_with_project(
         tools,
         tool_context,
     );
-    if extensions::hooks_tools(&runner) {
-        config.hooks = Arc::new(ExtensionToolHooks {
-            runner: Arc::clone(&runner),
-        });
+    if let Some(hooks) = extensions::tool_hooks(&runner) {
+        config.hooks = hooks;
     }
     config.max_turns = args.max_turns;
     config.thinking = thinking;
@@ -400,16 +394,11 @@ async fn run_with_project(
         None => Agent::with_messages(config, history),
     };
     runner
-        .notify(
-            events::SESSION_START,
-            || serde_json::json!({"reason": "startup"}),
-        )
+        .notify(events::SESSION_START, || json!({"reason": "startup"}))
         .await;
     let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
-    runner
-        .notify(events::SESSION_SHUTDOWN, || serde_json::json!({}))
-        .await;
+    runner.notify(events::SESSION_SHUTDOWN, || json!({})).await;
 
     if let Some(error) = printer.session_error() {
         output::warn(&format!("the session could not be saved: {error:#}"));
@@ -430,6 +419,28 @@ async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectSta
         output::note(&project.decision.describe());
     }
     Ok(project)
+}
+
+/// What extensions see of the session in `jig run`.
+fn run_session_info(
+    session: &Session,
+    cwd: &Path,
+    provider: &str,
+    model: &str,
+    thinking: ThinkingLevel,
+) -> SessionInfo {
+    SessionInfo {
+        session_id: session
+            .path()
+            .and_then(Path::file_stem)
+            .map(|stem| stem.to_string_lossy().into_owned()),
+        session_file: session.path().map(|path| path.display().to_string()),
+        cwd: cwd.display().to_string(),
+        model: Some(format!("{provider}/{model}")),
+        thinking_level: Some(format!("{thinking:?}").to_lowercase()),
+        mode: "print".to_owned(),
+        has_ui: false,
+    }
 }
 
 /// The prompt after the extensions' `input` (transform chain; `None` when one handled it) and

@@ -4,19 +4,17 @@ use std::fmt::Write as _;
 use std::io::{self, Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Args;
-use jig_extensions::SessionInfo;
 use jig_tool::{DynTool, Effects, ToolRegistry};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use serde_json::{Value, json};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
-use crate::extensions::{self, CliHost};
+use crate::extensions;
 use crate::project::{self, ProjectArgs};
 use crate::render::render_text;
 use crate::signals;
@@ -132,16 +130,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             env.cleanup().await;
             return Err(unknown_tool(&args.name, &registry));
         };
-        runner
-            .bind(Arc::new(CliHost {
-                info: SessionInfo {
-                    cwd: ctx.cwd.display().to_string(),
-                    mode: "tool".to_owned(),
-                    ..SessionInfo::default()
-                },
-                tools: registry.names().iter().map(|n| (*n).to_owned()).collect(),
-            }))
-            .await;
+        extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry).await;
         let mut single = ToolRegistry::new();
         single.register(tool);
         let tool = extensions::hooked_registry(single, &runner)
