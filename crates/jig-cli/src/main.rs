@@ -5,6 +5,10 @@
 //! - `jig tool <name>` / `jig tools` ([`tool_cmd`]): run one tool call, list the tools.
 //! - `jig sessions` ([`sessions_cmd`]): list the saved `jig run` sessions of a directory.
 //!
+//! Project trust and extension loading at startup are in [`project`]; how the loaded
+//! extensions take part in each mode (their tools, `tool_call`/`tool_result`, the host side of
+//! their actions) is in [`extensions`].
+//!
 //! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
 //! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
 //! up the same way everywhere.

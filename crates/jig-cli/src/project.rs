@@ -1,10 +1,13 @@
-//! Project trust and extensions at startup, the same for `jig run`, `jig mcp` and `jig tool`.
+//! Project trust and extensions at startup, the same for `jig run`, `jig mcp`, `jig tool` and
+//! `jig tools`.
 //!
 //! [`start`] runs before anything project-sourced is touched: it reads the user's
 //! `defaultProjectTrust` and `extensions`, discovers the pre-trust extensions (`-e`, global,
 //! settings), loads them ([`load_extensions`]), resolves the project's trust, and only for a
 //! trusted project discovers and loads `.jig/extensions/` and reads `.jig/settings.json`. Then
 //! it prints the diagnostics: warnings let startup go on, any error stops it with exit 1.
+//! Extensions are started and initialised through `jig-extensions` into one
+//! [`ExtensionRunner`], returned unbound; each mode binds it (see `crate::extensions`).
 //!
 //! Flags: `-e/--extension PATH` (repeatable), `-ne/--no-extensions`, `-a/--approve`,
 //! `-na/--no-approve`. The two-letter forms and flags written before the subcommand (`jig -ne
@@ -206,9 +209,9 @@ async fn load_one(
     match entry {
         Entry::Executable(path) => jig_extensions::load_executable(path, options).await,
         Entry::Manifest(dir) => jig_extensions::load_manifest_dir(dir, options).await,
-        Entry::Index { dir, runtime, .. } => {
-            let runtime = [OsString::from(runtime)];
-            jig_extensions::load_index_dir(dir, Some(&runtime), options).await
+        Entry::Index { dir, file, runtime } => {
+            let argv = [OsString::from(runtime), file.clone().into_os_string()];
+            jig_extensions::load_process(dir, &argv, options).await
         }
     }
 }
