@@ -9,6 +9,10 @@
 //! - `jig env serve` / `jig env install` ([`env_cmd`]): serve this machine as an environment,
 //!   put jig on another; `--env URL` of the tool-running commands connects there.
 //!
+//! Project trust and extension loading at startup are in [`project`]; how the loaded
+//! extensions take part in each mode (their tools, `tool_call`/`tool_result`, the host side of
+//! their actions) is in [`extensions`].
+//!
 //! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
 //! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
 //! up the same way everywhere.
@@ -22,6 +26,7 @@
 
 mod env_cmd;
 mod exit;
+mod extensions;
 mod mcp_cmd;
 mod project;
 mod render;

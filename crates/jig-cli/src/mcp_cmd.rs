@@ -17,6 +17,7 @@ use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
+use crate::extensions;
 use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
@@ -55,11 +56,6 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         // Typed by hand, `jig mcp` would otherwise sit silent waiting for JSON-RPC.
         let _ = writeln!(io::stderr().lock(), "{TERMINAL_HINT}");
     }
-    let registry = select_tools(
-        builtin_registry(&BuiltinsConfig::default()),
-        args.tools.as_deref(),
-        args.read_only,
-    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -82,13 +78,27 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         // The first root is the project: its trust is decided before anything it brings is
         // loaded, and before serving.
-        match project::start(&args.project, &base.cwd).await {
-            Ok(project) => tracing::info!(trust = %project.decision.describe(), "project"),
+        let project = match project::start(&args.project, &base.cwd, "mcp").await {
+            Ok(project) => project,
             Err(error) => {
                 env.cleanup().await;
                 return Err(error);
             }
-        }
+        };
+        tracing::info!(trust = %project.decision.describe(), "project");
+        let runner = project.extensions;
+        let mut registry = builtin_registry(&BuiltinsConfig::default());
+        extensions::add_tools(&mut registry, &runner);
+        let registry = match select_tools(registry, args.tools.as_deref(), args.read_only) {
+            Ok(registry) => registry,
+            Err(error) => {
+                runner.shutdown().await;
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
+        extensions::bind(&runner, extensions::info("mcp", &base.cwd), &registry).await;
+        let registry = extensions::hooked_registry(registry, &runner);
         let options = ServerOptions {
             // The client's roots are its own machine's directories: not the remote env's.
             roots_source: if args.roots.is_empty() && far_cwd.is_none() {
@@ -100,9 +110,11 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
         let server = JigMcpServer::new(registry, base, options);
-        serve_stdio(server, shutdown)
+        let outcome_of_serving = serve_stdio(server, shutdown)
             .await
-            .map_err(|error| CliError::Failure(error.into()))
+            .map_err(|error| CliError::Failure(error.into()));
+        runner.shutdown().await;
+        outcome_of_serving
     });
     // A blocking stdin read (stdin not a pipe) must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(200));

@@ -1,10 +1,13 @@
-//! Project trust and extensions at startup, the same for `jig run`, `jig mcp` and `jig tool`.
+//! Project trust and extensions at startup, the same for `jig run`, `jig mcp`, `jig tool` and
+//! `jig tools`.
 //!
 //! [`start`] runs before anything project-sourced is touched: it reads the user's
 //! `defaultProjectTrust` and `extensions`, discovers the pre-trust extensions (`-e`, global,
 //! settings), loads them ([`load_extensions`]), resolves the project's trust, and only for a
 //! trusted project discovers and loads `.jig/extensions/` and reads `.jig/settings.json`. Then
 //! it prints the diagnostics: warnings let startup go on, any error stops it with exit 1.
+//! Extensions are started and initialised through `jig-extensions` into one
+//! [`ExtensionRunner`], returned unbound; each mode binds it (see `crate::extensions`).
 //!
 //! Flags: `-e/--extension PATH` (repeatable), `-ne/--no-extensions`, `-a/--approve`,
 //! `-na/--no-approve`. The two-letter forms and flags written before the subcommand (`jig -ne
@@ -15,15 +18,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
+use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
-    Diagnostics, DiscoveredExtension, DiscoveryInputs, ProjectSettings, ProjectTrustHook,
-    StartupVerdict, TrustDecision, TrustInputs, TrustStore, UserProjectSettings, discover,
-    read_project_settings, resolve_project_trust,
+    Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin, ProjectSettings,
+    ProjectTrustHook, StartupVerdict, TrustAnswer, TrustDecision, TrustInputs, TrustStore,
+    UserProjectSettings, discover, read_project_settings, resolve_project_trust,
 };
+use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
 use crate::exit::CliError;
 
-/// The extension and trust flags of `jig run`, `jig mcp` and `jig tool`.
+/// The extension and trust flags of `jig run`, `jig mcp`, `jig tool` and `jig tools`.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ProjectArgs {
     /// Load the extension at PATH (repeatable); kept with -ne.
@@ -53,7 +58,7 @@ impl ProjectArgs {
 }
 
 /// The subcommands that take [`ProjectArgs`].
-const PROJECT_SUBCOMMANDS: &[&str] = &["run", "mcp", "tool"];
+const PROJECT_SUBCOMMANDS: &[&str] = &["run", "mcp", "tool", "tools"];
 
 /// The command line with the two-letter flags spelled long (`-ne` → `--no-extensions`, `-na`
 /// → `--no-approve`) and those flags, when written before the subcommand (`jig -ne run …`),
@@ -104,23 +109,60 @@ pub(crate) struct ProjectStartup {
     pub(crate) decision: TrustDecision,
     /// The trusted project's `.jig/settings.json`; `None` when untrusted or absent.
     pub(crate) settings: Option<ProjectSettings>,
-    /// The loaded extensions.
-    #[expect(dead_code, reason = "used once the extension runtime is wired in")]
-    pub(crate) extensions: LoadedExtensions,
+    /// The loaded extensions, in load order, not yet bound to a host.
+    pub(crate) extensions: Arc<ExtensionRunner>,
 }
 
-/// The extensions that were loaded. Empty until the extension runtime is wired in.
-#[derive(Default)]
+/// The extensions loaded so far, and the pre-trust extensions' `project_trust` event.
 pub(crate) struct LoadedExtensions {
-    /// The pre-trust extensions' `project_trust` event.
-    trust_hook: Option<Arc<dyn ProjectTrustHook>>,
+    /// The extensions; shared with [`trust_hook`](Self::trust_hook) while trust is decided.
+    runner: Arc<ExtensionRunner>,
+    /// How many extensions came from `-e` (project extensions load right after them).
+    cli_count: usize,
+    /// How many came from the trusted project.
+    project_count: usize,
+    /// What loaded extensions are told (the working directory, the mode).
+    options: LoadOptions,
+    /// The pre-trust extensions' `project_trust` event; `None` when none subscribes.
+    trust_hook: Option<Arc<RunnerTrustHook>>,
+}
+
+impl LoadedExtensions {
+    fn new(options: LoadOptions) -> Self {
+        Self {
+            runner: Arc::new(ExtensionRunner::default()),
+            cli_count: 0,
+            project_count: 0,
+            options,
+            trust_hook: None,
+        }
+    }
+
+    /// Where an extension from `origin` goes in load order: `-e`, project, global, settings.
+    fn place(&self, origin: Origin) -> usize {
+        match origin {
+            Origin::Cli => self.cli_count,
+            Origin::Project => self.cli_count + self.project_count,
+            Origin::Global | Origin::Settings => usize::MAX,
+        }
+    }
+
+    /// Counts an extension added from `origin`.
+    fn count(&mut self, origin: Origin) {
+        match origin {
+            Origin::Cli => self.cli_count += 1,
+            Origin::Project => self.project_count += 1,
+            Origin::Global | Origin::Settings => {}
+        }
+    }
 }
 
 impl std::fmt::Debug for LoadedExtensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadedExtensions")
+            .field("runner", &self.runner)
             .field("trust_hook", &self.trust_hook.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -134,38 +176,267 @@ pub(crate) struct LoadRequest<'a> {
     pub(crate) project_settings: Option<&'a ProjectSettings>,
 }
 
-/// The reason every extension fails to load in this build.
-const NOT_WIRED: &str =
-    "loading extensions is not implemented in this build of jig (no extension runtime)";
+/// The pre-trust extensions' `project_trust` event as a step of the trust chain. Failing
+/// handlers are kept as warnings for the diagnostics.
+struct RunnerTrustHook {
+    runner: Arc<ExtensionRunner>,
+    mode: String,
+    warnings: std::sync::Mutex<Vec<String>>,
+}
 
-/// Loads `request` into `loaded`. This build has no extension runtime: every extension, and the
-/// project settings' `extensions` and `hooks`, are load errors (exit 1 with the `jig -ne` hint)
-/// instead of being skipped silently. Nothing is executed.
-///
-/// This is the one function the extension runtime replaces.
-#[expect(
-    clippy::unused_async,
-    reason = "loading spawns and initialises extension processes once the runtime is wired in"
-)]
+#[async_trait::async_trait]
+impl ProjectTrustHook for RunnerTrustHook {
+    async fn project_trust(&self, project_dir: &Path) -> Option<TrustAnswer> {
+        let outcome = self
+            .runner
+            .project_trust(project_dir, &self.mode, false)
+            .await;
+        if let Ok(mut warnings) = self.warnings.lock() {
+            warnings.extend(outcome.warnings.iter().map(ToString::to_string));
+        }
+        outcome.answer.map(|answer| TrustAnswer {
+            trusted: answer.trusted,
+            remember: answer.remember,
+        })
+    }
+}
+
+/// Starts one discovered extension.
+async fn load_one(
+    entry: &Entry,
+    options: &LoadOptions,
+) -> Result<Arc<dyn ExtensionHandle>, jig_extensions::LoadError> {
+    match entry {
+        Entry::Executable(path) => jig_extensions::load_executable(path, options).await,
+        Entry::Manifest(dir) => jig_extensions::load_manifest_dir(dir, options).await,
+        Entry::Index { dir, file, runtime } => {
+            let argv = [OsString::from(runtime), file.clone().into_os_string()];
+            jig_extensions::load_process(dir, &argv, options).await
+        }
+    }
+}
+
+/// How a path named in the project settings' `extensions` is started: a directory with
+/// `extension.toml`, another directory (its `index.*`), or a file run directly.
+fn entry_for(path: &Path) -> Entry {
+    if path.join(jig_extensions::MANIFEST_FILE).is_file() {
+        Entry::Manifest(path.to_owned())
+    } else if path.is_dir() {
+        let file = path.join("index");
+        Entry::Index {
+            dir: path.to_owned(),
+            runtime: String::new(),
+            file,
+        }
+    } else {
+        Entry::Executable(path.to_owned())
+    }
+}
+
+/// Adds `extension` at `index` unless one of its tools is named like a built-in tool or like
+/// an earlier extension's tool, or one of its flags like an earlier extension's flag (error
+/// diagnostics). Returns whether it was added.
+fn add_checked(
+    loaded: &mut LoadedExtensions,
+    origin: Origin,
+    extension: Arc<dyn ExtensionHandle>,
+    diagnostics: &mut Diagnostics,
+) {
+    let path = PathBuf::from(extension.path());
+    let registrations = extension.registrations();
+    let builtins = builtin_registry(&BuiltinsConfig::default());
+    if let Some(tool) = registrations
+        .tools
+        .iter()
+        .find(|tool| builtins.get(&tool.name).is_some())
+    {
+        diagnostics.tool_conflict(&path, &tool.name, Path::new("the built-in tool"));
+        extension_shutdown(extension);
+        return;
+    }
+    for earlier in loaded.runner.extensions() {
+        let theirs = earlier.registrations();
+        let first = Path::new(earlier.path());
+        if let Some(tool) = registrations
+            .tools
+            .iter()
+            .find(|tool| theirs.tools.iter().any(|t| t.name == tool.name))
+        {
+            diagnostics.tool_conflict(&path, &tool.name, first);
+            extension_shutdown(extension);
+            return;
+        }
+        if let Some(flag) = registrations
+            .flags
+            .iter()
+            .find(|flag| theirs.flags.iter().any(|f| f.name == flag.name))
+        {
+            diagnostics.flag_conflict(&path, &flag.name, first);
+            extension_shutdown(extension);
+            return;
+        }
+    }
+    let index = loaded.place(origin);
+    let Some(runner) = Arc::get_mut(&mut loaded.runner) else {
+        diagnostics.extension_load_error(&path, "the extension runtime is already in use");
+        return;
+    };
+    match runner.insert(index, extension) {
+        Ok(()) => loaded.count(origin),
+        Err(error) => diagnostics.extension_load_error(&path, &error.reason),
+    }
+}
+
+/// Stops an extension that was started but not added.
+fn extension_shutdown(extension: Arc<dyn ExtensionHandle>) {
+    tokio::spawn(async move { extension.shutdown().await });
+}
+
+/// Loads `request` into `loaded`: each extension is started and initialised (its
+/// registrations only: it cannot act until bound). A trusted project's extensions come right
+/// after the `-e` ones. The project settings' `extensions` (paths relative to the project) load
+/// like discovered ones, and its `hooks` (`{"<event>": ["program", "arg", …]}`) become one
+/// command-hook extension named by the settings file. Failures are load errors; tool and flag
+/// name conflicts are conflict errors. Afterwards `loaded`'s trust hook asks the extensions
+/// that subscribe to `project_trust`.
 pub(crate) async fn load_extensions(
     request: LoadRequest<'_>,
     loaded: &mut LoadedExtensions,
     diagnostics: &mut Diagnostics,
 ) {
-    let _ = loaded;
+    loaded.trust_hook = None;
+    let options = loaded.options.clone();
     for extension in request.extensions {
-        diagnostics.extension_load_error(&extension.path, NOT_WIRED);
-    }
-    if let Some(settings) = request.project_settings {
-        let keys: Vec<&str> = ["extensions", "hooks"]
-            .into_iter()
-            .filter(|key| settings.value.get(key).is_some())
-            .collect();
-        if !keys.is_empty() {
-            diagnostics
-                .extension_load_error(&settings.path, &format!("{}: {NOT_WIRED}", keys.join(", ")));
+        match load_one(&extension.entry, &options).await {
+            Ok(handle) => {
+                add_checked(loaded, extension.origin, handle, diagnostics);
+            }
+            Err(error) => diagnostics.extension_load_error(&extension.path, &error.reason),
         }
     }
+    if let Some(settings) = request.project_settings {
+        let project_dir = settings
+            .path
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."))
+            .to_owned();
+        load_settings_extensions(settings, &project_dir, &options, loaded, diagnostics).await;
+    }
+    if loaded
+        .runner
+        .has_handlers(jig_extensions::events::PROJECT_TRUST)
+    {
+        loaded.trust_hook = Some(Arc::new(RunnerTrustHook {
+            runner: Arc::clone(&loaded.runner),
+            mode: options.mode.clone(),
+            warnings: std::sync::Mutex::default(),
+        }));
+    }
+}
+
+/// The project settings' `extensions` and `hooks`.
+async fn load_settings_extensions(
+    settings: &ProjectSettings,
+    project_dir: &Path,
+    options: &LoadOptions,
+    loaded: &mut LoadedExtensions,
+    diagnostics: &mut Diagnostics,
+) {
+    match settings.value.get("extensions") {
+        None => {}
+        Some(serde_json::Value::Array(paths)) => {
+            for path in paths {
+                let Some(path) = path.as_str() else {
+                    diagnostics.extension_load_error(
+                        &settings.path,
+                        &format!("extensions: {path} is not a path"),
+                    );
+                    continue;
+                };
+                let path = project_dir.join(path);
+                let entry = entry_for(&path);
+                let loaded_one = match &entry {
+                    Entry::Index { dir, .. } => {
+                        jig_extensions::load_index_dir(dir, None, options).await
+                    }
+                    other => load_one(other, options).await,
+                };
+                match loaded_one {
+                    Ok(handle) => {
+                        add_checked(loaded, Origin::Project, handle, diagnostics);
+                    }
+                    Err(error) => diagnostics.extension_load_error(&path, &error.reason),
+                }
+            }
+        }
+        Some(_) => diagnostics
+            .extension_load_error(&settings.path, "extensions: expected an array of paths"),
+    }
+    if let Some(hooks) = settings.value.get("hooks") {
+        match parse_settings_hooks(hooks) {
+            Ok(layers) => {
+                for hooks in layers {
+                    let handle = jig_extensions::HookExtension::new(
+                        settings.path.display().to_string(),
+                        hooks,
+                        &options.cwd,
+                    )
+                    .into_handle();
+                    add_checked(loaded, Origin::Project, handle, diagnostics);
+                }
+            }
+            Err(reason) => {
+                diagnostics.extension_load_error(&settings.path, &format!("hooks: {reason}"));
+            }
+        }
+    }
+}
+
+/// Command hooks by event.
+type Hooks = std::collections::BTreeMap<String, Vec<OsString>>;
+
+/// `{"<event>": ["program", "arg", …]}` or, for several commands on one event, `{"<event>":
+/// [["program", …], ["program", …]]}`: one set of hooks per position, run in that order.
+fn parse_settings_hooks(hooks: &serde_json::Value) -> Result<Vec<Hooks>, String> {
+    let object = hooks
+        .as_object()
+        .ok_or("expected an object of event names to commands")?;
+    let argv = |value: &serde_json::Value| -> Option<Vec<OsString>> {
+        let words = value.as_array()?;
+        let argv: Option<Vec<OsString>> = words
+            .iter()
+            .map(|word| word.as_str().map(OsString::from))
+            .collect();
+        argv.filter(|argv| !argv.is_empty())
+    };
+    let mut layers: Vec<Hooks> = Vec::new();
+    for (event, value) in object {
+        let commands: Option<Vec<Vec<OsString>>> = match value.as_array() {
+            Some(items) if items.iter().all(serde_json::Value::is_array) && !items.is_empty() => {
+                items.iter().map(argv).collect()
+            }
+            _ => argv(value).map(|argv| vec![argv]),
+        };
+        let Some(commands) = commands else {
+            return Err(format!(
+                "{event}: expected a command as an array of strings, e.g. [\"./check.sh\"], or an array of such commands"
+            ));
+        };
+        for (position, command) in commands.into_iter().enumerate() {
+            if layers.len() <= position {
+                layers.push(Hooks::new());
+            }
+            layers[position].insert(event.clone(), command);
+        }
+    }
+    Ok(layers)
+}
+
+/// Prints `jig: warning: <message>` on stderr.
+pub(crate) fn warn(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "jig: warning: {message}");
 }
 
 /// Resolves the trust of `project_dir` (canonical) and loads what it allows; prints the
@@ -173,6 +444,7 @@ pub(crate) async fn load_extensions(
 pub(crate) async fn start(
     args: &ProjectArgs,
     project_dir: &Path,
+    mode: &str,
 ) -> Result<ProjectStartup, CliError> {
     let mut diagnostics = Diagnostics::default();
     let config_dir = jig_project::config_dir();
@@ -190,7 +462,10 @@ pub(crate) async fn start(
 
     // Pre-trust: everything but the project.
     let pre_trust = discover(&inputs, None, &mut diagnostics);
-    let mut loaded = LoadedExtensions::default();
+    let mut loaded = LoadedExtensions::new(LoadOptions {
+        mode: mode.to_owned(),
+        ..LoadOptions::new(project_dir)
+    });
     load_extensions(
         LoadRequest {
             extensions: &pre_trust,
@@ -206,7 +481,10 @@ pub(crate) async fn start(
         &TrustInputs {
             project_dir,
             trust_override: args.trust_override(),
-            hook: loaded.trust_hook.as_deref(),
+            hook: loaded
+                .trust_hook
+                .as_deref()
+                .map(|hook| hook as &dyn ProjectTrustHook),
             store: store.as_ref(),
             default_trust: user.default_project_trust,
             prompt: None,
@@ -218,6 +496,13 @@ pub(crate) async fn start(
         let _ = diagnostics.report_to_stderr();
         CliError::Failure(anyhow::Error::new(error).context("cannot decide the project's trust"))
     })?;
+    if let Some(hook) = loaded.trust_hook.take()
+        && let Ok(warnings) = hook.warnings.lock()
+    {
+        for warning in warnings.iter() {
+            diagnostics.trust_warning(warning.clone());
+        }
+    }
     if let Some(warning) = decision.untrusted_warning() {
         diagnostics.trust_warning(warning);
     }
@@ -243,13 +528,17 @@ pub(crate) async fn start(
         .await;
     }
 
+    loaded.trust_hook = None;
     match diagnostics.report_to_stderr() {
         StartupVerdict::Continue => Ok(ProjectStartup {
             decision,
             settings,
-            extensions: loaded,
+            extensions: loaded.runner,
         }),
-        StartupVerdict::Exit(code) => Err(CliError::Reported(code)),
+        StartupVerdict::Exit(code) => {
+            loaded.runner.shutdown().await;
+            Err(CliError::Reported(code))
+        }
     }
 }
 
@@ -278,7 +567,10 @@ mod tests {
             "jig tool --extension=x read"
         );
         // Not before a subcommand that takes them, or after `--`: untouched.
-        assert_eq!(normalized("jig -ne tools"), "jig --no-extensions tools");
+        assert_eq!(
+            normalized("jig -ne sessions"),
+            "jig --no-extensions sessions"
+        );
         assert_eq!(normalized("jig run -- -ne"), "jig run -- -ne");
     }
 }

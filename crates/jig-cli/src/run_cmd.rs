@@ -27,14 +27,17 @@ use clap::{Args, ValueEnum};
 use jig_agent::compaction::{self, CompactionConfig, CompactionReason};
 use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_context_files};
 use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session, SessionRecorder};
+use jig_extensions::{ExtensionRunner, InputOutcome, SessionInfo, events};
 use jig_llm::{ModelTable, ThinkingLevel};
 use jig_protocol::{Message, StopReason};
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
 use crate::exit::CliError;
+use crate::extensions;
 use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
@@ -236,15 +239,24 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
+/// The tools offered: `--tools`, else the default built-ins and every extension tool.
+fn select_tools(
+    names: Option<&[String]>,
+    runner: &ExtensionRunner,
+) -> Result<ToolRegistry, CliError> {
     let mut registry = builtin_registry(&BuiltinsConfig::default());
+    extensions::add_tools(&mut registry, runner);
     let wanted: Vec<String> = match names {
         Some(names) => names
             .iter()
             .map(|n| n.trim().to_owned())
             .filter(|n| !n.is_empty())
             .collect(),
-        None => DEFAULT_TOOLS.iter().map(|n| (*n).to_owned()).collect(),
+        None => DEFAULT_TOOLS
+            .iter()
+            .map(|n| (*n).to_owned())
+            .chain(runner.tools().iter().map(|tool| tool.name().to_owned()))
+            .collect(),
     };
     let available: Vec<String> = registry.names().iter().map(|n| (*n).to_owned()).collect();
     if let Some(unknown) = wanted.iter().find(|name| !available.contains(name)) {
@@ -258,14 +270,13 @@ fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
 }
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
-    let tools = select_tools(args.tools.as_deref())?;
     let (env, cwd) = crate::env_cmd::open_env(
         &args.env,
         || workspace::open_env(false),
         args.cwd.as_deref(),
     )
     .await?;
-    let outcome = run_in_env(args, prompt, tools, Arc::clone(&env), cwd).await;
+    let outcome = run_in_env(args, prompt, Arc::clone(&env), cwd).await;
     // Commands the run left behind are killed and temporary files removed, however it ended.
     env.cleanup().await;
     outcome
@@ -274,15 +285,34 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
 async fn run_in_env(
     args: RunArgs,
     prompt: String,
-    tools: ToolRegistry,
     env: Arc<dyn jig_env::ExecutionEnv>,
     cwd: Option<std::path::PathBuf>,
 ) -> CliResult {
-    let mut tool_context =
+    let tool_context =
         workspace::tool_context(env, cwd.as_deref(), args.containment.into()).await?;
     let cwd = tool_context.cwd.clone();
     let user_settings = settings::load()?;
     let project = start_project(&args, &cwd).await?;
+    let runner = Arc::clone(&project.extensions);
+    let outcome = run_with_project(args, prompt, tool_context, user_settings, project).await;
+    runner.shutdown().await;
+    outcome
+}
+
+#[expect(
+    clippy::too_many_lines,
+    reason = "the composition of one run, step by step; each step is a call"
+)]
+async fn run_with_project(
+    args: RunArgs,
+    prompt: String,
+    mut tool_context: jig_tool::ToolContext,
+    user_settings: settings::Settings,
+    project: project::ProjectStartup,
+) -> CliResult {
+    let cwd = tool_context.cwd.clone();
+    let runner = Arc::clone(&project.extensions);
+    let tools = select_tools(args.tools.as_deref(), &runner)?;
 
     let choice = session_choice::open(
         &cwd,
@@ -325,6 +355,14 @@ async fn run_in_env(
     tool_context.session_env =
         session.tool_variables(&resolved.provider_name, &resolved.model, thinking);
 
+    let info = run_session_info(
+        &session,
+        &cwd,
+        &resolved.provider_name,
+        &resolved.model,
+        thinking,
+    );
+    extensions::bind(&runner, info, &tools).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -337,6 +375,11 @@ async fn run_in_env(
         append: args.append_system_prompt.clone(),
     });
 
+    // An extension may transform or handle the input, add messages and change the prompt.
+    let Some((prompt, system_prompt)) = extension_prompt(&runner, prompt, system_prompt).await
+    else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let mut config = AgentConfig::new(
         resolved.provider,
         resolved.model,
@@ -344,6 +387,9 @@ async fn run_in_env(
         tools,
         tool_context,
     );
+    if let Some(hooks) = extensions::tool_hooks(&runner) {
+        config.hooks = hooks;
+    }
     config.max_turns = args.max_turns;
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
@@ -372,8 +418,12 @@ async fn run_in_env(
         Some(summary) => Agent::with_summary(config, summary, history),
         None => Agent::with_messages(config, history),
     };
+    runner
+        .notify(events::SESSION_START, || json!({"reason": "startup"}))
+        .await;
     let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
+    runner.notify(events::SESSION_SHUTDOWN, || json!({})).await;
 
     if let Err(error) = printer.close_session().await {
         output::warn(&format!("the session could not be saved: {error:#}"));
@@ -388,7 +438,7 @@ async fn run_in_env(
 /// The project's trust and what it allows, decided before anything the project brings is
 /// loaded or read as configuration.
 async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectStartup, CliError> {
-    let project = project::start(&args.project, cwd).await?;
+    let project = project::start(&args.project, cwd, "print").await?;
     // Only when it mattered: a project with nothing to gate is not worth a line.
     if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
         output::note(&project.decision.describe());
@@ -396,11 +446,58 @@ async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectSta
     Ok(project)
 }
 
+/// What extensions see of the session in `jig run`.
+fn run_session_info(
+    session: &Session,
+    cwd: &Path,
+    provider: &str,
+    model: &str,
+    thinking: ThinkingLevel,
+) -> SessionInfo {
+    SessionInfo {
+        session_id: session
+            .path()
+            .and_then(Path::file_stem)
+            .map(|stem| stem.to_string_lossy().into_owned()),
+        session_file: session.path().map(|path| path.display().to_string()),
+        cwd: cwd.display().to_string(),
+        model: Some(format!("{provider}/{model}")),
+        thinking_level: Some(format!("{thinking:?}").to_lowercase()),
+        mode: "print".to_owned(),
+        has_ui: false,
+    }
+}
+
+/// The prompt after the extensions' `input` (transform chain; `None` when one handled it) and
+/// `before_agent_start` (their messages follow the prompt's text in the same user message; a
+/// changed system prompt replaces the built one for this run).
+async fn extension_prompt(
+    runner: &ExtensionRunner,
+    prompt: String,
+    system_prompt: String,
+) -> Option<(Message, String)> {
+    let (text, images) = match runner.input(prompt, Vec::new(), "cli").await {
+        InputOutcome::Handled => return None,
+        InputOutcome::Continue { text, images } => (text, images),
+    };
+    let before = runner
+        .before_agent_start(&text, &images, &system_prompt)
+        .await;
+    let mut message = Message::user_text(text);
+    if let Message::User(user) = &mut message {
+        user.content.extend(images);
+        for custom in before.messages {
+            user.content.extend(custom.content);
+        }
+    }
+    Some((message, before.system_prompt.unwrap_or(system_prompt)))
+}
+
 /// `--compact` first when asked (a failure is reported and nothing is sent), then the run.
 async fn compact_and_run(
     agent: &mut Agent,
     compact: bool,
-    prompt: String,
+    prompt: Message,
     cancel: &CancellationToken,
     observer: &Arc<dyn AgentObserver>,
 ) -> Option<RunOutcome> {
@@ -412,11 +509,7 @@ async fn compact_and_run(
         output::error(&format!("--compact: {message}"));
         return None;
     }
-    Some(
-        agent
-            .run(Message::user_text(prompt), cancel, observer)
-            .await,
-    )
+    Some(agent.run(prompt, cancel, observer).await)
 }
 
 /// Records in the session the model, endpoint and thinking level in use, when they changed.

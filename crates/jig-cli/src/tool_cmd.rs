@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
+use crate::extensions;
 use crate::project::{self, ProjectArgs};
 use crate::render::render_text;
 use crate::signals;
@@ -55,11 +56,37 @@ pub(crate) struct ToolsArgs {
     /// detailsSchema}.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    project: ProjectArgs,
 }
 
-/// The registry the CLI offers.
-fn registry() -> ToolRegistry {
-    builtin_registry(&BuiltinsConfig::default())
+/// `unknown tool `<name>`; available tools: …` (usage error).
+fn unknown_tool(name: &str, registry: &ToolRegistry) -> CliError {
+    CliError::usage(format!(
+        "unknown tool `{name}`; available tools: {}",
+        registry.names().join(", ")
+    ))
+}
+
+/// The registry the CLI offers in the current directory: the built-in tools, then the tools of
+/// the extensions loaded there (after the project's trust is decided).
+fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
+    let mut registry = builtin_registry(&BuiltinsConfig::default());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::Failure)?;
+    let cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .context("cannot read the current directory")
+        .map_err(CliError::Failure)?;
+    runtime.block_on(async {
+        let project = project::start(project_args, &cwd, "tool").await?;
+        extensions::add_tools(&mut registry, &project.extensions);
+        project.extensions.shutdown().await;
+        Ok(registry)
+    })
 }
 
 /// Runs `jig tool`.
@@ -68,14 +95,6 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
     // temp files are kept: never a path to a file that is already gone.
     let mut config = BuiltinsConfig::default();
     config.bash.keep_full_output = args.keep_temp;
-    let registry = builtin_registry(&config);
-    let Some(tool) = registry.get(&args.name).cloned() else {
-        return Err(CliError::usage(format!(
-            "unknown tool `{}`; available tools: {}",
-            args.name,
-            registry.names().join(", ")
-        )));
-    };
     let call_args = parse_call_args(args.args.as_deref())?;
     // One call needs no worker threads; a current-thread runtime keeps start-up cheap.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -101,10 +120,27 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
                 }
             };
         // The cwd is the project: its trust is decided before anything it brings is loaded.
-        if let Err(error) = project::start(&args.project, &ctx.cwd).await {
+        let runner = match project::start(&args.project, &ctx.cwd, "tool").await {
+            Ok(project) => project.extensions,
+            Err(error) => {
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
+        let mut registry = builtin_registry(&config);
+        extensions::add_tools(&mut registry, &runner);
+        let Some(tool) = registry.get(&args.name).cloned() else {
+            runner.shutdown().await;
             env.cleanup().await;
-            return Err(error);
-        }
+            return Err(unknown_tool(&args.name, &registry));
+        };
+        extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry).await;
+        let mut single = ToolRegistry::new();
+        single.register(tool);
+        let tool = extensions::hooked_registry(single, &runner)
+            .get(&args.name)
+            .cloned()
+            .unwrap_or_else(|| unreachable!("the tool was just registered"));
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);
@@ -119,6 +155,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             }
         };
         let elapsed = started.elapsed();
+        runner.shutdown().await;
         env.cleanup().await;
         Ok((result, elapsed, stopped_by))
     });
@@ -183,7 +220,7 @@ fn parse_call_args(raw: Option<&str>) -> Result<Value, CliError> {
 
 /// Runs `jig tools`.
 pub(crate) fn run_tools(args: &ToolsArgs) -> CliResult {
-    let registry = registry();
+    let registry = registry(&args.project)?;
     let output = if args.json {
         let tools: Vec<Value> = registry
             .iter()

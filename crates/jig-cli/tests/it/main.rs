@@ -6,6 +6,7 @@
 
 mod concurrency;
 mod containment;
+mod extensions;
 mod hardening;
 mod help;
 mod mcp;

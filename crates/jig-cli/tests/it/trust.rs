@@ -264,39 +264,101 @@ async fn an_untrusted_project_runs_nothing_in_run_mcp_and_tool() {
     assert_eq!(trap.server.requests().len(), 1);
 }
 
+/// The stderr of a trusted trap start: every project extension was started and failed its
+/// `initialize` (the traps do not speak the protocol), in load order; the exact transport
+/// reason depends on when the trap exited.
+fn assert_trap_load_errors(trap: &Trap, stderr: &[u8]) {
+    let stderr = trap.redact(&text(stderr));
+    let lines: Vec<&str> = stderr.lines().collect();
+    let expected_paths = [
+        "[ROOT]/ws/.jig/extensions/manifested",
+        "[ROOT]/ws/.jig/extensions/marker.sh",
+        "[ROOT]/ws/.jig/extensions/py",
+        "[ROOT]/ws/elsewhere.sh",
+    ];
+    let errors: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|line| line.starts_with("jig: error: "))
+        .collect();
+    assert_eq!(errors.len(), expected_paths.len(), "{stderr}");
+    assert_eq!(
+        errors[0],
+        "jig: error: Failed to load extension \"[ROOT]/ws/.jig/extensions/manifested\": extension.toml: give either `command` or `[hooks]`, not both"
+    );
+    for (line, path) in errors.iter().zip(expected_paths) {
+        let prefix = format!("jig: error: Failed to load extension \"{path}\": ");
+        assert!(
+            line.starts_with(&prefix),
+            "{line:?} does not start with {prefix:?}"
+        );
+    }
+    assert_eq!(
+        lines.last().copied(),
+        Some("Hint: Start without extensions using \"jig -ne\"."),
+        "{stderr}"
+    );
+}
+
+impl Trap {
+    /// The markers left so far.
+    fn markers(&self) -> Vec<String> {
+        let mut markers: Vec<String> = fs::read_dir(&self.markers)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        markers.sort();
+        markers
+    }
+
+    fn clear_markers(&self) {
+        fs::remove_dir_all(&self.markers).unwrap();
+        fs::create_dir_all(&self.markers).unwrap();
+        while self.listener.accept().is_ok() {}
+    }
+}
+
+/// What the trusted trap's project code leaves: each extension ran (and failed its handshake)
+/// but the manifested one, whose manifest is refused before anything runs (it names both a
+/// command and hooks); the settings hook did not, as startup stopped before any tool call.
+const TRUSTED_MARKERS: [&str; 3] = [
+    "extension-executable",
+    "extension-index",
+    "settings-extension",
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_trusted_project_stops_startup_saying_extensions_cannot_load_yet_and_runs_nothing() {
+async fn a_trusted_project_loads_its_extensions_and_only_after_trust() {
     let trap = Trap::new(vec!["never sent"]).await;
-    let expected = r#"jig: error: Failed to load extension "[ROOT]/ws/.jig/extensions/manifested": loading extensions is not implemented in this build of jig (no extension runtime)
-jig: error: Failed to load extension "[ROOT]/ws/.jig/extensions/marker.sh": loading extensions is not implemented in this build of jig (no extension runtime)
-jig: error: Failed to load extension "[ROOT]/ws/.jig/extensions/py": loading extensions is not implemented in this build of jig (no extension runtime)
-jig: error: Failed to load extension "[ROOT]/ws/.jig/settings.json": extensions, hooks: loading extensions is not implemented in this build of jig (no extension runtime)
-Hint: Start without extensions using "jig -ne".
-"#;
 
     let run = trap.run(&["-a"]).await;
     assert_eq!(run.status.code(), Some(1));
-    assert_eq!(trap.redact(&text(&run.stderr)), expected);
+    assert_trap_load_errors(&trap, &run.stderr);
     assert_eq!(text(&run.stdout), "");
-    trap.assert_nothing_ran();
+    assert_eq!(trap.markers(), TRUSTED_MARKERS);
+    trap.clear_markers();
 
     let tool = trap.tool(&["--approve"]);
     assert_eq!(tool.status.code(), Some(1));
-    assert_eq!(trap.redact(&text(&tool.stderr)), expected);
+    assert_trap_load_errors(&trap, &tool.stderr);
     assert_eq!(text(&tool.stdout), "", "the tool did not run");
-    trap.assert_nothing_ran();
+    assert_eq!(trap.markers(), TRUSTED_MARKERS);
+    trap.clear_markers();
 
     let mcp = trap.mcp(&["-a"]);
     assert_eq!(mcp.status.code(), Some(1));
-    assert_eq!(trap.redact(&text(&mcp.stderr)), expected);
+    assert_trap_load_errors(&trap, &mcp.stderr);
     assert_eq!(text(&mcp.stdout), "", "nothing was served");
-    trap.assert_nothing_ran();
+    assert_eq!(trap.markers(), TRUSTED_MARKERS);
+    trap.clear_markers();
 
-    // A saved decision and `defaultProjectTrust: always` trust it the same way.
+    // `defaultProjectTrust: always` and a saved decision trust it the same way.
     trap.user_settings(&json!({"defaultProjectTrust": "always"}));
     let tool = trap.tool(&[]);
     assert_eq!(tool.status.code(), Some(1));
-    assert_eq!(trap.redact(&text(&tool.stderr)), expected);
+    assert_trap_load_errors(&trap, &tool.stderr);
+    assert_eq!(trap.markers(), TRUSTED_MARKERS);
+    trap.clear_markers();
     trap.user_settings(&json!({}));
     file(
         &trap.config.join("jig/trust.json"),
@@ -304,9 +366,52 @@ Hint: Start without extensions using "jig -ne".
     );
     let run = trap.run(&["-v"]).await;
     assert_eq!(run.status.code(), Some(1));
-    assert!(trap.redact(&text(&run.stderr)).ends_with(expected));
-    trap.assert_nothing_ran();
+    assert_trap_load_errors(&trap, &run.stderr);
+    assert_eq!(trap.markers(), TRUSTED_MARKERS);
     assert_eq!(trap.server.requests().len(), 0, "the model was never asked");
+}
+
+/// A pre-trust extension answering `project_trust` decides the trust, and sees no project code
+/// having run when it is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_trust_extension_decides_trust_before_any_project_code_runs() {
+    let trap = Trap::new(vec!["never sent"]).await;
+    let judge = trap.root.join("judge.py");
+    let seen = trap.root.join("seen-at-trust");
+    file(
+        &judge,
+        &format!(
+            r#"import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    result = None
+    if m["method"] == "initialize":
+        result = {{"protocolVersion": 1, "name": "judge", "events": ["project_trust"]}}
+    elif m["method"] == "event" and m["params"]["event"] == "project_trust":
+        open({seen:?}, "w").write(",".join(sorted(os.listdir({markers:?}))) + "|" + m["params"]["mode"])
+        result = {{"trusted": "yes"}}
+    sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": m["id"], "result": result}}) + "\n")
+    sys.stdout.flush()
+"#,
+            seen = seen.display().to_string(),
+            markers = trap.markers.display().to_string(),
+        ),
+    );
+    let dir = trap.root.join("judge");
+    fs::create_dir_all(&dir).unwrap();
+    fs::rename(&judge, dir.join("index.py")).unwrap();
+    let dir = dir.display().to_string();
+    let tool = trap.tool(&["-e", &dir]);
+    assert_eq!(tool.status.code(), Some(1), "{}", text(&tool.stderr));
+    assert_trap_load_errors(&trap, &tool.stderr);
+    assert_eq!(
+        fs::read_to_string(&seen).unwrap(),
+        "|tool",
+        "asked before anything ran"
+    );
+    assert_eq!(trap.markers(), TRUSTED_MARKERS, "trusted by the extension");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

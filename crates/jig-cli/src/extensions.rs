@@ -1,0 +1,219 @@
+//! The loaded extensions at work in each mode: their tools in the registry, `tool_call` and
+//! `tool_result` around each tool execution, and the host side of their action API.
+//!
+//! Nothing here costs a tool call anything when no extension subscribes to `tool_call` or
+//! `tool_result`: the registry's tools are then used as they are, and `jig run` keeps the
+//! agent's pass-through hooks.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use jig_agent::{BLOCKED_TEXT, BeforeToolCall, ToolHooks};
+use jig_extensions::{
+    ExtensionError, ExtensionHost, ExtensionRunner, SessionInfo, ToolCallOutcome, events,
+};
+use jig_protocol::{ToolCall, ToolResult};
+use jig_tool::{DynTool, Effects, ToolContext, ToolError, ToolRegistry};
+use serde_json::Value;
+
+/// Whether any extension sees tool calls or their results.
+pub(crate) fn hooks_tools(runner: &ExtensionRunner) -> bool {
+    runner.has_handlers(events::TOOL_CALL) || runner.has_handlers(events::TOOL_RESULT)
+}
+
+/// `registry` with the extensions' tools added (after the built-ins, in load order). Name
+/// conflicts were refused at load.
+pub(crate) fn add_tools(registry: &mut ToolRegistry, runner: &ExtensionRunner) {
+    for tool in runner.tools() {
+        registry.register(tool);
+    }
+}
+
+/// Every tool of `registry` wrapped so that `tool_call` and `tool_result` run around it — or
+/// `registry` unchanged when no extension subscribes to either.
+pub(crate) fn hooked_registry(
+    registry: ToolRegistry,
+    runner: &Arc<ExtensionRunner>,
+) -> ToolRegistry {
+    if !hooks_tools(runner) {
+        return registry;
+    }
+    let call_ids = Arc::new(AtomicU64::new(1));
+    let mut hooked = ToolRegistry::new();
+    for tool in registry.iter() {
+        hooked.register(Arc::new(HookedTool {
+            inner: Arc::clone(tool),
+            runner: Arc::clone(runner),
+            call_ids: Arc::clone(&call_ids),
+        }));
+    }
+    hooked
+}
+
+/// A tool with the extensions' `tool_call` before it and `tool_result` after it (`jig mcp`,
+/// `jig tool`): a block is an error result with the reason; a replaced input is what runs.
+#[derive(Debug)]
+struct HookedTool {
+    inner: Arc<dyn DynTool>,
+    runner: Arc<ExtensionRunner>,
+    call_ids: Arc<AtomicU64>,
+}
+
+#[async_trait]
+impl DynTool for HookedTool {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn title(&self) -> &str {
+        self.inner.title()
+    }
+    fn description(&self) -> String {
+        self.inner.description()
+    }
+    fn input_schema(&self) -> &Value {
+        self.inner.input_schema()
+    }
+    fn details_schema(&self) -> &Value {
+        self.inner.details_schema()
+    }
+    fn effects(&self) -> Effects {
+        self.inner.effects()
+    }
+    fn sequential(&self) -> bool {
+        self.inner.sequential()
+    }
+    async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
+        let call_id = format!("call-{}", self.call_ids.fetch_add(1, Ordering::Relaxed));
+        let name = self.inner.name();
+        let args = match self.runner.tool_call(&call_id, name, &args).await {
+            ToolCallOutcome::Block { reason } => {
+                return Ok(ToolResult::error(
+                    reason.unwrap_or_else(|| BLOCKED_TEXT.to_owned()),
+                ));
+            }
+            ToolCallOutcome::Allow { input } => input.unwrap_or(args),
+        };
+        let result = self.inner.run(ctx, args.clone()).await;
+        Ok(self.runner.tool_result(&call_id, name, &args, result).await)
+    }
+}
+
+/// Binds `runner` to a [`CliHost`] for `info`, offering the names of `registry`'s tools.
+pub(crate) async fn bind(runner: &ExtensionRunner, info: SessionInfo, registry: &ToolRegistry) {
+    let tools = registry.names().iter().map(|n| (*n).to_owned()).collect();
+    runner.bind(Arc::new(CliHost { info, tools })).await;
+}
+
+/// The session info of a mode without a session (`mcp`, `tool`).
+pub(crate) fn info(mode: &str, cwd: &std::path::Path) -> SessionInfo {
+    SessionInfo {
+        cwd: cwd.display().to_string(),
+        mode: mode.to_owned(),
+        ..SessionInfo::default()
+    }
+}
+
+/// The agent loop's hooks for `runner`: `None` (keep the pass-through hooks) when no extension
+/// subscribes to `tool_call` or `tool_result`.
+pub(crate) fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHooks>> {
+    hooks_tools(runner).then(|| {
+        Arc::new(ExtensionToolHooks {
+            runner: Arc::clone(runner),
+        }) as Arc<dyn ToolHooks>
+    })
+}
+
+/// `tool_call` and `tool_result` as the agent loop's hooks (`jig run`).
+struct ExtensionToolHooks {
+    runner: Arc<ExtensionRunner>,
+}
+
+#[async_trait]
+impl ToolHooks for ExtensionToolHooks {
+    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+        match self
+            .runner
+            .tool_call(&call.id, &call.name, &call.arguments)
+            .await
+        {
+            ToolCallOutcome::Block { reason } => BeforeToolCall::Block { reason },
+            ToolCallOutcome::Allow { input: Some(input) } => BeforeToolCall::ChangeArguments(input),
+            ToolCallOutcome::Allow { input: None } => BeforeToolCall::Continue,
+        }
+    }
+
+    async fn after_tool_call(
+        &self,
+        call: &ToolCall,
+        arguments: &Value,
+        result: ToolResult,
+    ) -> ToolResult {
+        self.runner
+            .tool_result(&call.id, &call.name, arguments, result)
+            .await
+    }
+}
+
+/// The host side of the action API in one mode: session info and the names of the tools;
+/// everything else answers that it is not available in this mode, and asking the user answers
+/// as a host without a user interface.
+struct CliHost {
+    info: SessionInfo,
+    tools: Vec<String>,
+}
+
+#[async_trait]
+impl ExtensionHost for CliHost {
+    async fn send_message(
+        &self,
+        _extension: &str,
+        _message: jig_extensions::SendMessage,
+    ) -> Result<(), String> {
+        Err(self.unavailable("sendMessage"))
+    }
+
+    async fn send_user_message(
+        &self,
+        _extension: &str,
+        _text: String,
+        _deliver_as: Option<String>,
+    ) -> Result<(), String> {
+        Err(self.unavailable("sendUserMessage"))
+    }
+
+    async fn append_entry(
+        &self,
+        _extension: &str,
+        _custom_type: String,
+        _data: Value,
+    ) -> Result<(), String> {
+        Err(self.unavailable("appendEntry"))
+    }
+
+    async fn active_tools(&self) -> Vec<String> {
+        self.tools.clone()
+    }
+
+    async fn set_active_tools(&self, _extension: &str, _names: Vec<String>) -> Result<(), String> {
+        Err(self.unavailable("setActiveTools"))
+    }
+
+    async fn session_info(&self) -> SessionInfo {
+        self.info.clone()
+    }
+
+    fn register_provider(&self, _extension: &str, _provider: Value) -> Result<(), String> {
+        Err(self.unavailable("registerProvider"))
+    }
+
+    fn report_error(&self, error: &ExtensionError) {
+        crate::project::warn(&error.to_string());
+    }
+}
+
+impl CliHost {
+    fn unavailable(&self, method: &str) -> String {
+        format!("{method} is not available in jig {} mode", self.info.mode)
+    }
+}

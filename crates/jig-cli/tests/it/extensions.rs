@@ -1,0 +1,333 @@
+//! Extensions end to end with the examples in `examples/extensions/`: the permission gate in
+//! `jig run` and `jig mcp`, an extension's tool in `jig tools`, `jig tool` and `jig mcp`, and
+//! extensions that fail to load stopping every mode.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers panic when the setup fails"
+)]
+
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use jig_llm::scripted::ScriptedReply;
+use jig_llm::testing::{ReplayResponse, ReplayServer, openai_sse};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/extensions")
+        .join(name)
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+fn reply(scripted: ScriptedReply) -> ReplayResponse {
+    match scripted {
+        ScriptedReply::Message(message) => ReplayResponse::sse(openai_sse(&message)),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A workspace with a `victim/` directory that `rm -rf` would remove.
+struct Workspace {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+}
+
+impl Workspace {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let ws = root.join("ws");
+        fs::create_dir_all(ws.join("victim")).unwrap();
+        fs::write(ws.join("victim/file"), "keep me\n").unwrap();
+        Self {
+            _dir: dir,
+            root,
+            ws,
+        }
+    }
+
+    fn jig(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .args(args)
+            .current_dir(&self.ws)
+            .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env("XDG_DATA_HOME", self.root.join("data"))
+            .env_remove("JIG_TIMING")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// `jig mcp ARGS…` fed `requests` (after the handshake), then end of input; the replies by
+    /// id.
+    fn mcp(&self, args: &[&str], requests: &[Value]) -> (Output, Vec<Value>) {
+        let mut all = vec!["mcp"];
+        all.extend_from_slice(args);
+        let mut child = self
+            .jig(&all)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = vec![
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "extensions-test", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ];
+        lines.extend_from_slice(requests);
+        for line in lines {
+            let _ = writeln!(stdin, "{line}");
+        }
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        let replies = text(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        (output, replies)
+    }
+}
+
+fn by_id(replies: &[Value], id: u64) -> &Value {
+    replies
+        .iter()
+        .find(|reply| reply["id"] == id)
+        .unwrap_or_else(|| panic!("no reply {id} in {replies:?}"))
+}
+
+const GATE_REASON: &str =
+    "Blocked by permission-gate: recursive forced deletion (rm -rf) is not allowed";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_permission_gate_blocks_rm_rf_in_run_and_the_model_reads_why() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm -rf victim"}),
+        )),
+        reply(ScriptedReply::text("could not delete")),
+    ])
+    .await
+    .unwrap();
+    let base_url = format!("{}/v1", server.url());
+    let gate = example("permission-gate");
+    let mut command = workspace.jig(&[
+        "run",
+        "--base-url",
+        &base_url,
+        "--model",
+        "m",
+        "--no-session",
+        "-e",
+        &gate,
+        "delete victim",
+    ]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "could not delete\n");
+    assert!(workspace.ws.join("victim/file").exists(), "rm -rf ran");
+    let messages = server.requests()[1].json()["messages"].clone();
+    let result = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(result["content"], GATE_REASON);
+}
+
+#[test]
+fn the_permission_gate_blocks_rm_rf_over_mcp_and_word_count_is_served() {
+    let workspace = Workspace::new();
+    let gate = example("permission-gate");
+    let words = example("word-count");
+    let (output, replies) = workspace.mcp(
+        &["-e", &gate, "-e", &words],
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "bash", "arguments": {"command": "rm -rf victim"}}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                "name": "word_count", "arguments": {"text": "one two three"}}}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+                "name": "bash", "arguments": {"command": "echo allowed"}}}),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let blocked = &by_id(&replies, 1)["result"];
+    assert_eq!(blocked["isError"], true);
+    assert_eq!(blocked["content"][0]["text"], GATE_REASON);
+    assert!(workspace.ws.join("victim/file").exists(), "rm -rf ran");
+    let names: Vec<&str> = by_id(&replies, 2)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"word_count"), "{names:?}");
+    let counted = &by_id(&replies, 3)["result"];
+    assert_eq!(counted["isError"], false, "{counted}");
+    assert!(
+        counted["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("3 words"),
+        "{counted}"
+    );
+    assert_eq!(
+        by_id(&replies, 4)["result"]["content"][0]["text"],
+        "allowed\n"
+    );
+}
+
+#[test]
+fn an_extension_tool_is_listed_by_tools_and_runs_with_tool() {
+    let workspace = Workspace::new();
+    let words = example("word-count");
+    let listed = workspace.jig(&["tools", "-e", &words]).output().unwrap();
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    assert!(text(&listed.stdout).contains("word_count"));
+    let json_listed = workspace
+        .jig(&["tools", "--json", "-e", &words])
+        .output()
+        .unwrap();
+    let tools: Vec<Value> = serde_json::from_slice(&json_listed.stdout).unwrap();
+    let tool = tools.iter().find(|t| t["name"] == "word_count").unwrap();
+    assert_eq!(tool["inputSchema"]["type"], "object");
+    // Without the extension it is not there.
+    let plain = workspace.jig(&["tools", "--json"]).output().unwrap();
+    assert!(!text(&plain.stdout).contains("word_count"));
+
+    let ran = workspace
+        .jig(&[
+            "tool",
+            "word_count",
+            "-e",
+            &words,
+            "--args",
+            r#"{"text":"a b"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
+    assert_eq!(text(&ran.stdout), "1 lines, 2 words, 3 characters\n");
+
+    let gate = example("permission-gate");
+    let blocked = workspace
+        .jig(&[
+            "tool",
+            "bash",
+            "-e",
+            &gate,
+            "--args",
+            r#"{"command":"rm -rf victim"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(blocked.status.code(), Some(1));
+    assert_eq!(text(&blocked.stdout), format!("{GATE_REASON}\n"));
+    assert!(workspace.ws.join("victim/file").exists(), "rm -rf ran");
+}
+
+fn executable(path: &Path, body: &str) {
+    fs::write(path, body).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crashing_or_garbage_extensions_stop_run_mcp_and_tool_with_the_hint() {
+    let workspace = Workspace::new();
+    let crash = workspace.root.join("crash.sh");
+    executable(&crash, "#!/bin/sh\nread line\necho boom >&2\nexit 3\n");
+    let garbage = workspace.root.join("garbage.sh");
+    executable(&garbage, "#!/bin/sh\nread line\necho garbage\nsleep 5\n");
+    let hint = "Hint: Start without extensions using \"jig -ne\".\n";
+    let cases = [
+        (
+            crash.display().to_string(),
+            format!(
+                "jig: error: Failed to load extension \"{}\": during initialize: the process exited (exit status: 3); stderr: boom\n{hint}",
+                crash.display()
+            ),
+        ),
+        (
+            garbage.display().to_string(),
+            format!(
+                "jig: error: Failed to load extension \"{}\": during initialize: invalid JSON on stdout: expected value at line 1 column 1\n{hint}",
+                garbage.display()
+            ),
+        ),
+    ];
+    for (path, expected) in &cases {
+        let run = workspace
+            .jig(&["run", "--no-session", "-e", path, "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(1));
+        assert_eq!(&text(&run.stderr), expected);
+        let tool = workspace.jig(&["tool", "ls", "-e", path]).output().unwrap();
+        assert_eq!(tool.status.code(), Some(1));
+        assert_eq!(&text(&tool.stderr), expected);
+        assert_eq!(text(&tool.stdout), "");
+        let (mcp, replies) = workspace.mcp(&["-e", path], &[]);
+        assert_eq!(mcp.status.code(), Some(1));
+        assert_eq!(&text(&mcp.stderr), expected);
+        assert_eq!(replies, Vec::<Value>::new());
+    }
+}
+
+#[test]
+fn an_extension_tool_named_like_a_builtin_is_a_conflict() {
+    let workspace = Workspace::new();
+    let dir = workspace.root.join("shadow");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("index.py"),
+        r#"import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    result = None
+    if m["method"] == "initialize":
+        result = {"protocolVersion": 1, "name": "shadow", "tools": [
+            {"name": "bash", "description": "not bash", "parameters": {"type": "object"}}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"#,
+    )
+    .unwrap();
+    let path = dir.display().to_string();
+    let tools = workspace.jig(&["tools", "-e", &path]).output().unwrap();
+    assert_eq!(tools.status.code(), Some(1));
+    assert_eq!(
+        text(&tools.stderr),
+        format!(
+            "jig: error: Failed to load extension \"{path}\": Tool \"bash\" conflicts with the built-in tool\nHint: Start without extensions using \"jig -ne\".\n"
+        )
+    );
+}
