@@ -1,4 +1,5 @@
 use std::fmt;
+use std::time::Duration;
 
 /// The hint printed after a load failure.
 pub const LOAD_ERROR_HINT: &str = "Hint: Start without extensions using \"jig -ne\".";
@@ -65,5 +66,16 @@ impl HandlerError {
 impl fmt::Display for HandlerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.message())
+    }
+}
+
+/// `1.5s`, `30s`, `250ms`.
+pub(crate) fn format_duration(duration: Duration) -> String {
+    if duration.as_millis() < 1000 {
+        format!("{}ms", duration.as_millis())
+    } else if duration.subsec_millis() == 0 {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{:.1}s", duration.as_secs_f64())
     }
 }

@@ -48,6 +48,7 @@ mod host;
 mod in_process;
 mod lines;
 mod loader;
+mod options;
 mod process;
 mod registration;
 mod runner;
@@ -60,9 +61,10 @@ pub use host::{ExtensionHost, RecordedAction, RecordingHost, SendMessage, Sessio
 pub use in_process::{BoxFuture, HandlerContext, InProcessExtension};
 pub use lines::MAX_LINE_BYTES;
 pub use loader::{
-    DEFAULT_INITIALIZE_TIMEOUT, LoadOptions, MANIFEST_FILE, Manifest, index_runtime,
-    load_executable, load_index_dir, load_manifest_dir, load_process, parse_manifest,
+    MANIFEST_FILE, Manifest, index_runtime, load_executable, load_index_dir, load_manifest_dir,
+    load_process, parse_manifest,
 };
+pub use options::{DEFAULT_INITIALIZE_TIMEOUT, LoadOptions};
 pub use process::ProcessExtension;
 pub use registration::{
     CommandRegistration, FlagRegistration, PROTOCOL_VERSION, Registrations, ToolRegistration,

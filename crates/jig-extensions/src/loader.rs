@@ -5,45 +5,17 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use toml_edit::{DocumentMut, Item, Value as TomlValue};
 
 use crate::error::LoadError;
 use crate::handle::ExtensionHandle;
 use crate::hook::HookExtension;
+use crate::options::LoadOptions;
 use crate::process::ProcessExtension;
 
 /// The manifest file of an extension directory.
 pub const MANIFEST_FILE: &str = "extension.toml";
-
-/// Default time an extension gets to answer `initialize`: 10 s.
-pub const DEFAULT_INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What every loaded extension is told, and how long loading may take.
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    /// The session's working directory: extension processes and hooks run here.
-    pub cwd: PathBuf,
-    /// The mode (`tui`, `print`, `json`, `rpc`, `mcp`, `tool`), sent in `initialize`.
-    pub mode: String,
-    /// Whether a user interface can answer dialogs, sent in `initialize`.
-    pub has_ui: bool,
-    /// Time allowed for the `initialize` handshake.
-    pub initialize_timeout: Duration,
-}
-
-impl LoadOptions {
-    /// Options for `cwd` in print mode (no UI) with the default timeout.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self {
-            cwd: cwd.into(),
-            mode: "print".to_owned(),
-            has_ui: false,
-            initialize_timeout: DEFAULT_INITIALIZE_TIMEOUT,
-        }
-    }
-}
 
 /// Starts `argv` as a long-lived JSON-RPC extension; `path` names it in messages.
 pub async fn load_process(

@@ -22,7 +22,7 @@ use crate::error::{ExtensionError, HandlerError, LoadError};
 use crate::handle::{ExtensionHandle, ToolInvocation};
 use crate::host::{ActionGate, ExtensionHost, lock};
 use crate::lines::{LineError, MAX_LINE_BYTES, read_line_bounded};
-use crate::loader::LoadOptions;
+use crate::options::LoadOptions;
 use crate::registration::{PROTOCOL_VERSION, Registrations};
 
 /// How much of an extension's stderr is kept for messages.
@@ -375,7 +375,7 @@ impl ProcessExtension {
                 connection.fail("initialize timed out".to_owned());
                 return Err(fail(format!(
                     "no answer to initialize within {}",
-                    crate::runner::format_duration(options.initialize_timeout)
+                    crate::error::format_duration(options.initialize_timeout)
                 )));
             }
             Ok(Err(HandlerError::Gone(reason))) => {

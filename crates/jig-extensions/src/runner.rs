@@ -16,7 +16,7 @@ use jig_tool::DynTool;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::error::{ExtensionError, HandlerError, LoadError};
+use crate::error::{ExtensionError, HandlerError, LoadError, format_duration};
 use crate::handle::ExtensionHandle;
 use crate::host::{ExtensionHost, lock};
 use crate::registration::{FlagRegistration, events};
@@ -46,17 +46,6 @@ impl Default for Timeouts {
             notification: Duration::from_secs(5),
             tool: Duration::from_mins(10),
         }
-    }
-}
-
-/// `1.5s`, `30s`, `250ms`.
-pub(crate) fn format_duration(duration: Duration) -> String {
-    if duration.as_millis() < 1000 {
-        format!("{}ms", duration.as_millis())
-    } else if duration.subsec_millis() == 0 {
-        format!("{}s", duration.as_secs())
-    } else {
-        format!("{:.1}s", duration.as_secs_f64())
     }
 }
 

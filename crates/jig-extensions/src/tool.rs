@@ -10,10 +10,9 @@ use jig_protocol::{ContentBlock, ToolResult};
 use jig_tool::{ArgumentValidator, DynTool, Effects, ToolContext, ToolError};
 use jig_truncate::{TruncationOptions, format_size, truncate_head};
 
-use crate::error::{ExtensionError, HandlerError};
+use crate::error::{ExtensionError, HandlerError, format_duration};
 use crate::handle::{ExtensionHandle, ToolInvocation};
 use crate::registration::ToolRegistration;
-use crate::runner::format_duration;
 
 /// A tool an extension registered, as a [`DynTool`]: listed, validated and run like a built-in.
 ///
