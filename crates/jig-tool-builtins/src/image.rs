@@ -362,17 +362,18 @@ fn base64_len(bytes: usize) -> usize {
 /// Checks the image in `bytes` (of format `kind`) against `config` and returns what to send.
 pub fn process_image(bytes: &[u8], kind: ImageKind, config: &ImageConfig) -> ImageOutcome {
     let first_line = |mime: &str| format!("Read image file [{mime}]");
+    let undecodable = |error: &dyn std::fmt::Display| ImageOutcome::Omitted {
+        text: format!(
+            "{}\n[Image omitted: the file could not be decoded as {} ({}).]",
+            first_line(kind.mime()),
+            kind.name(),
+            one_line(&error.to_string())
+        ),
+    };
     let header = match read_header(bytes, kind) {
         Ok(header) => header,
         Err(error) => {
-            return ImageOutcome::Omitted {
-                text: format!(
-                    "{}\n[Image omitted: the file could not be decoded as {} ({}).]",
-                    first_line(kind.mime()),
-                    kind.name(),
-                    one_line(&error.to_string())
-                ),
-            };
+            return undecodable(&error);
         }
     };
     // Decoded even when it will pass through: a file whose header is fine but whose data is
@@ -380,14 +381,7 @@ pub fn process_image(bytes: &[u8], kind: ImageKind, config: &ImageConfig) -> Ima
     let mut image = match reader(bytes, kind).decode() {
         Ok(image) => image,
         Err(error) => {
-            return ImageOutcome::Omitted {
-                text: format!(
-                    "{}\n[Image omitted: the file could not be decoded as {} ({}).]",
-                    first_line(kind.mime()),
-                    kind.name(),
-                    one_line(&error.to_string())
-                ),
-            };
+            return undecodable(&error);
         }
     };
     let fits = header.width <= config.max_width
