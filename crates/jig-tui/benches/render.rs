@@ -43,8 +43,22 @@ fn main() {
 
     // A reply of prose lines of varying length, some longer than the screen.
     let words = [
-        "the ", "renderer ", "keeps ", "only ", "a ", "tail ", "of ", "the ", "stream ",
-        "in ", "memory, ", "and ", "prints ", "finished ", "lines ", "once.\n",
+        "the ",
+        "renderer ",
+        "keeps ",
+        "only ",
+        "a ",
+        "tail ",
+        "of ",
+        "the ",
+        "stream ",
+        "in ",
+        "memory, ",
+        "and ",
+        "prints ",
+        "finished ",
+        "lines ",
+        "once.\n",
     ];
     let mut pending = String::new();
     let mut sent = 0usize;
@@ -150,7 +164,10 @@ fn report(name: &str, frames: &mut Vec<Duration>) {
 
 /// `VmHWM` of this process in KB (Linux).
 fn peak_rss_kb() -> Option<u64> {
-    #[expect(clippy::disallowed_methods, reason = "the benchmark reads its own /proc status")]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the benchmark reads its own /proc status"
+    )]
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()

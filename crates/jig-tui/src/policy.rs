@@ -268,7 +268,13 @@ mod tests {
             Verdict::Ask
         );
         assert_eq!(
-            decide(ask, "bash", Effects::Process, &bash("cargo testx"), &allowed),
+            decide(
+                ask,
+                "bash",
+                Effects::Process,
+                &bash("cargo testx"),
+                &allowed
+            ),
             Verdict::Ask
         );
         // Read-only mode denies even allowlisted tools.
@@ -306,9 +312,15 @@ mod tests {
 
     #[test]
     fn suggested_prefixes() {
-        assert_eq!(suggested_prefix("cargo test -p x").as_deref(), Some("cargo test"));
+        assert_eq!(
+            suggested_prefix("cargo test -p x").as_deref(),
+            Some("cargo test")
+        );
         assert_eq!(suggested_prefix("ls -la").as_deref(), Some("ls"));
-        assert_eq!(suggested_prefix("python3 script.py").as_deref(), Some("python3"));
+        assert_eq!(
+            suggested_prefix("python3 script.py").as_deref(),
+            Some("python3")
+        );
         assert_eq!(suggested_prefix("make | tee log"), None);
         assert_eq!(suggested_prefix("   "), None);
     }

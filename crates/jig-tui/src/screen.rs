@@ -64,8 +64,9 @@ impl<W: Write> Screen<W> {
         if rows > 0 {
             self.out.queue(MoveToColumn(0))?;
             if rows > 1 {
-                self.out
-                    .queue(MoveToPreviousLine(u16::try_from(rows - 1).unwrap_or(u16::MAX)))?;
+                self.out.queue(MoveToPreviousLine(
+                    u16::try_from(rows - 1).unwrap_or(u16::MAX),
+                ))?;
             }
             self.out.queue(Clear(ClearType::FromCursorDown))?;
         }
@@ -163,7 +164,9 @@ mod tests {
     #[test]
     fn colour_uses_escape_sequences() {
         let mut screen = Screen::new(Vec::new(), 40, true);
-        screen.draw(&[Line::styled("x", Style::Added)], &[]).unwrap();
+        screen
+            .draw(&[Line::styled("x", Style::Added)], &[])
+            .unwrap();
         assert!(written(&mut screen).contains("\u{1b}[38;5;10m"));
     }
 

@@ -415,8 +415,10 @@ impl View {
             (shown, all.len().saturating_sub(RESULT_LINES))
         };
         if hidden > 0 && tool == "bash" {
-            self.finished
-                .push(Line::styled(format!("  … {hidden} lines above"), Style::Dim));
+            self.finished.push(Line::styled(
+                format!("  … {hidden} lines above"),
+                Style::Dim,
+            ));
         }
         let columns = self.width.saturating_sub(1);
         for line in shown {
