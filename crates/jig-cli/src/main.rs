@@ -4,6 +4,9 @@
 //! Subcommands, one module each:
 //! - `jig tool <name>` / `jig tools` ([`tool_cmd`]): run one tool call, list the tools.
 //! - `jig sessions` ([`sessions_cmd`]): list the saved `jig run` sessions of a directory.
+//! - `jig run` ([`run_cmd`]): one agent run in print mode; `jig` alone (or `jig run` without a
+//!   prompt) in a terminal is an interactive session ([`interactive`]). Both decide tool calls
+//!   with the permission policy of `jig-tui` ([`permissions`] saves a project's allowlist).
 //!
 //! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
 //! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
@@ -17,7 +20,9 @@
 )]
 
 mod exit;
+mod interactive;
 mod mcp_cmd;
+mod permissions;
 mod render;
 mod run_cmd;
 mod sessions_cmd;
@@ -34,15 +39,11 @@ use crate::exit::CliError;
 /// jig: a coding-agent tool harness. Runs the file and shell tools a language model uses —
 /// read, write, ls, … — against a workspace directory.
 #[derive(Debug, Parser)]
-#[command(
-    name = "jig",
-    version,
-    propagate_version = true,
-    arg_required_else_help = true
-)]
+#[command(name = "jig", version, propagate_version = true)]
 struct Cli {
+    /// Without a command, in a terminal: an interactive session (`jig run` with no prompt).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -74,11 +75,24 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Tool(args) => tool_cmd::run_tool(&args),
-        Command::Tools(args) => tool_cmd::run_tools(&args),
-        Command::Mcp(args) => mcp_cmd::run_mcp(&args),
-        Command::Run(args) => run_cmd::run(*args),
-        Command::Sessions(args) => sessions_cmd::run_sessions(&args),
+        Some(Command::Tool(args)) => tool_cmd::run_tool(&args),
+        Some(Command::Tools(args)) => tool_cmd::run_tools(&args),
+        Some(Command::Mcp(args)) => mcp_cmd::run_mcp(&args),
+        Some(Command::Run(args)) => run_cmd::run(*args),
+        Some(Command::Sessions(args)) => sessions_cmd::run_sessions(&args),
+        None => {
+            use std::io::IsTerminal as _;
+            if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+                interactive::run(run_cmd::RunArgs::defaults())
+            } else {
+                // Not a terminal: what `jig` alone always did, help as a usage error.
+                use clap::CommandFactory as _;
+                use std::io::Write as _;
+                let help = Cli::command().render_help();
+                let _ = write!(std::io::stderr(), "{help}");
+                return ExitCode::from(2);
+            }
+        }
     };
     match outcome {
         Ok(code) => code,

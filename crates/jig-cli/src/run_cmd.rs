@@ -9,7 +9,7 @@
 //! every result); a second Ctrl-C exits at once with 130.
 
 mod model;
-mod output;
+pub(crate) mod output;
 mod session_choice;
 mod settings;
 
@@ -28,10 +28,13 @@ use jig_llm::ThinkingLevel;
 use jig_protocol::{Message, StopReason};
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use jig_tui::approval::PermissionHooks;
+use jig_tui::policy::PermissionMode;
 use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
 use crate::exit::CliError;
+use crate::permissions;
 use crate::workspace::{self, ContainmentArg};
 
 /// The tools offered when `--tools` is not given.
@@ -138,7 +141,7 @@ pub(crate) struct RunArgs {
     continue_session: bool,
     /// Do not save the session.
     #[arg(long)]
-    no_session: bool,
+    pub(crate) no_session: bool,
     /// Working directory: tools act there and it is the containment root [default: the current
     /// directory].
     #[arg(long, value_name = "DIR")]
@@ -146,6 +149,31 @@ pub(crate) struct RunArgs {
     /// Whether file tools are confined to the working directory.
     #[arg(long, value_enum, default_value_t = ContainmentArg::Workspace)]
     containment: ContainmentArg,
+    /// What runs without asking: read-only, ask, auto-edit, full-auto [default: the settings
+    /// file's permissionMode, else ask in an interactive session and full-auto in print mode;
+    /// print mode never asks: it denies what `ask` would ask about].
+    #[arg(long, value_name = "MODE")]
+    pub(crate) permission_mode: Option<PermissionMode>,
+}
+
+impl RunArgs {
+    /// The arguments of a bare `jig run` (what `jig` alone starts with).
+    pub(crate) fn defaults() -> Self {
+        use clap::{Args as _, FromArgMatches as _};
+        let matches = Self::augment_args(clap::Command::new("run")).get_matches_from(["run"]);
+        #[expect(clippy::expect_used, reason = "the defaults of the flags always parse")]
+        Self::from_arg_matches(&matches).expect("default arguments")
+    }
+
+    /// True when this is an interactive session: no prompt, no print or JSON mode, and both
+    /// stdin and stdout are terminals.
+    fn is_interactive(&self) -> bool {
+        self.prompt.is_none()
+            && !self.print
+            && self.mode == OutputMode::Text
+            && io::stdin().is_terminal()
+            && io::stdout().is_terminal()
+    }
 }
 
 /// Runs `jig run`.
@@ -156,6 +184,9 @@ pub(crate) fn run(args: RunArgs) -> CliResult {
         return Err(CliError::usage(
             "--compact compacts a resumed session: add --continue or --session",
         ));
+    }
+    if args.is_interactive() {
+        return crate::interactive::run(args);
     }
     let prompt = read_prompt(args.prompt.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -248,7 +279,24 @@ fn select_tools(names: Option<&[String]>) -> Result<ToolRegistry, CliError> {
     Ok(registry)
 }
 
-async fn run_async(args: RunArgs, prompt: String) -> CliResult {
+/// Everything a session needs before its first prompt: the agent's configuration (no hooks
+/// yet), the session and what it resumes.
+pub(crate) struct Prepared {
+    pub(crate) config: AgentConfig,
+    pub(crate) session: Session,
+    /// The resumed session's file and modification time.
+    pub(crate) resumed_file: Option<(PathBuf, SystemTime)>,
+    /// The provider's name (`openai`, …).
+    pub(crate) provider_name: String,
+    /// The context window compaction counts against.
+    pub(crate) context_window: u64,
+    /// The permission mode of the settings file.
+    pub(crate) settings_permission_mode: Option<PermissionMode>,
+}
+
+/// Tools, environment, session, settings, model and system prompt, as `jig run` and the
+/// interactive session build them.
+pub(crate) async fn prepare(args: &RunArgs) -> Result<Prepared, CliError> {
     let tools = select_tools(args.tools.as_deref())?;
     let env = workspace::open_env()?;
     let mut tool_context =
@@ -313,6 +361,7 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
         append: args.append_system_prompt.clone(),
     });
 
+    let provider_name = resolved.provider_name.clone();
     let mut config = AgentConfig::new(
         resolved.provider,
         resolved.model,
@@ -323,9 +372,42 @@ async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     config.max_turns = args.max_turns;
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
-    config.compaction = Some(compaction_config(&args, &settings, &config.model));
+    let compaction = compaction_config(args, &settings, &config.model);
+    config.compaction = Some(compaction);
 
     let resumed_file = modification_time(&session);
+    Ok(Prepared {
+        config,
+        session,
+        resumed_file,
+        provider_name,
+        context_window: compaction.context_window,
+        settings_permission_mode: settings.permission_mode,
+    })
+}
+
+async fn run_async(args: RunArgs, prompt: String) -> CliResult {
+    let Prepared {
+        mut config,
+        session,
+        resumed_file,
+        settings_permission_mode,
+        ..
+    } = prepare(&args).await?;
+    // Print mode never asks: the mode decides (by default everything runs, as `jig run` always
+    // did; `ask` denies what it would ask about, and the model reads why).
+    let mode = args
+        .permission_mode
+        .or(settings_permission_mode)
+        .unwrap_or(PermissionMode::FullAuto);
+    config.hooks = Arc::new(PermissionHooks::new(
+        mode,
+        &config.tools,
+        permissions::load(&config.tool_context.cwd),
+        None,
+        None,
+    ));
+
     let (summary, history) = session.context();
     let header = session.header().clone();
     let progress = args.verbose || io::stderr().is_terminal();

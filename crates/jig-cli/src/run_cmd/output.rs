@@ -11,7 +11,7 @@ use super::OutputMode;
 
 /// Writes messages to the session as they complete and, in JSON mode, every event to stdout.
 #[derive(Debug)]
-pub(super) struct Printer {
+pub(crate) struct Printer {
     mode: OutputMode,
     /// Text mode: one stderr line per tool call and per retry.
     progress: bool,
@@ -20,7 +20,7 @@ pub(super) struct Printer {
 }
 
 impl Printer {
-    pub(super) fn new(mode: OutputMode, progress: bool, session: Session) -> Arc<Self> {
+    pub(crate) fn new(mode: OutputMode, progress: bool, session: Session) -> Arc<Self> {
         Arc::new(Self {
             mode,
             progress,
@@ -29,8 +29,13 @@ impl Printer {
         })
     }
 
+    /// The session being written.
+    pub(crate) fn session(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The first error met while writing the session.
-    pub(super) fn session_error(&self) -> Option<SessionError> {
+    pub(crate) fn session_error(&self) -> Option<SessionError> {
         self.session_error
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -125,17 +130,17 @@ fn progress(message: &str) {
 
 /// One JSON value as one line on stdout (a closed pipe is ignored: the run goes on and the
 /// session is still written).
-pub(super) fn print_json(value: &Value) {
+pub(crate) fn print_json(value: &Value) {
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{value}").and_then(|()| stdout.flush());
 }
 
 /// `jig: warning: …` on stderr.
-pub(super) fn warn(message: &str) {
+pub(crate) fn warn(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: warning: {message}");
 }
 
 /// `jig: …` on stderr.
-pub(super) fn error(message: &str) {
+pub(crate) fn error(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: {message}");
 }

@@ -30,6 +30,8 @@ pub(super) struct Settings {
     pub(super) thinking: Option<ThinkingLevel>,
     /// The context window of the settings' model (of any model when `model` is not set).
     pub(super) context_window: Option<u64>,
+    /// The permission mode when `--permission-mode` is not given.
+    pub(super) permission_mode: Option<jig_tui::policy::PermissionMode>,
 }
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
@@ -68,7 +70,7 @@ fn load_from(path: &Path) -> Result<Settings, CliError> {
     };
     serde_json::from_str(&text).map_err(|error| {
         CliError::usage(format!(
-            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow)",
+            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow, permissionMode)",
             path.display()
         ))
     })

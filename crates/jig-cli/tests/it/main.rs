@@ -8,6 +8,7 @@ mod concurrency;
 mod containment;
 mod hardening;
 mod help;
+mod interactive;
 mod mcp;
 mod run_cmd;
 mod run_compaction;
