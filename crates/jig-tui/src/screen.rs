@@ -117,9 +117,8 @@ impl<W: Write> Screen<W> {
                     SetAttribute(Attribute::Bold),
                     SetForegroundColor(Color::Cyan)
                 )?,
-                Style::Error => queue!(self.out, SetForegroundColor(Color::Red))?,
+                Style::Error | Style::Removed => queue!(self.out, SetForegroundColor(Color::Red))?,
                 Style::Added => queue!(self.out, SetForegroundColor(Color::Green))?,
-                Style::Removed => queue!(self.out, SetForegroundColor(Color::Red))?,
                 Style::Prompt => queue!(
                     self.out,
                     SetAttribute(Attribute::Bold),
