@@ -87,9 +87,9 @@ impl<W: Write> Screen<W> {
             if index > 0 {
                 queue!(self.out, Print("\r\n"))?;
             }
-            let line = line.truncated(columns);
-            self.live_widths.push(line.width());
-            self.print_line(&line)?;
+            let cut = line.truncated(columns);
+            self.live_widths.push(cut.width());
+            self.print_line(&cut)?;
         }
         self.out.flush()
     }

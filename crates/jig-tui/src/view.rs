@@ -4,6 +4,7 @@
 //! status line). Memory stays bounded whatever the size of a reply or of a command's output.
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use jig_agent::{AgentEvent, RunEnd};
@@ -158,7 +159,7 @@ impl Status {
             && self.context_window > 0
         {
             let percent = used.saturating_mul(100) / self.context_window;
-            text.push_str(&format!(" · context {percent}%"));
+            let _ = write!(text, " · context {percent}%");
         }
         if busy {
             text.push_str(" · Esc to interrupt");
@@ -375,7 +376,7 @@ impl View {
         let mark = if is_error { "✗" } else { "✓" };
         let mut header = header;
         if let Some(first) = header.0.first_mut() {
-            first.text = mark.to_owned();
+            mark.clone_into(&mut first.text);
             first.style = if is_error { Style::Error } else { Style::Added };
         }
         self.finished.push(header);
@@ -475,7 +476,9 @@ pub fn result_text(result: &ToolResult) -> String {
         }
         match block {
             ContentBlock::Text { text } => out.push_str(text),
-            ContentBlock::Image { mime_type, .. } => out.push_str(&format!("[image {mime_type}]")),
+            ContentBlock::Image { mime_type, .. } => {
+                let _ = write!(out, "[image {mime_type}]");
+            }
         }
     }
     out
