@@ -14,11 +14,13 @@
 //! lines. Events are generated on the fly, so the peak resident memory growth printed at the end
 //! is the renderer's own.
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+#![expect(clippy::expect_used, reason = "drawing into memory cannot fail")]
 #![expect(
     clippy::cast_precision_loss,
     reason = "durations and sizes as floating-point numbers for a report"
 )]
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use jig_agent::AgentEvent;
@@ -90,7 +92,7 @@ fn main() {
     let mut tail = String::new();
     for chunk in 0..BASH_LINES / LINES_PER_UPDATE {
         for line in chunk * LINES_PER_UPDATE..(chunk + 1) * LINES_PER_UPDATE {
-            tail.push_str(&format!("output line {line}\n"));
+            let _ = writeln!(tail, "output line {line}");
         }
         if tail.len() > TAIL_BYTES {
             let mut cut = tail.len() - TAIL_BYTES;

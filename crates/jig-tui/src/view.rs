@@ -512,6 +512,7 @@ fn tail_columns(text: &str, columns: usize) -> String {
 }
 
 #[cfg(test)]
+#[expect(clippy::format_collect, reason = "building test data")]
 mod tests {
     use super::*;
     use jig_protocol::ToolResult;
