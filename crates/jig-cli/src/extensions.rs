@@ -124,6 +124,58 @@ pub(crate) fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHo
     })
 }
 
+/// The permission policy's hooks, then the extensions' `tool_call` and `tool_result` (when any
+/// extension subscribes): a call the policy blocks never reaches the extensions; arguments it
+/// changed are what they see.
+pub(crate) fn with_permissions(
+    permissions: Arc<dyn ToolHooks>,
+    runner: &Arc<ExtensionRunner>,
+) -> Arc<dyn ToolHooks> {
+    match tool_hooks(runner) {
+        Some(extensions) => Arc::new(Chained {
+            first: permissions,
+            then: extensions,
+        }),
+        None => permissions,
+    }
+}
+
+/// Two hooks in a row: `first` decides before `then`; results pass through `first`, then `then`.
+struct Chained {
+    first: Arc<dyn ToolHooks>,
+    then: Arc<dyn ToolHooks>,
+}
+
+#[async_trait]
+impl ToolHooks for Chained {
+    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+        match self.first.before_tool_call(call).await {
+            block @ BeforeToolCall::Block { .. } => block,
+            BeforeToolCall::Continue => self.then.before_tool_call(call).await,
+            BeforeToolCall::ChangeArguments(arguments) => {
+                let changed = ToolCall {
+                    arguments: arguments.clone(),
+                    ..call.clone()
+                };
+                match self.then.before_tool_call(&changed).await {
+                    BeforeToolCall::Continue => BeforeToolCall::ChangeArguments(arguments),
+                    other => other,
+                }
+            }
+        }
+    }
+
+    async fn after_tool_call(
+        &self,
+        call: &ToolCall,
+        arguments: &Value,
+        result: ToolResult,
+    ) -> ToolResult {
+        let result = self.first.after_tool_call(call, arguments, result).await;
+        self.then.after_tool_call(call, arguments, result).await
+    }
+}
+
 /// `tool_call` and `tool_result` as the agent loop's hooks (`jig run`).
 struct ExtensionToolHooks {
     runner: Arc<ExtensionRunner>,
