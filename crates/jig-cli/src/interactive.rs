@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::terminal;
 use jig_agent::{Agent, AgentConfig, AgentEvent, AgentObserver, Session, SessionStore};
-use jig_extensions::ExtensionRunner;
+use jig_extensions::{ExtensionRunner, events};
 use jig_protocol::Message;
 use jig_tui::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scope};
 use jig_tui::policy::PermissionMode;
@@ -195,7 +195,7 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let opened = runtime.block_on(run_cmd::open(args))?;
+    let opened = runtime.block_on(run_cmd::open(args, "interactive"))?;
     let prepared = match runtime.block_on(run_cmd::prepare(args, &opened)) {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -205,8 +205,17 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     };
     let runner = opened.runner();
     let mut app = App::new(runtime, prepared, args, &runner);
+    app.runtime.block_on(runner.notify(
+        events::SESSION_START,
+        || serde_json::json!({"reason": "startup"}),
+    ));
     let ended = app.main_loop();
-    app.runtime.block_on(opened.close());
+    app.runtime.block_on(async {
+        runner
+            .notify(events::SESSION_SHUTDOWN, || serde_json::json!({}))
+            .await;
+        opened.close().await;
+    });
     ended.map_err(|e| CliError::Failure(e.into()))?;
     Ok(ExitCode::SUCCESS)
 }

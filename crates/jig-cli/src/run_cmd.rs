@@ -301,7 +301,7 @@ fn select_tools(
 }
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
-    let opened = open(&args).await?;
+    let opened = open(&args, "print").await?;
     let outcome = run_with_project(&args, prompt, &opened).await;
     opened.close().await;
     outcome
@@ -314,6 +314,8 @@ pub(crate) struct Opened {
     tool_context: jig_tool::ToolContext,
     user_settings: settings::Settings,
     project: project::ProjectStartup,
+    /// The mode extensions are told: `print` or `interactive`.
+    mode: &'static str,
 }
 
 impl Opened {
@@ -330,8 +332,9 @@ impl Opened {
     }
 }
 
-/// Opens the env, reads the user's settings and starts the project.
-pub(crate) async fn open(args: &RunArgs) -> Result<Opened, CliError> {
+/// Opens the env, reads the user's settings and starts the project; extensions are told
+/// `mode`.
+pub(crate) async fn open(args: &RunArgs, mode: &'static str) -> Result<Opened, CliError> {
     let (env, cwd) = crate::env_cmd::open_env(
         &args.env,
         || workspace::open_env(false),
@@ -343,7 +346,7 @@ pub(crate) async fn open(args: &RunArgs) -> Result<Opened, CliError> {
             workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment.into())
                 .await?;
         let user_settings = settings::load()?;
-        let project = start_project(args, &tool_context.cwd).await?;
+        let project = start_project(args, &tool_context.cwd, mode).await?;
         Ok::<_, CliError>((tool_context, user_settings, project))
     }
     .await;
@@ -353,6 +356,7 @@ pub(crate) async fn open(args: &RunArgs) -> Result<Opened, CliError> {
             tool_context,
             user_settings,
             project,
+            mode,
         }),
         Err(error) => {
             env.cleanup().await;
@@ -434,6 +438,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         &resolved.provider_name,
         &resolved.model,
         thinking,
+        opened.mode,
     );
     extensions::bind(&runner, info, &tools).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
@@ -551,8 +556,12 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
 
 /// The project's trust and what it allows, decided before anything the project brings is
 /// loaded or read as configuration.
-async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectStartup, CliError> {
-    let project = project::start(&args.project, cwd, "print").await?;
+async fn start_project(
+    args: &RunArgs,
+    cwd: &Path,
+    mode: &str,
+) -> Result<project::ProjectStartup, CliError> {
+    let project = project::start(&args.project, cwd, mode).await?;
     // Only when it mattered: a project with nothing to gate is not worth a line.
     if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
         output::note(&project.decision.describe());
@@ -560,13 +569,14 @@ async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectSta
     Ok(project)
 }
 
-/// What extensions see of the session in `jig run`.
+/// What extensions see of the session (`mode`: `print` or `interactive`).
 fn run_session_info(
     session: &Session,
     cwd: &Path,
     provider: &str,
     model: &str,
     thinking: ThinkingLevel,
+    mode: &str,
 ) -> SessionInfo {
     SessionInfo {
         session_id: session
@@ -577,7 +587,7 @@ fn run_session_info(
         cwd: cwd.display().to_string(),
         model: Some(format!("{provider}/{model}")),
         thinking_level: Some(format!("{thinking:?}").to_lowercase()),
-        mode: "print".to_owned(),
+        mode: mode.to_owned(),
         has_ui: false,
     }
 }

@@ -81,7 +81,7 @@ impl App {
             }
             "/permissions" => self.permissions(argument),
             "/trust" => self.note(
-                "Trust is managed by the project trust settings, which this version of jig does not have yet: no project file (.jig/) is read, so there is nothing to trust. Approvals of tool calls are /permissions.",
+                "Project trust is decided when the session starts (--approve / --no-approve for this session, defaultProjectTrust in the settings); it cannot be changed from here yet. Approvals of tool calls are /permissions.",
             ),
             _ => self.say(&[Line::styled(
                 format!("unknown command {name}: /help lists them"),
