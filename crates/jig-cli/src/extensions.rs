@@ -124,6 +124,58 @@ pub(crate) fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHo
     })
 }
 
+/// The permission policy's hooks, then the extensions' `tool_call` and `tool_result` (when any
+/// extension subscribes): a call the policy blocks never reaches the extensions; arguments it
+/// changed are what they see.
+pub(crate) fn with_permissions(
+    permissions: Arc<dyn ToolHooks>,
+    runner: &Arc<ExtensionRunner>,
+) -> Arc<dyn ToolHooks> {
+    match tool_hooks(runner) {
+        Some(extensions) => Arc::new(Chained {
+            first: permissions,
+            then: extensions,
+        }),
+        None => permissions,
+    }
+}
+
+/// Two hooks in a row: `first` decides before `then`; results pass through `first`, then `then`.
+struct Chained {
+    first: Arc<dyn ToolHooks>,
+    then: Arc<dyn ToolHooks>,
+}
+
+#[async_trait]
+impl ToolHooks for Chained {
+    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+        match self.first.before_tool_call(call).await {
+            block @ BeforeToolCall::Block { .. } => block,
+            BeforeToolCall::Continue => self.then.before_tool_call(call).await,
+            BeforeToolCall::ChangeArguments(arguments) => {
+                let changed = ToolCall {
+                    arguments: arguments.clone(),
+                    ..call.clone()
+                };
+                match self.then.before_tool_call(&changed).await {
+                    BeforeToolCall::Continue => BeforeToolCall::ChangeArguments(arguments),
+                    other => other,
+                }
+            }
+        }
+    }
+
+    async fn after_tool_call(
+        &self,
+        call: &ToolCall,
+        arguments: &Value,
+        result: ToolResult,
+    ) -> ToolResult {
+        let result = self.first.after_tool_call(call, arguments, result).await;
+        self.then.after_tool_call(call, arguments, result).await
+    }
+}
+
 /// `tool_call` and `tool_result` as the agent loop's hooks (`jig run`).
 struct ExtensionToolHooks {
     runner: Arc<ExtensionRunner>,
@@ -215,5 +267,97 @@ impl ExtensionHost for CliHost {
 impl CliHost {
     fn unavailable(&self, method: &str) -> String {
         format!("{method} is not available in jig {} mode", self.info.mode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Answers `answer` and remembers the arguments it saw.
+    struct Fixed {
+        answer: fn() -> BeforeToolCall,
+        seen: Mutex<Vec<Value>>,
+    }
+
+    impl Fixed {
+        fn new(answer: fn() -> BeforeToolCall) -> Arc<Self> {
+            Arc::new(Self {
+                answer,
+                seen: Mutex::new(Vec::new()),
+            })
+        }
+
+        fn seen(&self) -> Vec<Value> {
+            self.seen
+                .lock()
+                .map(|seen| seen.clone())
+                .unwrap_or_default()
+        }
+    }
+
+    #[async_trait]
+    impl ToolHooks for Fixed {
+        async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+            if let Ok(mut seen) = self.seen.lock() {
+                seen.push(call.arguments.clone());
+            }
+            (self.answer)()
+        }
+    }
+
+    fn call() -> ToolCall {
+        ToolCall {
+            id: "c1".to_owned(),
+            name: "bash".to_owned(),
+            arguments: json!({"command": "ls"}),
+            raw_arguments: None,
+        }
+    }
+
+    fn chained(first: &Arc<Fixed>, then: &Arc<Fixed>) -> Chained {
+        Chained {
+            first: Arc::clone(first) as Arc<dyn ToolHooks>,
+            then: Arc::clone(then) as Arc<dyn ToolHooks>,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_the_first_blocks_never_reaches_the_second() {
+        let first = Fixed::new(|| BeforeToolCall::Block {
+            reason: Some("denied".to_owned()),
+        });
+        let then = Fixed::new(|| BeforeToolCall::Continue);
+        let verdict = chained(&first, &then).before_tool_call(&call()).await;
+        assert!(
+            matches!(verdict, BeforeToolCall::Block { reason: Some(ref r) } if r == "denied"),
+            "{verdict:?}"
+        );
+        assert!(then.seen().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_allowed_call_is_decided_by_the_second() {
+        let first = Fixed::new(|| BeforeToolCall::Continue);
+        let then = Fixed::new(|| BeforeToolCall::Block { reason: None });
+        let verdict = chained(&first, &then).before_tool_call(&call()).await;
+        assert!(matches!(verdict, BeforeToolCall::Block { reason: None }));
+        assert_eq!(then.seen(), vec![json!({"command": "ls"})]);
+    }
+
+    #[tokio::test]
+    async fn changed_arguments_are_what_the_second_sees_and_what_runs() {
+        let first = Fixed::new(|| BeforeToolCall::ChangeArguments(json!({"command": "pwd"})));
+        let then = Fixed::new(|| BeforeToolCall::Continue);
+        let verdict = chained(&first, &then).before_tool_call(&call()).await;
+        assert!(
+            matches!(verdict, BeforeToolCall::ChangeArguments(ref a) if *a == json!({"command": "pwd"})),
+            "{verdict:?}"
+        );
+        assert_eq!(then.seen(), vec![json!({"command": "pwd"})]);
     }
 }

@@ -6,6 +6,9 @@
 //! - `jig mcp` ([`mcp_cmd`]): serve the tools to an MCP client over stdio.
 //! - `jig run` ([`run_cmd`]): run the agent on a prompt (providers, sessions, settings).
 //! - `jig sessions` ([`sessions_cmd`]): list the saved `jig run` sessions of a directory.
+//! - `jig run` ([`run_cmd`]): one agent run in print mode; `jig` alone (or `jig run` without a
+//!   prompt) in a terminal is an interactive session ([`interactive`]). Both decide tool calls
+//!   with the permission policy of `jig-tui` ([`permissions`] saves a project's allowlist).
 //! - `jig env serve` / `jig env install` ([`env_cmd`]): serve this machine as an environment,
 //!   put jig on another; `--env URL` of the tool-running commands connects there.
 //!
@@ -27,7 +30,9 @@
 mod env_cmd;
 mod exit;
 mod extensions;
+mod interactive;
 mod mcp_cmd;
+mod permissions;
 mod project;
 mod render;
 mod run_cmd;
@@ -45,15 +50,11 @@ use crate::exit::CliError;
 /// jig: a coding-agent tool harness. Runs the file and shell tools a language model uses —
 /// read, write, ls, … — against a workspace directory.
 #[derive(Debug, Parser)]
-#[command(
-    name = "jig",
-    version,
-    propagate_version = true,
-    arg_required_else_help = true
-)]
+#[command(name = "jig", version, propagate_version = true)]
 struct Cli {
+    /// Without a command, in a terminal: an interactive session (`jig run` with no prompt).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,12 +88,25 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Tool(args) => tool_cmd::run_tool(&args),
-        Command::Tools(args) => tool_cmd::run_tools(&args),
-        Command::Mcp(args) => mcp_cmd::run_mcp(&args),
-        Command::Run(args) => run_cmd::run(*args),
-        Command::Sessions(args) => sessions_cmd::run_sessions(&args),
-        Command::Env(args) => env_cmd::run_env(&args),
+        Some(Command::Tool(args)) => tool_cmd::run_tool(&args),
+        Some(Command::Tools(args)) => tool_cmd::run_tools(&args),
+        Some(Command::Mcp(args)) => mcp_cmd::run_mcp(&args),
+        Some(Command::Run(args)) => run_cmd::run(*args),
+        Some(Command::Sessions(args)) => sessions_cmd::run_sessions(&args),
+        Some(Command::Env(args)) => env_cmd::run_env(&args),
+        None => {
+            use std::io::IsTerminal as _;
+            if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+                interactive::run(&run_cmd::RunArgs::defaults())
+            } else {
+                // Not a terminal: what `jig` alone always did, help as a usage error.
+                use clap::CommandFactory as _;
+                use std::io::Write as _;
+                let help = Cli::command().render_help();
+                let _ = write!(std::io::stderr(), "{help}");
+                return ExitCode::from(2);
+            }
+        }
     };
     match outcome {
         Ok(code) => code,

@@ -12,7 +12,7 @@
 //! every result); a second Ctrl-C exits at once with 130.
 
 mod model;
-mod output;
+pub(crate) mod output;
 mod session_choice;
 mod settings;
 
@@ -32,12 +32,15 @@ use jig_llm::{ModelTable, ThinkingLevel};
 use jig_protocol::{Message, StopReason};
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use jig_tui::approval::PermissionHooks;
+use jig_tui::policy::PermissionMode;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
 use crate::exit::CliError;
 use crate::extensions;
+use crate::permissions;
 use crate::project::{self, ProjectArgs};
 use crate::workspace::{self, ContainmentArg};
 
@@ -146,7 +149,7 @@ pub(crate) struct RunArgs {
     continue_session: bool,
     /// Do not save the session.
     #[arg(long)]
-    no_session: bool,
+    pub(crate) no_session: bool,
     /// Working directory: tools act there and it is the containment root [default: the current
     /// directory].
     #[arg(long, value_name = "DIR")]
@@ -158,6 +161,31 @@ pub(crate) struct RunArgs {
     project: ProjectArgs,
     #[command(flatten)]
     env: crate::env_cmd::EnvFlags,
+    /// What runs without asking: read-only, ask, auto-edit, full-auto [default: the settings
+    /// file's permissionMode, else ask in an interactive session and full-auto in print mode;
+    /// print mode never asks: it denies what `ask` would ask about].
+    #[arg(long, value_name = "MODE")]
+    pub(crate) permission_mode: Option<PermissionMode>,
+}
+
+impl RunArgs {
+    /// The arguments of a bare `jig run` (what `jig` alone starts with).
+    pub(crate) fn defaults() -> Self {
+        use clap::{Args as _, FromArgMatches as _};
+        let matches = Self::augment_args(clap::Command::new("run")).get_matches_from(["run"]);
+        #[expect(clippy::expect_used, reason = "the defaults of the flags always parse")]
+        Self::from_arg_matches(&matches).expect("default arguments")
+    }
+
+    /// True when this is an interactive session: no prompt, no print or JSON mode, and both
+    /// stdin and stdout are terminals.
+    fn is_interactive(&self) -> bool {
+        self.prompt.is_none()
+            && !self.print
+            && self.mode == OutputMode::Text
+            && io::stdin().is_terminal()
+            && io::stdout().is_terminal()
+    }
 }
 
 /// Runs `jig run`.
@@ -168,6 +196,9 @@ pub(crate) fn run(args: RunArgs) -> CliResult {
         return Err(CliError::usage(
             "--compact compacts a resumed session: add --continue or --session",
         ));
+    }
+    if args.is_interactive() {
+        return crate::interactive::run(&args);
     }
     let prompt = read_prompt(args.prompt.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -270,46 +301,92 @@ fn select_tools(
 }
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
+    let opened = open(&args, "print").await?;
+    let outcome = run_with_project(&args, prompt, &opened).await;
+    opened.close().await;
+    outcome
+}
+
+/// The env (local or `--env`), the user's settings and the project's startup (trust and the
+/// extensions it allows): what every session opens first and closes last.
+pub(crate) struct Opened {
+    env: Arc<dyn jig_env::ExecutionEnv>,
+    tool_context: jig_tool::ToolContext,
+    user_settings: settings::Settings,
+    project: project::ProjectStartup,
+    /// The mode extensions are told: `print` or `interactive`.
+    mode: &'static str,
+}
+
+impl Opened {
+    /// The loaded extensions.
+    pub(crate) fn runner(&self) -> Arc<ExtensionRunner> {
+        Arc::clone(&self.project.extensions)
+    }
+
+    /// Shuts the extensions down, then kills the commands the session left behind and removes
+    /// temporary files, however it ended.
+    pub(crate) async fn close(self) {
+        self.project.extensions.shutdown().await;
+        self.env.cleanup().await;
+    }
+}
+
+/// Opens the env, reads the user's settings and starts the project; extensions are told
+/// `mode`.
+pub(crate) async fn open(args: &RunArgs, mode: &'static str) -> Result<Opened, CliError> {
     let (env, cwd) = crate::env_cmd::open_env(
         &args.env,
         || workspace::open_env(false),
         args.cwd.as_deref(),
     )
     .await?;
-    let outcome = run_in_env(args, prompt, Arc::clone(&env), cwd).await;
-    // Commands the run left behind are killed and temporary files removed, however it ended.
-    env.cleanup().await;
-    outcome
+    let started = async {
+        let tool_context =
+            workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment.into())
+                .await?;
+        let user_settings = settings::load()?;
+        let project = start_project(args, &tool_context.cwd, mode).await?;
+        Ok::<_, CliError>((tool_context, user_settings, project))
+    }
+    .await;
+    match started {
+        Ok((tool_context, user_settings, project)) => Ok(Opened {
+            env,
+            tool_context,
+            user_settings,
+            project,
+            mode,
+        }),
+        Err(error) => {
+            env.cleanup().await;
+            Err(error)
+        }
+    }
 }
 
-async fn run_in_env(
-    args: RunArgs,
-    prompt: String,
-    env: Arc<dyn jig_env::ExecutionEnv>,
-    cwd: Option<std::path::PathBuf>,
-) -> CliResult {
-    let tool_context =
-        workspace::tool_context(env, cwd.as_deref(), args.containment.into()).await?;
-    let cwd = tool_context.cwd.clone();
-    let user_settings = settings::load()?;
-    let project = start_project(&args, &cwd).await?;
-    let runner = Arc::clone(&project.extensions);
-    let outcome = run_with_project(args, prompt, tool_context, user_settings, project).await;
-    runner.shutdown().await;
-    outcome
+/// Everything a session needs before its first prompt: the agent's configuration (no hooks
+/// yet: each mode adds the permission policy and the extensions' tool hooks with
+/// [`extensions::with_permissions`]), the session and what it resumes.
+pub(crate) struct Prepared {
+    pub(crate) config: AgentConfig,
+    pub(crate) session: Session,
+    /// The resumed session's file and modification time.
+    pub(crate) resumed_file: Option<(PathBuf, SystemTime)>,
+    /// The provider's name (`openai`, …).
+    pub(crate) provider_name: String,
+    /// The context window compaction counts against.
+    pub(crate) context_window: u64,
+    /// The permission mode of the settings file.
+    pub(crate) settings_permission_mode: Option<PermissionMode>,
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "the composition of one run, step by step; each step is a call"
-)]
-async fn run_with_project(
-    args: RunArgs,
-    prompt: String,
-    mut tool_context: jig_tool::ToolContext,
-    user_settings: settings::Settings,
-    project: project::ProjectStartup,
-) -> CliResult {
+/// Tools, session, settings, model and system prompt, as `jig run` and the interactive session
+/// build them in an opened env and project.
+pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared, CliError> {
+    let mut tool_context = opened.tool_context.clone();
+    let user_settings = opened.user_settings.clone();
+    let project = &opened.project;
     let cwd = tool_context.cwd.clone();
     let runner = Arc::clone(&project.extensions);
     let tools = select_tools(args.tools.as_deref(), &runner)?;
@@ -361,6 +438,7 @@ async fn run_with_project(
         &resolved.provider_name,
         &resolved.model,
         thinking,
+        opened.mode,
     );
     extensions::bind(&runner, info, &tools).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
@@ -375,11 +453,7 @@ async fn run_with_project(
         append: args.append_system_prompt.clone(),
     });
 
-    // An extension may transform or handle the input, add messages and change the prompt.
-    let Some((prompt, system_prompt)) = extension_prompt(&runner, prompt, system_prompt).await
-    else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let provider_name = resolved.provider_name.clone();
     let mut config = AgentConfig::new(
         resolved.provider,
         resolved.model,
@@ -387,22 +461,67 @@ async fn run_with_project(
         tools,
         tool_context,
     );
-    if let Some(hooks) = extensions::tool_hooks(&runner) {
-        config.hooks = hooks;
-    }
     config.max_turns = args.max_turns;
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
-    config.compaction = Some(compaction_config(
-        &args,
+    let compaction = compaction_config(
+        args,
         &settings,
         &models,
         &resolved.provider_name,
         &config.model,
-    ));
+    );
+    config.compaction = Some(compaction);
     config.models = Arc::new(models);
 
     let resumed_file = modification_time(&session);
+    Ok(Prepared {
+        config,
+        session,
+        resumed_file,
+        provider_name,
+        context_window: compaction.context_window,
+        settings_permission_mode: settings.permission_mode,
+    })
+}
+
+/// One print-mode run in an opened env and project.
+async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> CliResult {
+    let runner = opened.runner();
+    let Prepared {
+        mut config,
+        session,
+        resumed_file,
+        settings_permission_mode,
+        ..
+    } = prepare(args, opened).await?;
+
+    // An extension may transform or handle the input, add messages and change the prompt.
+    let Some((prompt, system_prompt)) =
+        extension_prompt(&runner, prompt, std::mem::take(&mut config.system_prompt)).await
+    else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    config.system_prompt = system_prompt;
+
+    // Print mode never asks: the mode decides (by default everything runs, as `jig run` always
+    // did; `ask` denies what it would ask about, and the model reads why). The permission
+    // policy decides first, then the extensions' `tool_call`.
+    let mode = args
+        .permission_mode
+        .or(settings_permission_mode)
+        .unwrap_or(PermissionMode::FullAuto);
+    config.hooks = extensions::with_permissions(
+        Arc::new(PermissionHooks::new(
+            mode,
+            &config.tools,
+            permissions::load(&config.tool_context.cwd),
+            None,
+            None,
+        )),
+        &runner,
+    );
+
     let (summary, history) = session.context();
     let header = session.header().clone();
     let progress = args.verbose || io::stderr().is_terminal();
@@ -437,8 +556,12 @@ async fn run_with_project(
 
 /// The project's trust and what it allows, decided before anything the project brings is
 /// loaded or read as configuration.
-async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectStartup, CliError> {
-    let project = project::start(&args.project, cwd, "print").await?;
+async fn start_project(
+    args: &RunArgs,
+    cwd: &Path,
+    mode: &str,
+) -> Result<project::ProjectStartup, CliError> {
+    let project = project::start(&args.project, cwd, mode).await?;
     // Only when it mattered: a project with nothing to gate is not worth a line.
     if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
         output::note(&project.decision.describe());
@@ -446,13 +569,14 @@ async fn start_project(args: &RunArgs, cwd: &Path) -> Result<project::ProjectSta
     Ok(project)
 }
 
-/// What extensions see of the session in `jig run`.
+/// What extensions see of the session (`mode`: `print` or `interactive`).
 fn run_session_info(
     session: &Session,
     cwd: &Path,
     provider: &str,
     model: &str,
     thinking: ThinkingLevel,
+    mode: &str,
 ) -> SessionInfo {
     SessionInfo {
         session_id: session
@@ -463,7 +587,7 @@ fn run_session_info(
         cwd: cwd.display().to_string(),
         model: Some(format!("{provider}/{model}")),
         thinking_level: Some(format!("{thinking:?}").to_lowercase()),
-        mode: "print".to_owned(),
+        mode: mode.to_owned(),
         has_ui: false,
     }
 }

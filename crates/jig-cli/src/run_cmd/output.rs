@@ -12,7 +12,7 @@ use super::OutputMode;
 /// Records messages in the session as they complete and, in JSON mode, prints every event to
 /// stdout.
 #[derive(Debug)]
-pub(super) struct Printer {
+pub(crate) struct Printer {
     mode: OutputMode,
     /// Text mode: one stderr line per tool call and per retry.
     progress: bool,
@@ -20,7 +20,7 @@ pub(super) struct Printer {
 }
 
 impl Printer {
-    pub(super) fn new(mode: OutputMode, progress: bool, session: SessionRecorder) -> Arc<Self> {
+    pub(crate) fn new(mode: OutputMode, progress: bool, session: SessionRecorder) -> Arc<Self> {
         Arc::new(Self {
             mode,
             progress,
@@ -29,7 +29,7 @@ impl Printer {
     }
 
     /// Waits until the session is written and closed; the first error met while writing it.
-    pub(super) async fn close_session(&self) -> Result<(), SessionError> {
+    pub(crate) async fn close_session(&self) -> Result<(), SessionError> {
         self.session.shutdown().await
     }
 }
@@ -145,13 +145,13 @@ fn progress(message: &str) {
 
 /// One JSON value as one line on stdout (a closed pipe is ignored: the run goes on and the
 /// session is still written).
-pub(super) fn print_json(value: &Value) {
+pub(crate) fn print_json(value: &Value) {
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{value}").and_then(|()| stdout.flush());
 }
 
 /// `jig: warning: …` on stderr.
-pub(super) fn warn(message: &str) {
+pub(crate) fn warn(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: warning: {message}");
 }
 
@@ -161,7 +161,7 @@ pub(super) fn note(message: &str) {
 }
 
 /// `jig: …` on stderr.
-pub(super) fn error(message: &str) {
+pub(crate) fn error(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: {message}");
 }
 

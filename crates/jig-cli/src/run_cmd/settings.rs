@@ -63,6 +63,8 @@ pub(super) struct Settings {
     /// Overrides of built-in models' prices and windows, as written.
     #[serde(default)]
     models: Vec<Value>,
+    /// The permission mode when `--permission-mode` is not given.
+    pub(super) permission_mode: Option<jig_tui::policy::PermissionMode>,
 }
 
 /// The protocol a custom provider speaks.
@@ -313,7 +315,7 @@ fn load_from(path: &Path) -> Result<Settings, CliError> {
     };
     serde_json::from_str(&text).map_err(|error| {
         CliError::usage(format!(
-            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow, providers, models)",
+            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow, permissionMode, providers, models)",
             path.display()
         ))
     })

@@ -9,6 +9,7 @@ mod containment;
 mod extensions;
 mod hardening;
 mod help;
+mod interactive;
 mod mcp;
 mod remote;
 mod run_cmd;

@@ -1081,7 +1081,8 @@ async fn on_a_terminal_stdin_is_never_read_and_progress_is_shown() {
     fs::write(setup.ws.join("a.txt"), "a\n").unwrap();
     let (ws, data) = (setup.ws.clone(), setup.data.clone());
     let (output, code, elapsed) =
-        tokio::task::spawn_blocking(move || run_on_a_terminal(&ws, &data, "--no-session"))
+        // `-p`: without it, no prompt on a terminal is an interactive session.
+        tokio::task::spawn_blocking(move || run_on_a_terminal(&ws, &data, "-p --no-session"))
             .await
             .unwrap();
     assert_eq!(code, Some(2), "{output}");

@@ -1,0 +1,666 @@
+//! The interactive session: `jig` alone (or `jig run` without a prompt) in a terminal.
+//!
+//! The prompt editor is reedline ([`editor`]); a turn is drawn inline by `jig_tui`'s view and
+//! screen (finished lines go to the scrollback, a live region shows the unfinished reply line,
+//! running tools with their output's tail, questions and the status line). While a turn runs
+//! the terminal is in raw mode and keys are read here: Esc or Ctrl-C interrupt the turn (its
+//! token is cancelled: running tools are cancelled and their process trees killed, and every
+//! call still gets its result), typing is queued as the next message, and approval questions
+//! from the permission hook are answered. [`commands`] are the slash commands.
+
+mod commands;
+mod editor;
+mod session;
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io::{self, Stdout};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use async_trait::async_trait;
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::terminal;
+use jig_agent::{Agent, AgentConfig, AgentEvent, AgentObserver, Session, SessionStore};
+use jig_extensions::{ExtensionRunner, events};
+use jig_protocol::Message;
+use jig_tui::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scope};
+use jig_tui::policy::PermissionMode;
+use jig_tui::screen::{Screen, color_enabled};
+use jig_tui::view::{Line, Status, Style, View, brief};
+use reedline::{Reedline, Signal};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::CliResult;
+use crate::exit::CliError;
+use crate::permissions;
+use crate::run_cmd::{self, Prepared, RunArgs};
+use session::SessionWriter;
+
+/// What the running turn tells the terminal loop.
+enum UiMsg {
+    Event(Box<AgentEvent>),
+    Ask(ApprovalRequest, oneshot::Sender<Answer>),
+}
+
+/// Writes the session and forwards every event to the terminal loop.
+struct Forward {
+    printer: Arc<SessionWriter>,
+    tx: Sender<UiMsg>,
+}
+
+impl AgentObserver for Forward {
+    fn on_event(&self, event: &AgentEvent) {
+        self.printer.on_event(event);
+        let _ = self.tx.send(UiMsg::Event(Box::new(event.clone())));
+    }
+}
+
+/// Asks through the terminal loop; an unanswered question (the turn was interrupted) denies.
+struct Ask {
+    tx: Sender<UiMsg>,
+}
+
+#[async_trait]
+impl Approver for Ask {
+    async fn ask(&self, request: ApprovalRequest) -> Answer {
+        let (reply, answer) = oneshot::channel();
+        if self.tx.send(UiMsg::Ask(request, reply)).is_err() {
+            return Answer::Deny(None);
+        }
+        answer
+            .await
+            .unwrap_or(Answer::Deny(Some("the turn was interrupted".to_owned())))
+    }
+}
+
+/// A question on screen.
+struct Asking {
+    request: ApprovalRequest,
+    reply: oneshot::Sender<Answer>,
+    /// `Some` once the user chose to deny and is typing the reason.
+    reason: Option<String>,
+}
+
+impl Asking {
+    fn lines(&self) -> Vec<Line> {
+        let mut lines = vec![
+            Line::styled("? allow ", Style::Prompt)
+                .with(&self.request.tool, Style::Accent)
+                .with(" ", Style::Plain)
+                .with(brief(&self.request.args), Style::Plain),
+        ];
+        lines.extend(edit_preview(&self.request.args));
+        if let Some(reason) = &self.reason {
+            lines.push(
+                Line::styled(
+                    "  deny — reason for the model (Enter sends, Esc none): ",
+                    Style::Prompt,
+                )
+                .with(reason, Style::Plain),
+            );
+            return lines;
+        }
+        lines.push(Line::styled(
+            format!(
+                "  [y] yes  [t] always {} (session)  [T] always (project)",
+                self.request.tool
+            ),
+            Style::Prompt,
+        ));
+        if let Some(prefix) = &self.request.prefix {
+            lines.push(Line::styled(
+                format!("  [p] always `{prefix} …` (session)  [P] (project)"),
+                Style::Prompt,
+            ));
+        }
+        lines.push(Line::styled(
+            "  [n] no, with a reason  [Esc] no",
+            Style::Prompt,
+        ));
+        lines
+    }
+}
+
+/// The first lines of an edit's or a write's change, `-`/`+`.
+fn edit_preview(args: &Value) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut add = |text: &str, mark: &str, style: Style| {
+        for line in text.lines().take(6) {
+            lines.push(Line::styled(format!("  {mark} {line}"), style));
+        }
+    };
+    if let (Some(old), Some(new)) = (
+        args.get("oldText").and_then(Value::as_str),
+        args.get("newText").and_then(Value::as_str),
+    ) {
+        add(old, "-", Style::Removed);
+        add(new, "+", Style::Added);
+    } else if let Some(edits) = args.get("edits").and_then(Value::as_array) {
+        for edit in edits.iter().take(3) {
+            add(
+                edit.get("oldText").and_then(Value::as_str).unwrap_or(""),
+                "-",
+                Style::Removed,
+            );
+            add(
+                edit.get("newText").and_then(Value::as_str).unwrap_or(""),
+                "+",
+                Style::Added,
+            );
+        }
+    } else if let Some(content) = args.get("content").and_then(Value::as_str) {
+        add(content, "+", Style::Added);
+    }
+    lines
+}
+
+/// The interactive session.
+struct App {
+    runtime: tokio::runtime::Runtime,
+    /// The configuration new agents start from (model and thinking as last chosen).
+    config: AgentConfig,
+    agent: Option<Agent>,
+    printer: Arc<SessionWriter>,
+    hooks: Arc<PermissionHooks>,
+    tx: Sender<UiMsg>,
+    rx: Receiver<UiMsg>,
+    view: View,
+    screen: Screen<Stdout>,
+    editor: Reedline,
+    store: Option<SessionStore>,
+    no_session: bool,
+    provider_name: String,
+    custom_base_url: Option<String>,
+    /// How a provider the user defined is reached (recorded with every model change).
+    custom_endpoint: Option<jig_agent::CustomEndpoint>,
+    /// Messages typed while a turn ran, sent next.
+    queued: VecDeque<String>,
+    /// What is being typed while a turn runs.
+    typeahead: String,
+    /// The last prompt ended with Ctrl-C.
+    interrupted_prompt: bool,
+}
+
+/// Runs the interactive session.
+pub(crate) fn run(args: &RunArgs) -> CliResult {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::Failure)?;
+    let opened = runtime.block_on(run_cmd::open(args, "interactive"))?;
+    let prepared = match runtime.block_on(run_cmd::prepare(args, &opened)) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            runtime.block_on(opened.close());
+            return Err(error);
+        }
+    };
+    let runner = opened.runner();
+    let mut app = App::new(runtime, prepared, args, &runner);
+    app.runtime.block_on(runner.notify(
+        events::SESSION_START,
+        || serde_json::json!({"reason": "startup"}),
+    ));
+    let ended = app.main_loop();
+    app.runtime.block_on(async {
+        runner
+            .notify(events::SESSION_SHUTDOWN, || serde_json::json!({}))
+            .await;
+        opened.close().await;
+    });
+    ended.map_err(|e| CliError::Failure(e.into()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+impl App {
+    fn new(
+        runtime: tokio::runtime::Runtime,
+        prepared: Prepared,
+        args: &RunArgs,
+        runner: &Arc<ExtensionRunner>,
+    ) -> Self {
+        let Prepared {
+            mut config,
+            session,
+            provider_name,
+            context_window,
+            settings_permission_mode,
+            ..
+        } = prepared;
+        let (tx, rx) = channel();
+        let mode = args
+            .permission_mode
+            .or(settings_permission_mode)
+            .unwrap_or(PermissionMode::Ask);
+        let cwd = config.tool_context.cwd.clone();
+        let save_cwd = cwd.clone();
+        let hooks = Arc::new(PermissionHooks::new(
+            mode,
+            &config.tools,
+            permissions::load(&cwd),
+            Some(Arc::new(Ask { tx: tx.clone() })),
+            Some(Box::new(move |allow| {
+                permissions::save(&save_cwd, allow).map(|_| ())
+            })),
+        ));
+        // The permission policy decides first, then the extensions' `tool_call`.
+        let shared: Arc<dyn jig_agent::ToolHooks> = hooks.clone();
+        config.hooks = crate::extensions::with_permissions(shared, runner);
+        let color = color_enabled();
+        let (width, _) = terminal::size().unwrap_or((80, 24));
+        let status = Status {
+            model: format!("{provider_name}/{}", config.model),
+            mode: mode.to_string(),
+            context_window,
+            ..Status::default()
+        };
+        let store = SessionStore::from_env();
+        let history = store
+            .as_ref()
+            .and_then(|store| store.root().parent().map(|dir| dir.join("history.txt")));
+        let custom_base_url = session.base_url();
+        let custom_endpoint = session.custom_endpoint();
+        let mut app = Self {
+            editor: editor::editor(&cwd, history, color),
+            runtime,
+            config,
+            agent: None,
+            printer: SessionWriter::new(Session::in_memory(&cwd)),
+            hooks,
+            tx,
+            rx,
+            view: View::new(width, status),
+            screen: Screen::new(io::stdout(), width, color),
+            store,
+            no_session: args.no_session,
+            provider_name,
+            custom_base_url,
+            custom_endpoint,
+            queued: VecDeque::new(),
+            typeahead: String::new(),
+            interrupted_prompt: false,
+        };
+        app.install(session);
+        app
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.config.tool_context.cwd.clone()
+    }
+
+    /// Makes `session` the current one: a new agent continues its conversation.
+    fn install(&mut self, session: Session) {
+        let (summary, history) = session.context();
+        let mut config = self.config.clone();
+        config.tool_context.session_env =
+            session.tool_variables(&self.provider_name, &config.model, config.thinking);
+        self.view.status.input = 0;
+        self.view.status.output = 0;
+        self.view.status.context_used = None;
+        for reply in session.messages().iter().filter_map(Message::as_assistant) {
+            let usage = &reply.usage;
+            let input = usage.input + usage.cache_read + usage.cache_write;
+            self.view.status.input += input;
+            self.view.status.output += usage.output;
+            if input > 0 {
+                self.view.status.context_used = Some(input);
+            }
+        }
+        self.agent = Some(match summary {
+            Some(summary) => Agent::with_summary(config, summary, history),
+            None => Agent::with_messages(config, history),
+        });
+        self.printer = SessionWriter::new(session);
+    }
+
+    /// Prints finished lines (outside a turn).
+    fn say(&mut self, lines: &[Line]) {
+        let _ = self.screen.draw(lines, &[]);
+    }
+
+    fn note(&mut self, text: &str) {
+        self.say(
+            &text
+                .lines()
+                .map(|l| Line::styled(l, Style::Dim))
+                .collect::<Vec<_>>(),
+        );
+    }
+
+    fn main_loop(&mut self) -> io::Result<()> {
+        let banner = format!(
+            "jig · {} · {}\n/help for commands · Esc interrupts a turn · Ctrl-C twice exits",
+            self.view.status.model,
+            self.cwd().display()
+        );
+        self.note(&banner);
+        self.show_history(4);
+        loop {
+            let input = if let Some(text) = self.queued.pop_front() {
+                self.say(&[Line::styled(format!("› {text}"), Style::Plain)]);
+                text
+            } else {
+                if !self.typeahead.is_empty() {
+                    let text = std::mem::take(&mut self.typeahead);
+                    self.editor
+                        .run_edit_commands(&[reedline::EditCommand::InsertString(text)]);
+                }
+                let prompt = editor::StatusPrompt {
+                    status: self.view.status.line(false).text(),
+                    indicator: "› ",
+                };
+                match self.editor.read_line(&prompt)? {
+                    Signal::Success(text) => {
+                        self.interrupted_prompt = false;
+                        text
+                    }
+                    Signal::CtrlC => {
+                        if self.interrupted_prompt {
+                            return Ok(());
+                        }
+                        self.interrupted_prompt = true;
+                        self.note("(Ctrl-C again to exit, or /quit)");
+                        continue;
+                    }
+                    Signal::CtrlD => return Ok(()),
+                    _ => continue,
+                }
+            };
+            let text = input.trim_end().to_owned();
+            if text.trim().is_empty() {
+                continue;
+            }
+            if text.starts_with('/') {
+                if self.command(&text)? == commands::Flow::Quit {
+                    return Ok(());
+                }
+                continue;
+            }
+            self.send(text)?;
+        }
+    }
+
+    fn observer(&self) -> Arc<dyn AgentObserver> {
+        Arc::new(Forward {
+            printer: Arc::clone(&self.printer),
+            tx: self.tx.clone(),
+        })
+    }
+
+    /// Sends one message and runs the turn.
+    fn send(&mut self, text: String) -> io::Result<()> {
+        let Some(mut agent) = self.agent.take() else {
+            return Ok(());
+        };
+        let observer = self.observer();
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let (agent, _outcome) = self.drive(&cancel, async move {
+            let outcome = agent.run(Message::user_text(text), &token, &observer).await;
+            (agent, outcome)
+        })?;
+        self.agent = Some(agent);
+        if let Some(error) = self.printer.session_error() {
+            self.say(&[Line::styled(
+                format!("warning: the session could not be saved: {error:#}"),
+                Style::Error,
+            )]);
+        }
+        Ok(())
+    }
+
+    /// Runs `task` while drawing its events and reading keys (raw mode); returns its output.
+    fn drive<T: Send + 'static>(
+        &mut self,
+        cancel: &CancellationToken,
+        task: impl Future<Output = T> + Send + 'static,
+    ) -> io::Result<T> {
+        let handle = self.runtime.spawn(task);
+        terminal::enable_raw_mode()?;
+        let mut asking: Option<Asking> = None;
+        let drawn = self.turn_loop(&handle, cancel, &mut asking);
+        // Whatever happened, the task must end before the terminal is handed back.
+        if drawn.is_err() {
+            cancel.cancel();
+        }
+        drop(asking);
+        let output = self.runtime.block_on(handle);
+        self.drain(&mut None);
+        let _ = self.draw(None, false);
+        let finished = self.screen.finish();
+        terminal::disable_raw_mode()?;
+        drawn?;
+        finished?;
+        output.map_err(io::Error::other)
+    }
+
+    fn drain(&mut self, asking: &mut Option<Asking>) -> bool {
+        let mut any = false;
+        while let Ok(message) = self.rx.try_recv() {
+            any = true;
+            match message {
+                UiMsg::Event(event) => self.view.apply(&event),
+                UiMsg::Ask(request, reply) => {
+                    *asking = Some(Asking {
+                        request,
+                        reply,
+                        reason: None,
+                    });
+                }
+            }
+        }
+        any
+    }
+
+    fn turn_loop<T>(
+        &mut self,
+        handle: &tokio::task::JoinHandle<T>,
+        cancel: &CancellationToken,
+        asking: &mut Option<Asking>,
+    ) -> io::Result<()> {
+        let mut dirty = true;
+        loop {
+            dirty |= self.drain(asking);
+            if handle.is_finished() {
+                return Ok(());
+            }
+            if dirty {
+                self.draw(asking.as_ref(), true)?;
+                dirty = false;
+            }
+            if event::poll(Duration::from_millis(16))? {
+                dirty = true;
+                match event::read()? {
+                    Event::Key(key) if key.kind != KeyEventKind::Release => {
+                        self.on_key(key, cancel, asking);
+                    }
+                    Event::Paste(text) => match asking {
+                        Some(Asking {
+                            reason: Some(reason),
+                            ..
+                        }) => reason.push_str(&text),
+                        _ => self.typeahead.push_str(&text),
+                    },
+                    Event::Resize(width, _) => {
+                        self.view.set_width(width);
+                        self.screen.resize(width);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent, cancel: &CancellationToken, asking: &mut Option<Asking>) {
+        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('c' | 'C'));
+        if let Some(question) = asking.take() {
+            let Asking {
+                request,
+                reply,
+                reason,
+            } = question;
+            if ctrl_c {
+                let _ = reply.send(Answer::Deny(None));
+                cancel.cancel();
+                return;
+            }
+            let answer = match (reason, key.code) {
+                (_, KeyCode::Esc) => Some(Answer::Deny(None)),
+                (Some(reason), KeyCode::Enter) => Some(Answer::Deny(Some(reason))),
+                (Some(mut reason), KeyCode::Backspace) => {
+                    reason.pop();
+                    *asking = Some(Asking {
+                        request,
+                        reply,
+                        reason: Some(reason),
+                    });
+                    return;
+                }
+                (Some(mut reason), KeyCode::Char(c)) => {
+                    reason.push(c);
+                    *asking = Some(Asking {
+                        request,
+                        reply,
+                        reason: Some(reason),
+                    });
+                    return;
+                }
+                (None, KeyCode::Char('y' | 'Y')) => Some(Answer::AllowOnce),
+                (None, KeyCode::Char('t')) => Some(Answer::AllowTool(Scope::Session)),
+                (None, KeyCode::Char('T')) => Some(Answer::AllowTool(Scope::Project)),
+                (None, KeyCode::Char('p')) if request.prefix.is_some() => Some(
+                    Answer::AllowPrefix(request.prefix.clone().unwrap_or_default(), Scope::Session),
+                ),
+                (None, KeyCode::Char('P')) if request.prefix.is_some() => Some(
+                    Answer::AllowPrefix(request.prefix.clone().unwrap_or_default(), Scope::Project),
+                ),
+                (None, KeyCode::Char('n' | 'N')) => {
+                    *asking = Some(Asking {
+                        request,
+                        reply,
+                        reason: Some(String::new()),
+                    });
+                    return;
+                }
+                (reason, _) => {
+                    *asking = Some(Asking {
+                        request,
+                        reply,
+                        reason,
+                    });
+                    return;
+                }
+            };
+            if let Some(answer) = answer {
+                let line = answer_line(&request, &answer);
+                self.view.push(line);
+                let _ = reply.send(answer);
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::Esc => cancel.cancel(),
+            _ if ctrl_c => cancel.cancel(),
+            KeyCode::Enter => {
+                let text = std::mem::take(&mut self.typeahead);
+                if !text.trim().is_empty() {
+                    self.queued.push_back(text);
+                }
+            }
+            KeyCode::Backspace => {
+                self.typeahead.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.typeahead.push(c);
+            }
+            _ => {}
+        }
+    }
+
+    /// Draws finished lines and the live region (busy: a turn runs).
+    fn draw(&mut self, asking: Option<&Asking>, busy: bool) -> io::Result<()> {
+        let finished = self.view.take_finished();
+        let mut live = self.view.live();
+        if let Some(asking) = asking {
+            live.extend(asking.lines());
+        }
+        for text in &self.queued {
+            live.push(Line::styled(format!("queued › {text}"), Style::Dim));
+        }
+        if busy && !self.typeahead.is_empty() {
+            live.push(Line::styled(format!("› {}", self.typeahead), Style::Plain));
+        }
+        if busy {
+            live.push(self.view.status.line(true));
+        }
+        let (_, height) = terminal::size().unwrap_or((80, 24));
+        let room = usize::from(height.saturating_sub(1)).max(1);
+        if live.len() > room {
+            // The question and the status line matter most: drop from the top.
+            live.drain(..live.len() - room);
+        }
+        self.screen.draw(&finished, &live)
+    }
+
+    /// The last `count` messages of the conversation, in short (after resuming).
+    fn show_history(&mut self, count: usize) {
+        let Some(agent) = &self.agent else { return };
+        let messages = agent.messages();
+        let start = messages.len().saturating_sub(count);
+        let mut lines = Vec::new();
+        for message in &messages[start..] {
+            let (mark, text, style) = match message {
+                Message::User(user) => (
+                    "›",
+                    user.content
+                        .iter()
+                        .filter_map(|b| b.as_text())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    Style::Plain,
+                ),
+                Message::Assistant(reply) => ("•", reply.text(), Style::Dim),
+                Message::ToolResult(result) => {
+                    ("✓", format!("{} result", result.tool_name), Style::Dim)
+                }
+            };
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            lines.push(Line::styled(format!("{mark} {first}"), style).truncated(100));
+        }
+        if !lines.is_empty() {
+            self.say(&lines);
+        }
+    }
+}
+
+/// What the user answered, as a finished line.
+fn answer_line(request: &ApprovalRequest, answer: &Answer) -> Line {
+    let text = match answer {
+        Answer::AllowOnce => format!("  allowed {} once", request.tool),
+        Answer::AllowTool(Scope::Session) => format!("  allowed {} for this session", request.tool),
+        Answer::AllowTool(Scope::Project) => format!("  allowed {} for this project", request.tool),
+        Answer::AllowPrefix(prefix, Scope::Session) => {
+            format!("  allowed `{prefix} …` for this session")
+        }
+        Answer::AllowPrefix(prefix, Scope::Project) => {
+            format!("  allowed `{prefix} …` for this project")
+        }
+        Answer::Deny(Some(reason)) => format!("  denied: {reason}"),
+        Answer::Deny(None) => "  denied".to_owned(),
+    };
+    let style = if matches!(answer, Answer::Deny(_)) {
+        Style::Error
+    } else {
+        Style::Dim
+    };
+    Line::styled(text, style)
+}

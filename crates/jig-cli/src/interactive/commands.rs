@@ -1,0 +1,363 @@
+//! Slash commands of the interactive session.
+
+use std::fmt::Write as _;
+use std::io;
+
+use jig_agent::Session;
+use jig_agent::compaction::CompactionReason;
+use jig_llm::ThinkingLevel;
+use jig_protocol::Message;
+use jig_tui::policy::PermissionMode;
+use jig_tui::view::{Line, Style};
+use reedline::Signal;
+use tokio_util::sync::CancellationToken;
+
+use super::App;
+use crate::permissions;
+
+/// The commands with a line of help each (also what Tab completes).
+pub(super) const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "this list"),
+    ("/model", "show the model, or switch: /model ID"),
+    (
+        "/thinking",
+        "show or set the reasoning effort: off, low, medium, high",
+    ),
+    ("/new", "start a new session"),
+    ("/resume", "pick a session of this directory to continue"),
+    (
+        "/compact",
+        "summarise the older part of the conversation now",
+    ),
+    ("/tools", "the tools the model may use"),
+    (
+        "/permissions",
+        "show the permission mode and allowlists, or set: /permissions MODE",
+    ),
+    ("/trust", "project trust"),
+    ("/quit", "exit (also Ctrl-D, or Ctrl-C twice)"),
+];
+
+/// Whether the session goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    Continue,
+    Quit,
+}
+
+impl App {
+    /// Runs one slash command.
+    pub(super) fn command(&mut self, input: &str) -> io::Result<Flow> {
+        let mut words = input.split_whitespace();
+        let name = words.next().unwrap_or("");
+        let argument = words.collect::<Vec<_>>().join(" ");
+        let argument = argument.trim();
+        match name {
+            "/help" => {
+                let mut text = String::from("commands:\n");
+                for (name, help) in COMMANDS {
+                    let _ = writeln!(text, "  {name:<13} {help}");
+                }
+                text.push_str(
+                    "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
+                );
+                self.note(&text);
+            }
+            "/quit" | "/exit" => return Ok(Flow::Quit),
+            "/model" => self.model(argument),
+            "/thinking" => self.thinking(argument),
+            "/new" => self.new_session(),
+            "/resume" => self.resume()?,
+            "/compact" => self.compact()?,
+            "/tools" => {
+                let lines = self
+                    .config
+                    .tools
+                    .iter()
+                    .map(|tool| format!("  {:<6} {:?}: {}", tool.name(), tool.effects(), tool.title()))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                self.note(&format!("tools:\n{lines}"));
+            }
+            "/permissions" => self.permissions(argument),
+            "/trust" => self.note(
+                "Project trust is decided when the session starts (--approve / --no-approve for this session, defaultProjectTrust in the settings); it cannot be changed from here yet. Approvals of tool calls are /permissions.",
+            ),
+            _ => self.say(&[Line::styled(
+                format!("unknown command {name}: /help lists them"),
+                Style::Error,
+            )]),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn model(&mut self, argument: &str) {
+        if argument.is_empty() {
+            let text = format!(
+                "model: {} (switch with /model ID; the provider stays {})",
+                self.config.model, self.provider_name
+            );
+            self.note(&text);
+            return;
+        }
+        argument.clone_into(&mut self.config.model);
+        let written = self.printer.session().append_model_change(
+            &self.provider_name,
+            argument,
+            self.custom_base_url.as_deref(),
+            self.custom_endpoint.clone(),
+        );
+        self.report_session_error(written);
+        self.view.status.model = format!("{}/{argument}", self.provider_name);
+        self.reload();
+        self.note(&format!("model: {argument}"));
+    }
+
+    fn thinking(&mut self, argument: &str) {
+        if argument.is_empty() {
+            let text = format!("thinking: {}", thinking_name(self.config.thinking));
+            self.note(&text);
+            return;
+        }
+        let Ok(level) = argument.parse::<ThinkingLevel>() else {
+            self.say(&[Line::styled(
+                format!("unknown level `{argument}`: off, low, medium or high"),
+                Style::Error,
+            )]);
+            return;
+        };
+        self.config.thinking = level;
+        let written = self.printer.session().append_thinking_level(level);
+        self.report_session_error(written);
+        self.reload();
+        self.note(&format!("thinking: {}", thinking_name(level)));
+    }
+
+    fn report_session_error(&mut self, written: Result<(), jig_agent::SessionError>) {
+        if let Err(error) = written {
+            self.say(&[Line::styled(
+                format!("warning: the session could not be saved: {error}"),
+                Style::Error,
+            )]);
+        }
+    }
+
+    /// A new agent on the current session (after a model or thinking change).
+    fn reload(&mut self) {
+        let path = self
+            .printer
+            .session()
+            .path()
+            .map(std::path::Path::to_path_buf);
+        let session = match path.filter(|p| p.exists()) {
+            Some(path) => Session::open(&path).ok(),
+            None => None,
+        };
+        match session {
+            Some(session) => self.install(session),
+            None => {
+                // Not written yet (no reply so far): only the configuration changes.
+                if let Some(agent) = self.agent.take() {
+                    let mut config = self.config.clone();
+                    config.tool_context.session_env = self.printer.session().tool_variables(
+                        &self.provider_name,
+                        &config.model,
+                        config.thinking,
+                    );
+                    self.agent = Some(jig_agent::Agent::with_messages(
+                        config,
+                        agent.messages().to_vec(),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn new_session(&mut self) {
+        let cwd = self.cwd();
+        let mut session = match (&self.store, self.no_session) {
+            (Some(store), false) => Session::create_in(&store.dir_for(&cwd), &cwd),
+            _ => Session::in_memory(&cwd),
+        };
+        let written = session
+            .append_model_change(
+                &self.provider_name,
+                &self.config.model,
+                self.custom_base_url.as_deref(),
+                self.custom_endpoint.clone(),
+            )
+            .and_then(|()| session.append_thinking_level(self.config.thinking));
+        self.report_session_error(written);
+        self.install(session);
+        self.note("new session");
+    }
+
+    fn resume(&mut self) -> io::Result<()> {
+        let cwd = self.cwd();
+        let Some(store) = &self.store else {
+            self.note("no data directory for sessions (set XDG_DATA_HOME or HOME)");
+            return Ok(());
+        };
+        let current = self
+            .printer
+            .session()
+            .path()
+            .map(std::path::Path::to_path_buf);
+        let sessions: Vec<(std::path::PathBuf, String)> = store
+            .sessions(&cwd)
+            .into_iter()
+            .filter(|path| Some(path) != current.as_ref())
+            .filter_map(|path| {
+                let session = Session::open(&path).ok()?;
+                let label = describe(&session);
+                Some((path, label))
+            })
+            .take(9)
+            .collect();
+        if sessions.is_empty() {
+            self.note("no other session in this directory");
+            return Ok(());
+        }
+        let mut lines = vec![Line::styled(
+            "sessions of this directory, newest first:",
+            Style::Dim,
+        )];
+        for (index, (_, label)) in sessions.iter().enumerate() {
+            lines.push(Line::plain(format!("  {}  {label}", index + 1)).truncated(200));
+        }
+        self.say(&lines);
+        let prompt = super::editor::StatusPrompt {
+            status: format!("resume which? 1-{} (Enter cancels)", sessions.len()),
+            indicator: "# ",
+        };
+        let choice = match self.editor.read_line(&prompt)? {
+            Signal::Success(text) => text.trim().parse::<usize>().ok(),
+            _ => None,
+        };
+        let Some((path, _)) = choice
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|n| sessions.get(n))
+        else {
+            self.note("not resumed");
+            return Ok(());
+        };
+        match Session::open(path) {
+            Ok(session) => {
+                let id = session.id().to_owned();
+                self.install(session);
+                self.note(&format!("resumed session {id}"));
+                self.show_history(4);
+            }
+            Err(error) => self.say(&[Line::styled(
+                format!("cannot resume: {error}"),
+                Style::Error,
+            )]),
+        }
+        Ok(())
+    }
+
+    fn compact(&mut self) -> io::Result<()> {
+        let Some(mut agent) = self.agent.take() else {
+            return Ok(());
+        };
+        let observer = self.observer();
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let (agent, result) = self.drive(&cancel, async move {
+            let result = agent
+                .compact(CompactionReason::Manual, &token, &observer)
+                .await;
+            (agent, result)
+        })?;
+        self.agent = Some(agent);
+        if let Err(message) = result {
+            self.say(&[Line::styled(
+                format!("not compacted: {message}"),
+                Style::Error,
+            )]);
+        }
+        Ok(())
+    }
+
+    fn permissions(&mut self, argument: &str) {
+        if !argument.is_empty() {
+            match argument.parse::<PermissionMode>() {
+                Ok(mode) => {
+                    self.hooks.set_mode(mode);
+                    self.view.status.mode = mode.to_string();
+                }
+                Err(error) => {
+                    self.say(&[Line::styled(error.to_string(), Style::Error)]);
+                    return;
+                }
+            }
+        }
+        let (session, project) = self.hooks.allowlists();
+        let list = |items: Vec<String>| {
+            if items.is_empty() {
+                "none".to_owned()
+            } else {
+                items.join(", ")
+            }
+        };
+        let file = permissions::path(&self.cwd()).map_or_else(
+            || "(no config directory)".to_owned(),
+            |p| p.display().to_string(),
+        );
+        let text = format!(
+            "permission mode: {} (read-only, ask, auto-edit, full-auto: /permissions MODE)\nallowed this session: tools {}; commands {}\nallowed for this project ({file}): tools {}; commands {}",
+            self.hooks.mode(),
+            list(session.tools.into_iter().collect()),
+            list(
+                session
+                    .bash_prefixes
+                    .into_iter()
+                    .map(|p| format!("`{p} …`"))
+                    .collect()
+            ),
+            list(project.tools.into_iter().collect()),
+            list(
+                project
+                    .bash_prefixes
+                    .into_iter()
+                    .map(|p| format!("`{p} …`"))
+                    .collect()
+            ),
+        );
+        self.note(&text);
+    }
+}
+
+fn thinking_name(level: ThinkingLevel) -> String {
+    serde_json::to_value(level)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{level:?}").to_lowercase())
+}
+
+/// `2026-01-02 10:11 · 3 replies · first prompt`.
+fn describe(session: &Session) -> String {
+    let messages = session.messages();
+    let first = messages
+        .iter()
+        .find_map(|message| match message {
+            Message::User(user) => user
+                .content
+                .iter()
+                .find_map(|b| b.as_text())
+                .map(|t| t.lines().next().unwrap_or("").to_owned()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let replies = messages
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant(_)))
+        .count();
+    let created = session
+        .header()
+        .timestamp
+        .get(..16)
+        .unwrap_or("")
+        .replace('T', " ");
+    format!("{created} · {replies} replies · {first}")
+}

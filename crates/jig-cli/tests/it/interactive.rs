@@ -1,0 +1,500 @@
+//! The interactive session end to end: the real `jig` binary in a tmux pane, driven with
+//! `send-keys` and read with `capture-pane`, against a local server replaying OpenAI-compatible
+//! streams. Without tmux the tests print a SKIPPED notice and pass, unless `JIG_REQUIRE_TMUX=1`.
+#![expect(
+    clippy::unwrap_used,
+    clippy::print_stderr,
+    reason = "test helpers panic when the setup fails and tell when a test is skipped"
+)]
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use jig_llm::scripted::ScriptedReply;
+use jig_llm::testing::{ReplayResponse, ReplayServer, openai_sse};
+use jig_protocol::AssistantBlock;
+use serde_json::{Value, json};
+
+fn tmux_missing(test: &str) -> bool {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return false;
+    }
+    assert!(
+        std::env::var("JIG_REQUIRE_TMUX").as_deref() != Ok("1"),
+        "tmux is required (JIG_REQUIRE_TMUX=1) but not installed"
+    );
+    eprintln!("SKIPPED {test}: tmux is not installed (apt-get install tmux)");
+    true
+}
+
+fn reply(scripted: ScriptedReply) -> ReplayResponse {
+    match scripted {
+        ScriptedReply::Message(message) => ReplayResponse::sse(openai_sse(&message)),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+/// A reply streamed in many small pieces, `delay` apart.
+fn streamed(pieces: &[&str], delay: Duration) -> ReplayResponse {
+    let ScriptedReply::Message(mut message) = ScriptedReply::text(pieces[0]) else {
+        panic!("text reply");
+    };
+    for piece in &pieces[1..] {
+        message.content.push(AssistantBlock::Text {
+            text: (*piece).to_owned(),
+        });
+    }
+    ReplayResponse::sse(openai_sse(&message)).with_line_delay(delay)
+}
+
+/// A workspace, sessions and config in a temp directory, a replay server, and a tmux server of
+/// its own (its own socket) running `jig` in one pane.
+struct Pane {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    socket: PathBuf,
+    server: ReplayServer,
+}
+
+impl Pane {
+    async fn new(responses: Vec<ReplayResponse>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let ws = root.join("ws");
+        fs::create_dir(&ws).unwrap();
+        let server = ReplayServer::start(responses).await.unwrap();
+        Self {
+            _dir: dir,
+            socket: root.join("tmux.sock"),
+            root,
+            ws,
+            server,
+        }
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "XDG_DATA_HOME".into(),
+                self.root.join("data").display().to_string(),
+            ),
+            (
+                "XDG_CONFIG_HOME".into(),
+                self.root.join("config").display().to_string(),
+            ),
+            ("HOME".into(), self.root.display().to_string()),
+            ("TERM".into(), "xterm-256color".into()),
+        ]
+    }
+
+    /// Starts `jig ARGS` (pointed at the replay server) in an 80×24 pane; `extra_env` is added
+    /// to its environment. When jig exits the pane prints `[exited N]` and stays.
+    fn start(&self, args: &str, extra_env: &[(&str, &str)]) {
+        let mut env = String::from(
+            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL -u NO_COLOR",
+        );
+        for (key, value) in self.env() {
+            let _ = write!(env, " {key}='{value}'");
+        }
+        for (key, value) in extra_env {
+            let _ = write!(env, " {key}='{value}'");
+        }
+        let command = format!(
+            "cd '{}' && {env} '{}' run {args} --base-url {}/v1 -m m; echo \"[exited $?]\"; sleep 600",
+            self.ws.display(),
+            env!("CARGO_BIN_EXE_jig"),
+            self.server.url()
+        );
+        self.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            &command,
+        ]);
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// Types `text` literally.
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    /// Sends keys by tmux name (`Enter`, `Escape`, `C-c`).
+    fn key(&self, key: &str) {
+        self.tmux(&["send-keys", "-t", "t", key]);
+    }
+
+    /// The visible screen, trailing spaces cut.
+    fn screen(&self) -> String {
+        let output = self.tmux(&["capture-pane", "-p", "-t", "t"]);
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The screen with its escape sequences (colours).
+    fn screen_with_escapes(&self) -> String {
+        let output = self.tmux(&["capture-pane", "-p", "-e", "-t", "t"]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Waits until the screen contains `needle` (20 s at most); returns the screen.
+    fn wait_for(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "`{needle}` never appeared; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until no turn runs (the status line no longer offers to interrupt).
+    fn wait_idle(&self) {
+        let start = Instant::now();
+        while self.screen().contains("Esc to interrupt") {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The screen for a snapshot: the temp paths and the server's port replaced.
+    fn normalised(&self, screen: &str) -> String {
+        screen
+            .replace(&self.ws.display().to_string(), "[WS]")
+            .replace(&self.server.url(), "[SERVER]")
+    }
+
+    fn tool_results(&self, request: usize) -> Vec<Value> {
+        self.server.requests()[request].json()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .cloned()
+            .collect()
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_streams_the_reply_and_quit_exits() {
+    if tmux_missing("a_prompt_streams_the_reply_and_quit_exits") {
+        return;
+    }
+    let pane = Pane::new(vec![streamed(
+        &["Hello ", "from ", "the ", "model.\n", "Second ", "line."],
+        Duration::from_millis(30),
+    )])
+    .await;
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("say hi");
+    pane.key("Enter");
+    // The status line says a turn runs while the reply streams.
+    pane.wait_for("Esc to interrupt");
+    let screen = pane.wait_for("Second line.");
+    pane.wait_idle();
+    insta::assert_snapshot!("streamed_reply", pane.normalised(&pane.screen()));
+    assert!(screen.contains("Hello from the model."), "{screen}");
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+    let request = pane.server.requests()[0].json();
+    assert_eq!(
+        request["messages"][1],
+        json!({"role": "user", "content": "say hi"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_edit_runs_and_shows_its_diff() {
+    if tmux_missing("an_approved_edit_runs_and_shows_its_diff") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "edit",
+            json!({"path": "a.txt", "oldText": "old line", "newText": "new line"}),
+        )),
+        reply(ScriptedReply::text("Edited a.txt.")),
+    ])
+    .await;
+    fs::write(pane.ws.join("a.txt"), "first\nold line\nlast\n").unwrap();
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("change the line");
+    pane.key("Enter");
+    let asking = pane.wait_for("[n] no, with a reason");
+    insta::assert_snapshot!("edit_question", pane.normalised(&asking));
+    assert_eq!(
+        fs::read_to_string(pane.ws.join("a.txt")).unwrap(),
+        "first\nold line\nlast\n",
+        "nothing runs before the answer"
+    );
+    pane.type_text("y");
+    let screen = pane.wait_for("Edited a.txt.");
+    assert!(screen.contains("allowed edit once"), "{screen}");
+    assert!(
+        screen.contains("+2 new line")
+            || screen.contains("+ 2 new line")
+            || screen.contains("new line"),
+        "{screen}"
+    );
+    assert_eq!(
+        fs::read_to_string(pane.ws.join("a.txt")).unwrap(),
+        "first\nnew line\nlast\n"
+    );
+    let colours = pane.screen_with_escapes();
+    assert!(
+        colours.contains("\u{1b}["),
+        "colours are on without NO_COLOR"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_command_tells_the_model_why() {
+    if tmux_missing("a_denied_command_tells_the_model_why") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch denied.txt"}),
+        )),
+        reply(ScriptedReply::text("Understood, I will not.")),
+    ])
+    .await;
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("make a file");
+    pane.key("Enter");
+    let asking = pane.wait_for("[n] no, with a reason");
+    assert!(asking.contains("[p] always `touch …`"), "{asking}");
+    pane.type_text("n");
+    pane.wait_for("reason for the model");
+    pane.type_text("not in this repo");
+    pane.key("Enter");
+    let screen = pane.wait_for("Understood, I will not.");
+    assert!(screen.contains("denied: not in this repo"), "{screen}");
+    assert!(!pane.ws.join("denied.txt").exists());
+    let results = pane.tool_results(1);
+    assert_eq!(
+        results[0]["content"],
+        "The user denied this `bash` call: not in this repo"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_aborts_a_long_command_and_kills_it() {
+    if tmux_missing("escape_aborts_a_long_command_and_kills_it") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo started; sh -c 'echo $$ > sleeper.pid; exec sleep 300'"}),
+        )),
+        reply(ScriptedReply::text("after the abort")),
+    ])
+    .await;
+    pane.start("--permission-mode full-auto", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("wait a while");
+    pane.key("Enter");
+    pane.wait_for("started");
+    let pid_file = pane.ws.join("sleeper.pid");
+    let start = Instant::now();
+    while !pid_file.exists() || fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+    assert!(PathBuf::from(format!("/proc/{pid}")).exists());
+    pane.key("Escape");
+    let screen = pane.wait_for("interrupted");
+    pane.wait_for("openai/m · full-auto");
+    let start = Instant::now();
+    while PathBuf::from(format!("/proc/{pid}")).exists() {
+        let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.split_whitespace().nth(2) == Some("Z"));
+        if zombie {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the command's process {pid} is still running:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Only the aborted turn's request was made; the session goes on.
+    assert_eq!(pane.server.requests().len(), 1);
+    pane.type_text("go on");
+    pane.key("Enter");
+    pane.wait_for("after the abort");
+    let results = pane.tool_results(1);
+    assert_eq!(results[0]["tool_call_id"], "c1", "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_picks_an_earlier_session() {
+    if tmux_missing("resume_picks_an_earlier_session") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("the first answer")),
+        reply(ScriptedReply::text("continuing")),
+    ])
+    .await;
+    // An earlier session, from print mode.
+    let mut earlier = Command::new(env!("CARGO_BIN_EXE_jig"));
+    earlier
+        .args(["run", "-p", "--base-url"])
+        .arg(format!("{}/v1", pane.server.url()))
+        .args(["-m", "m", "remember the number 42"])
+        .current_dir(&pane.ws)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL");
+    for (key, value) in pane.env() {
+        earlier.env(key, value);
+    }
+    let output = earlier.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/resume");
+    pane.key("Enter");
+    let picker = pane.wait_for("resume which?");
+    assert!(
+        picker.contains("1 replies · remember the number 42"),
+        "{picker}"
+    );
+    pane.type_text("1");
+    pane.key("Enter");
+    let screen = pane.wait_for("resumed session");
+    assert!(screen.contains("• the first answer"), "{screen}");
+    pane.type_text("and now?");
+    pane.key("Enter");
+    pane.wait_for("continuing");
+    let messages = pane.server.requests()[1].json()["messages"].clone();
+    assert_eq!(
+        messages[1]["content"], "remember the number 42",
+        "{messages}"
+    );
+    assert_eq!(messages[3]["content"], "and now?", "{messages}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resize_mid_stream_keeps_the_reply_whole() {
+    if tmux_missing("a_resize_mid_stream_keeps_the_reply_whole") {
+        return;
+    }
+    let pieces: Vec<String> = (1..=30)
+        .map(|n| format!("line {n} of the reply\n"))
+        .collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let pane = Pane::new(vec![streamed(&pieces, Duration::from_millis(25))]).await;
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("count");
+    pane.key("Enter");
+    pane.wait_for("line 3 of the reply");
+    pane.tmux(&["resize-window", "-t", "t", "-x", "50", "-y", "16"]);
+    pane.wait_for("line 12 of the reply");
+    pane.tmux(&["resize-window", "-t", "t", "-x", "100", "-y", "30"]);
+    let screen = pane.wait_for("line 30 of the reply");
+    pane.wait_idle();
+    let history = pane.tmux(&["capture-pane", "-p", "-S", "-100", "-t", "t"]);
+    let history = String::from_utf8_lossy(&history.stdout);
+    for n in 1..=30 {
+        let line = format!("line {n} of the reply");
+        assert_eq!(
+            history.matches(&line).count(),
+            1,
+            "`{line}` once in the scrollback:\n{history}\n---\n{screen}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_color_means_no_colours() {
+    if tmux_missing("no_color_means_no_colours") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo out"}),
+        )),
+        reply(ScriptedReply::text("plain")),
+    ])
+    .await;
+    pane.start("--permission-mode full-auto", &[("NO_COLOR", "1")]);
+    pane.wait_for("/help for commands");
+    pane.type_text("run it");
+    pane.key("Enter");
+    pane.wait_for("plain");
+    pane.wait_for("openai/m · full-auto");
+    let screen = pane.screen_with_escapes();
+    assert!(screen.contains("✓ bash echo out"), "{screen}");
+    // Reverse video may mark the cursor; no colour or dim attribute appears.
+    for code in ["\u{1b}[3", "\u{1b}[9", "\u{1b}[2m", "\u{1b}[38"] {
+        assert!(!screen.contains(code), "{code:?} in:\n{screen:?}");
+    }
+}

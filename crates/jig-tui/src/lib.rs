@@ -1,0 +1,20 @@
+//! The pieces of jig's interactive terminal session that do not need a terminal:
+//!
+//! - [`policy`]: permission modes (`read-only`, `ask`, `auto-edit`, `full-auto`), allowlists by
+//!   tool and bash command prefix, and [`policy::decide`] — the one function that decides
+//!   whether a call runs, is asked about or is denied, used by interactive and print mode alike.
+//! - [`approval`]: that policy as a `before_tool_call` hook ([`approval::PermissionHooks`]);
+//!   asking goes to an [`approval::Approver`] (the interactive prompt), and without one what
+//!   would be asked is denied with a result the model reads.
+//! - [`view`]: a run's [`jig_agent::AgentEvent`]s as terminal lines — finished lines for the
+//!   scrollback, and a small live region (the reply's unfinished line, running tools with the
+//!   tail of their output); memory stays bounded whatever the size of a reply or an output.
+//! - [`screen`]: draws those lines inline with crossterm (no alternate screen), honouring
+//!   `NO_COLOR`.
+//!
+//! The `jig` binary composes them with the prompt editor and the agent.
+
+pub mod approval;
+pub mod policy;
+pub mod screen;
+pub mod view;

@@ -1,0 +1,184 @@
+//! Drawing [`Line`]s inline: finished lines are printed once and scroll into the terminal's
+//! scrollback; the live region below them is redrawn in place (cursor movement and clearing
+//! through crossterm). Nothing uses the alternate screen.
+
+use std::io::{self, Write};
+
+use crossterm::cursor::{MoveToColumn, MoveToPreviousLine};
+use crossterm::style::{Attribute, Color, Print, ResetColor, SetAttribute, SetForegroundColor};
+use crossterm::terminal::{Clear, ClearType};
+use crossterm::{QueueableCommand as _, queue};
+
+use crate::view::{Line, Style};
+
+/// True unless `NO_COLOR` is set to a non-empty value (<https://no-color.org>).
+pub fn color_enabled() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+}
+
+/// An inline renderer writing to `out` (a terminal in raw mode, or any writer in tests and
+/// benchmarks).
+#[derive(Debug)]
+pub struct Screen<W: Write> {
+    out: W,
+    color: bool,
+    width: u16,
+    /// Display widths of the live lines last drawn (to know how many rows they take).
+    live_widths: Vec<usize>,
+}
+
+impl<W: Write> Screen<W> {
+    /// A renderer for a terminal `width` columns wide.
+    pub fn new(out: W, width: u16, color: bool) -> Self {
+        Self {
+            out,
+            color,
+            width: width.max(1),
+            live_widths: Vec::new(),
+        }
+    }
+
+    /// The writer.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    /// The terminal is now `width` columns wide: the live lines drawn before may have been
+    /// re-wrapped, which the next clear takes into account.
+    pub fn resize(&mut self, width: u16) {
+        self.width = width.max(1);
+    }
+
+    /// Rows the live region takes now.
+    fn live_rows(&self) -> usize {
+        let width = usize::from(self.width);
+        self.live_widths
+            .iter()
+            .map(|w| w.div_ceil(width).max(1))
+            .sum()
+    }
+
+    /// Removes the live region (the cursor ends at the start of its first row).
+    pub fn clear_live(&mut self) -> io::Result<()> {
+        let rows = self.live_rows();
+        if rows > 0 {
+            self.out.queue(MoveToColumn(0))?;
+            if rows > 1 {
+                self.out.queue(MoveToPreviousLine(
+                    u16::try_from(rows - 1).unwrap_or(u16::MAX),
+                ))?;
+            }
+            self.out.queue(Clear(ClearType::FromCursorDown))?;
+        }
+        self.live_widths.clear();
+        Ok(())
+    }
+
+    /// Prints `finished` above the live region and redraws it as `live` (each live line is cut
+    /// to the width, so the region's height is known). Flushes.
+    pub fn draw(&mut self, finished: &[Line], live: &[Line]) -> io::Result<()> {
+        self.clear_live()?;
+        for line in finished {
+            self.print_line(line)?;
+            queue!(self.out, Print("\r\n"))?;
+        }
+        let columns = usize::from(self.width).saturating_sub(1).max(1);
+        for (index, line) in live.iter().enumerate() {
+            if index > 0 {
+                queue!(self.out, Print("\r\n"))?;
+            }
+            let cut = line.truncated(columns);
+            self.live_widths.push(cut.width());
+            self.print_line(&cut)?;
+        }
+        self.out.flush()
+    }
+
+    /// Removes the live region and leaves the cursor at the start of an empty line (before the
+    /// prompt editor takes the terminal).
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.clear_live()?;
+        self.out.flush()
+    }
+
+    fn print_line(&mut self, line: &Line) -> io::Result<()> {
+        for span in &line.0 {
+            if span.text.is_empty() {
+                continue;
+            }
+            if !self.color || span.style == Style::Plain {
+                queue!(self.out, Print(&span.text))?;
+                continue;
+            }
+            match span.style {
+                Style::Dim => queue!(self.out, SetAttribute(Attribute::Dim))?,
+                Style::Accent => queue!(
+                    self.out,
+                    SetAttribute(Attribute::Bold),
+                    SetForegroundColor(Color::Cyan)
+                )?,
+                Style::Error | Style::Removed => queue!(self.out, SetForegroundColor(Color::Red))?,
+                Style::Added => queue!(self.out, SetForegroundColor(Color::Green))?,
+                Style::Prompt => queue!(
+                    self.out,
+                    SetAttribute(Attribute::Bold),
+                    SetForegroundColor(Color::Yellow)
+                )?,
+                Style::Plain => {}
+            }
+            queue!(
+                self.out,
+                Print(&span.text),
+                SetAttribute(Attribute::Reset),
+                ResetColor
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(screen: &mut Screen<Vec<u8>>) -> String {
+        String::from_utf8(std::mem::take(screen.get_mut())).unwrap()
+    }
+
+    #[test]
+    fn without_colour_only_text_is_written() {
+        let mut screen = Screen::new(Vec::new(), 40, false);
+        screen
+            .draw(
+                &[Line::styled("done", Style::Error)],
+                &[Line::styled("live", Style::Dim)],
+            )
+            .unwrap();
+        assert_eq!(written(&mut screen), "done\r\nlive");
+        // The next draw clears the one live row first.
+        screen.draw(&[], &[]).unwrap();
+        assert_eq!(written(&mut screen), "\u{1b}[1G\u{1b}[J");
+    }
+
+    #[test]
+    fn colour_uses_escape_sequences() {
+        let mut screen = Screen::new(Vec::new(), 40, true);
+        screen
+            .draw(&[Line::styled("x", Style::Added)], &[])
+            .unwrap();
+        assert!(written(&mut screen).contains("\u{1b}[38;5;10m"));
+    }
+
+    #[test]
+    fn a_narrower_terminal_clears_the_rewrapped_rows() {
+        let mut screen = Screen::new(Vec::new(), 40, false);
+        screen
+            .draw(&[], &[Line::plain("a".repeat(30)), Line::plain("b")])
+            .unwrap();
+        let _ = written(&mut screen);
+        screen.resize(10);
+        screen.clear_live().unwrap();
+        // 30 columns on a 10-column terminal are 3 rows, plus one: go up 3 rows.
+        assert_eq!(written(&mut screen), "\u{1b}[1G\u{1b}[3F\u{1b}[J");
+    }
+}
