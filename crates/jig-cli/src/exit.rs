@@ -49,3 +49,8 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .filter_map(|cause| cause.downcast_ref::<io::Error>())
         .any(|cause| cause.kind() == io::ErrorKind::BrokenPipe)
 }
+
+/// `jig: warning: …` on stderr.
+pub(crate) fn warn(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "jig: warning: {message}");
+}

@@ -43,6 +43,29 @@ use crate::permissions;
 use crate::run_cmd::{self, Prepared, RunArgs};
 use session::SessionWriter;
 
+/// The commands with a line of help each (also what Tab completes).
+const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "this list"),
+    ("/model", "show the model, or switch: /model ID"),
+    (
+        "/thinking",
+        "show or set the reasoning effort: off, low, medium, high",
+    ),
+    ("/new", "start a new session"),
+    ("/resume", "pick a session of this directory to continue"),
+    (
+        "/compact",
+        "summarise the older part of the conversation now",
+    ),
+    ("/tools", "the tools the model may use"),
+    (
+        "/permissions",
+        "show the permission mode and allowlists, or set: /permissions MODE",
+    ),
+    ("/trust", "project trust"),
+    ("/quit", "exit (also Ctrl-D, or Ctrl-C twice)"),
+];
+
 /// What the running turn tells the terminal loop.
 enum UiMsg {
     Event(Box<AgentEvent>),

@@ -91,7 +91,13 @@ fn main() -> ExitCode {
         Some(Command::Tool(args)) => tool_cmd::run_tool(&args),
         Some(Command::Tools(args)) => tool_cmd::run_tools(&args),
         Some(Command::Mcp(args)) => mcp_cmd::run_mcp(&args),
-        Some(Command::Run(args)) => run_cmd::run(*args),
+        Some(Command::Run(args)) => run_cmd::check_args(&args).and_then(|()| {
+            if args.is_interactive() {
+                interactive::run(&args)
+            } else {
+                run_cmd::run(*args)
+            }
+        }),
         Some(Command::Sessions(args)) => sessions_cmd::run_sessions(&args),
         Some(Command::Env(args)) => env_cmd::run_env(&args),
         None => {

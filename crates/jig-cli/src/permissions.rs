@@ -49,7 +49,7 @@ pub(crate) fn load(project: &Path) -> Allowlist {
     match serde_json::from_str::<Saved>(&text) {
         Ok(saved) => saved.allow,
         Err(error) => {
-            crate::run_cmd::output::warn(&format!(
+            crate::exit::warn(&format!(
                 "ignoring the saved permissions {}: {error}",
                 path.display()
             ));

@@ -179,7 +179,7 @@ impl RunArgs {
 
     /// True when this is an interactive session: no prompt, no print or JSON mode, and both
     /// stdin and stdout are terminals.
-    fn is_interactive(&self) -> bool {
+    pub(crate) fn is_interactive(&self) -> bool {
         self.prompt.is_none()
             && !self.print
             && self.mode == OutputMode::Text
@@ -188,8 +188,9 @@ impl RunArgs {
     }
 }
 
-/// Runs `jig run`.
-pub(crate) fn run(args: RunArgs) -> CliResult {
+/// Checks the combinations of `jig run`'s flags that clap cannot, for print mode and the
+/// interactive session alike.
+pub(crate) fn check_args(args: &RunArgs) -> Result<(), CliError> {
     // `-p` only names the default behaviour; it is accepted for compatibility.
     let _ = args.print;
     if args.compact && args.session.is_none() && !args.continue_session {
@@ -197,9 +198,12 @@ pub(crate) fn run(args: RunArgs) -> CliResult {
             "--compact compacts a resumed session: add --continue or --session",
         ));
     }
-    if args.is_interactive() {
-        return crate::interactive::run(&args);
-    }
+    Ok(())
+}
+
+/// Runs `jig run` in print mode (`main` starts the interactive session instead when
+/// [`RunArgs::is_interactive`]).
+pub(crate) fn run(args: RunArgs) -> CliResult {
     let prompt = read_prompt(args.prompt.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -12,31 +12,8 @@ use jig_tui::view::{Line, Style};
 use reedline::Signal;
 use tokio_util::sync::CancellationToken;
 
-use super::App;
+use super::{App, COMMANDS};
 use crate::permissions;
-
-/// The commands with a line of help each (also what Tab completes).
-pub(super) const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "this list"),
-    ("/model", "show the model, or switch: /model ID"),
-    (
-        "/thinking",
-        "show or set the reasoning effort: off, low, medium, high",
-    ),
-    ("/new", "start a new session"),
-    ("/resume", "pick a session of this directory to continue"),
-    (
-        "/compact",
-        "summarise the older part of the conversation now",
-    ),
-    ("/tools", "the tools the model may use"),
-    (
-        "/permissions",
-        "show the permission mode and allowlists, or set: /permissions MODE",
-    ),
-    ("/trust", "project trust"),
-    ("/quit", "exit (also Ctrl-D, or Ctrl-C twice)"),
-];
 
 /// Whether the session goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

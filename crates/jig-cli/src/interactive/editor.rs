@@ -12,7 +12,7 @@ use reedline::{
     default_emacs_keybindings,
 };
 
-use super::commands::COMMANDS;
+use super::COMMANDS;
 
 /// Most files listed for `@path` completion.
 const MAX_FILES: usize = 20_000;

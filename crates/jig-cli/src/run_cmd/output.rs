@@ -150,10 +150,7 @@ pub(crate) fn print_json(value: &Value) {
     let _ = writeln!(stdout, "{value}").and_then(|()| stdout.flush());
 }
 
-/// `jig: warning: …` on stderr.
-pub(crate) fn warn(message: &str) {
-    let _ = writeln!(io::stderr().lock(), "jig: warning: {message}");
-}
+pub(crate) use crate::exit::warn;
 
 /// `jig: …` on stderr, for information (`--verbose`).
 pub(super) fn note(message: &str) {
