@@ -23,15 +23,8 @@ struct Saved {
 
 /// Where `project`'s allowlist is saved; `None` without a config directory.
 pub(crate) fn path(project: &Path) -> Option<PathBuf> {
-    let absolute = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    let config =
-        absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
     // The same spelling of a directory as the session store's.
-    let dir = SessionStore::new(config.join("jig").join("permissions")).dir_for(project);
+    let dir = SessionStore::new(jig_project::config_dir()?.join("permissions")).dir_for(project);
     let mut file = dir.into_os_string();
     file.push(".json");
     Some(PathBuf::from(file))

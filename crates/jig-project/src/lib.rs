@@ -84,7 +84,7 @@ pub fn config_dir() -> Option<PathBuf> {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    let config =
-        absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
+    let config = absolute(jig_protocol::EnvVars::XDG_CONFIG_HOME)
+        .or_else(|| absolute(jig_protocol::EnvVars::HOME).map(|h| h.join(".config")))?;
     Some(config.join("jig"))
 }

@@ -29,7 +29,6 @@
 use std::path::{Path, PathBuf};
 
 use jig_llm::{Api, KnownProvider, ModelCost, ModelInfo, ModelTable, ThinkingLevel};
-use jig_protocol::EnvVars;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -253,14 +252,7 @@ fn check_provider(raw: &Value, known: &Providers) -> Result<CustomProvider, Stri
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
 pub(super) fn path() -> Option<PathBuf> {
-    let absolute = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    let config = absolute(EnvVars::XDG_CONFIG_HOME)
-        .or_else(|| absolute(EnvVars::HOME).map(|h| h.join(".config")))?;
-    Some(config.join("jig").join("settings.json"))
+    Some(jig_project::config_dir()?.join("settings.json"))
 }
 
 /// The user's settings; none when the file does not exist. A file that cannot be read or parsed
