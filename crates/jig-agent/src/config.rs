@@ -23,7 +23,7 @@ pub struct AgentConfig {
     /// The tools the model may call (all of them are offered).
     pub tools: ToolRegistry,
     /// The context every call runs with; each call gets a clone whose `cancel` is a child of
-    /// the run's token and whose `updates` feed [`AgentEvent::ToolExecutionUpdate`].
+    /// the run's token and whose `updates` feed [`crate::AgentEvent::ToolExecutionUpdate`].
     pub tool_context: ToolContext,
     /// Hooks around each call.
     pub hooks: Arc<dyn ToolHooks>,

@@ -60,7 +60,7 @@ pub(crate) struct ToolsArgs {
     project: ProjectArgs,
 }
 
-/// `unknown tool `<name>`; available tools: …` (usage error).
+/// The usage error for a tool name that is not registered: `unknown tool NAME; available tools: …`.
 fn unknown_tool(name: &str, registry: &ToolRegistry) -> CliError {
     CliError::usage(format!(
         "unknown tool `{name}`; available tools: {}",

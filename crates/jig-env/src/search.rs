@@ -85,7 +85,7 @@ pub enum CaseSensitivity {
     Insensitive,
 }
 
-/// What [`ExecutionEnv::walk`] lists.
+/// What [`crate::ExecutionEnv::walk`] lists.
 #[derive(Debug, Clone)]
 pub struct WalkRequest {
     /// An absolute directory (or file) to walk.
@@ -135,7 +135,7 @@ pub struct WalkResult {
     pub limit_reached: bool,
 }
 
-/// What [`ExecutionEnv::search`] looks for.
+/// What [`crate::ExecutionEnv::search`] looks for.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// An absolute directory (or a single file) to search.
