@@ -4,18 +4,17 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 
 use crate::error::{ExtensionError, HandlerError};
 use crate::handle::ExtensionHandle;
 use crate::host::ExtensionHost;
 use crate::registration::{Registrations, events};
+use crate::spawn::spawn_piped;
 
 /// Most a hook may write on stdout (its answer): 1 MiB. More is an error, not buffered.
 pub const HOOK_MAX_STDOUT_BYTES: usize = 1024 * 1024;
@@ -141,21 +140,12 @@ impl ExtensionHandle for HookExtension {
         let mut input = serde_json::to_vec(&input)
             .map_err(|error| HandlerError::Failed(format!("cannot encode the event: {error}")))?;
         input.push(b'\n');
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(&self.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0)
-            .spawn()
-            .map_err(|error| {
-                HandlerError::Failed(format!(
-                    "cannot start hook {}: {error}",
-                    PathBuf::from(program).display()
-                ))
-            })?;
+        let mut child = spawn_piped(program.as_ref(), args, &self.cwd).map_err(|error| {
+            HandlerError::Failed(format!(
+                "cannot start hook {}: {error}",
+                PathBuf::from(program).display()
+            ))
+        })?;
         // A timeout drops this future: take the hook's own children down with it.
         let _group = GroupKill(child.id());
         let stdin = child.stdin.take();

@@ -52,6 +52,7 @@ mod options;
 mod process;
 mod registration;
 mod runner;
+mod spawn;
 mod tool;
 
 pub use error::{ExtensionError, HandlerError, LOAD_ERROR_HINT, LoadError, NOT_INITIALIZED};

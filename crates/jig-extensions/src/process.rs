@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -15,7 +14,7 @@ use jig_tool::UpdateSink;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{oneshot, watch};
 
 use crate::error::{ExtensionError, HandlerError, LoadError};
@@ -24,6 +23,7 @@ use crate::host::{ActionGate, ExtensionHost, lock};
 use crate::lines::{LineError, MAX_LINE_BYTES, read_line_bounded};
 use crate::options::LoadOptions;
 use crate::registration::{PROTOCOL_VERSION, Registrations};
+use crate::spawn::spawn_piped;
 
 /// How much of an extension's stderr is kept for messages.
 const STDERR_TAIL_BYTES: usize = 2048;
@@ -310,21 +310,12 @@ impl ProcessExtension {
         let Some((program, arguments)) = argv.split_first() else {
             return Err(fail("no command to run".to_owned()));
         };
-        let mut child = Command::new(program)
-            .args(arguments)
-            .current_dir(&options.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0)
-            .spawn()
-            .map_err(|error| {
-                fail(format!(
-                    "cannot start {}: {error}",
-                    Path::new(program).display()
-                ))
-            })?;
+        let mut child = spawn_piped(program, arguments, &options.cwd).map_err(|error| {
+            fail(format!(
+                "cannot start {}: {error}",
+                Path::new(program).display()
+            ))
+        })?;
         let (exited, _) = watch::channel(false);
         let connection = Arc::new(Connection {
             path: Arc::from(path),
