@@ -32,9 +32,26 @@ impl AnthropicProvider {
             endpoint: Endpoint::new(config),
         }
     }
+}
+
+impl Wire for AnthropicProvider {
+    type Parser = EventParser;
+    const PATH: &'static str = "/v1/messages";
+
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        if let Some(key) = &config.api_key {
+            headers.insert(HeaderName::from_static("x-api-key"), key_header(key)?);
+        }
+        Ok(headers)
+    }
 
     /// The JSON body sent for `request`.
-    pub fn request_body(request: &ModelRequest) -> Value {
+    fn request_body(&self, request: &ModelRequest) -> Value {
         let budget = match request.thinking {
             ThinkingLevel::Off => None,
             ThinkingLevel::Low => Some(2048u32),
@@ -75,34 +92,9 @@ impl AnthropicProvider {
         }
         body
     }
-}
-
-impl Wire for AnthropicProvider {
-    type Parser = EventParser;
-    const PATH: &'static str = "/v1/messages";
 
     fn endpoint(&self) -> &Endpoint {
         &self.endpoint
-    }
-
-    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            HeaderName::from_static("anthropic-version"),
-            HeaderValue::from_static(ANTHROPIC_VERSION),
-        );
-        if let Some(key) = &config.api_key {
-            headers.insert(HeaderName::from_static("x-api-key"), key_header(key)?);
-        }
-        Ok(headers)
-    }
-
-    fn body(&self, request: &ModelRequest) -> Value {
-        Self::request_body(request)
-    }
-
-    fn parser(name: &str) -> EventParser {
-        EventParser::new(name)
     }
 }
 
@@ -195,16 +187,6 @@ pub(crate) struct EventParser {
 }
 
 impl EventParser {
-    fn new(provider: &str) -> Self {
-        Self {
-            provider: provider.to_owned(),
-            usage: Usage::default(),
-            stop: None,
-            tool_blocks: HashSet::new(),
-            done: false,
-        }
-    }
-
     fn read_usage(&mut self, usage: &Value) {
         let field = |name: &str| usage.get(name).and_then(Value::as_u64);
         if let Some(input) = field("input_tokens") {
@@ -240,6 +222,16 @@ fn index_of(value: &Value) -> usize {
 }
 
 impl SseParser for EventParser {
+    fn new(provider: &str) -> Self {
+        Self {
+            provider: provider.to_owned(),
+            usage: Usage::default(),
+            stop: None,
+            tool_blocks: HashSet::new(),
+            done: false,
+        }
+    }
+
     #[expect(
         clippy::too_many_lines,
         reason = "one match over the event kinds of the API"

@@ -21,10 +21,8 @@ pub(crate) trait Wire: Send + Sync + std::fmt::Debug {
     fn endpoint(&self) -> &Endpoint;
     /// The headers of every request (authentication, API version).
     fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError>;
-    /// The JSON body for `request`.
-    fn body(&self, request: &ModelRequest) -> Value;
-    /// A parser for one reply of the provider called `name`.
-    fn parser(name: &str) -> Self::Parser;
+    /// The JSON body sent for `request`.
+    fn request_body(&self, request: &ModelRequest) -> Value;
 }
 
 #[async_trait::async_trait]
@@ -40,8 +38,8 @@ impl<W: Wire> Provider for W {
     ) -> Result<EventStream, LlmError> {
         let endpoint = self.endpoint();
         let headers = W::headers(&endpoint.config)?;
-        let body = self.body(&request);
-        let parser = W::parser(&endpoint.config.name);
+        let body = self.request_body(&request);
+        let parser = W::Parser::new(&endpoint.config.name);
         endpoint
             .stream(W::PATH, headers, &body, &request, &cancel, parser)
             .await
@@ -235,6 +233,10 @@ pub(crate) fn error_message(body: &str) -> String {
 
 /// Turns server-sent events into stream events.
 pub(crate) trait SseParser: Send + 'static {
+    /// A parser for one reply of the provider called `provider`.
+    fn new(provider: &str) -> Self
+    where
+        Self: Sized;
     /// Handles one SSE event; may return `Stop`.
     fn event(&mut self, event: &Event) -> Result<Vec<StreamEvent>, LlmError>;
     /// Called when the byte stream ends: either the final events or an error.

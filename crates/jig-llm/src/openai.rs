@@ -27,9 +27,22 @@ impl OpenAiProvider {
             endpoint: Endpoint::new(config),
         }
     }
+}
+
+impl Wire for OpenAiProvider {
+    type Parser = ChunkParser;
+    const PATH: &'static str = "/chat/completions";
+
+    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &config.api_key {
+            headers.insert(AUTHORIZATION, key_header(&format!("Bearer {key}"))?);
+        }
+        Ok(headers)
+    }
 
     /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ModelRequest) -> Value {
+    fn request_body(&self, request: &ModelRequest) -> Value {
         let mut body = json!({
             "model": request.model,
             "messages": convert_messages(&request.system_prompt, &prepare_messages(&request.messages)),
@@ -66,30 +79,9 @@ impl OpenAiProvider {
         }
         body
     }
-}
-
-impl Wire for OpenAiProvider {
-    type Parser = ChunkParser;
-    const PATH: &'static str = "/chat/completions";
 
     fn endpoint(&self) -> &Endpoint {
         &self.endpoint
-    }
-
-    fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            headers.insert(AUTHORIZATION, key_header(&format!("Bearer {key}"))?);
-        }
-        Ok(headers)
-    }
-
-    fn body(&self, request: &ModelRequest) -> Value {
-        self.request_body(request)
-    }
-
-    fn parser(name: &str) -> ChunkParser {
-        ChunkParser::new(name)
     }
 }
 
@@ -214,15 +206,6 @@ pub(crate) struct ChunkParser {
 }
 
 impl ChunkParser {
-    fn new(provider: &str) -> Self {
-        Self {
-            provider: provider.to_owned(),
-            started: HashSet::new(),
-            finish: None,
-            done: false,
-        }
-    }
-
     fn usage(value: &Value) -> Usage {
         let prompt = value
             .get("prompt_tokens")
@@ -254,6 +237,15 @@ fn stop_reason(finish: &str) -> StopReason {
 }
 
 impl SseParser for ChunkParser {
+    fn new(provider: &str) -> Self {
+        Self {
+            provider: provider.to_owned(),
+            started: HashSet::new(),
+            finish: None,
+            done: false,
+        }
+    }
+
     fn event(&mut self, event: &Event) -> Result<Vec<StreamEvent>, LlmError> {
         let data = event.data.trim();
         if data.is_empty() {
