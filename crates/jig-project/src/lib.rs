@@ -68,8 +68,8 @@ pub use resources::{GatedResource, trust_requiring_resources};
 pub use settings::{ProjectSettings, UserProjectSettings, merge_settings, read_project_settings};
 pub use store::{StoredDecision, TrustStore, TrustStoreError};
 pub use trust::{
-    DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustDecision, TrustError, TrustInputs,
-    TrustPrompt, TrustStep, TrustedProject, resolve_project_trust,
+    DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustChoice, TrustDecision, TrustError,
+    TrustInputs, TrustPrompt, TrustStep, TrustedProject, prompt_title, resolve_project_trust,
 };
 
 /// The project's configuration directory name: `<project>/.jig/`.
