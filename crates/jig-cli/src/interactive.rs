@@ -11,6 +11,7 @@
 mod commands;
 mod editor;
 mod session;
+mod trust;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -62,7 +63,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "/permissions",
         "show the permission mode and allowlists, or set: /permissions MODE",
     ),
-    ("/trust", "project trust"),
+    (
+        "/trust",
+        "this project's trust decision; change the saved one",
+    ),
     ("/quit", "exit (also Ctrl-D, or Ctrl-C twice)"),
 ];
 
@@ -209,6 +213,8 @@ struct App {
     typeahead: String,
     /// The last prompt ended with Ctrl-C.
     interrupted_prompt: bool,
+    /// How the project's trust was decided at startup.
+    trust: jig_project::TrustDecision,
 }
 
 /// Runs the interactive session.
@@ -218,7 +224,13 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let opened = runtime.block_on(run_cmd::open(args, "interactive"))?;
+    // Trust is decided (and asked, when the chain gets that far) before anything the project
+    // brings is loaded.
+    let opened = runtime.block_on(run_cmd::open(
+        args,
+        "interactive",
+        Some(&trust::TerminalTrustPrompt),
+    ))?;
     let prepared = match runtime.block_on(run_cmd::prepare(args, &opened)) {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -228,6 +240,7 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     };
     let runner = opened.runner();
     let mut app = App::new(runtime, prepared, args, &runner);
+    app.trust = opened.project.decision.clone();
     app.runtime.block_on(runner.notify(
         events::SESSION_START,
         || serde_json::json!({"reason": "startup"}),
@@ -310,6 +323,12 @@ impl App {
             queued: VecDeque::new(),
             typeahead: String::new(),
             interrupted_prompt: false,
+            trust: jig_project::TrustDecision {
+                project_dir: cwd.clone(),
+                trusted: true,
+                step: jig_project::TrustStep::NothingToGate,
+                gated: Vec::new(),
+            },
         };
         app.install(session);
         app

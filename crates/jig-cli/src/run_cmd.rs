@@ -305,7 +305,7 @@ fn select_tools(
 }
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
-    let opened = open(&args, "print").await?;
+    let opened = open(&args, "print", None).await?;
     let outcome = run_with_project(&args, prompt, &opened).await;
     opened.close().await;
     outcome
@@ -317,7 +317,7 @@ pub(crate) struct Opened {
     env: Arc<dyn jig_env::ExecutionEnv>,
     tool_context: jig_tool::ToolContext,
     user_settings: settings::Settings,
-    project: project::ProjectStartup,
+    pub(crate) project: project::ProjectStartup,
     /// The mode extensions are told: `print` or `interactive`.
     mode: &'static str,
 }
@@ -338,7 +338,11 @@ impl Opened {
 
 /// Opens the env, reads the user's settings and starts the project; extensions are told
 /// `mode`.
-pub(crate) async fn open(args: &RunArgs, mode: &'static str) -> Result<Opened, CliError> {
+pub(crate) async fn open(
+    args: &RunArgs,
+    mode: &'static str,
+    prompt: Option<&dyn jig_project::TrustPrompt>,
+) -> Result<Opened, CliError> {
     let (env, cwd) = crate::env_cmd::open_env(
         &args.env,
         || workspace::open_env(false),
@@ -350,7 +354,7 @@ pub(crate) async fn open(args: &RunArgs, mode: &'static str) -> Result<Opened, C
             workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment.into())
                 .await?;
         let user_settings = settings::load()?;
-        let project = start_project(args, &tool_context.cwd, mode).await?;
+        let project = start_project(args, &tool_context.cwd, mode, prompt).await?;
         Ok::<_, CliError>((tool_context, user_settings, project))
     }
     .await;
@@ -564,8 +568,9 @@ async fn start_project(
     args: &RunArgs,
     cwd: &Path,
     mode: &str,
+    prompt: Option<&dyn jig_project::TrustPrompt>,
 ) -> Result<project::ProjectStartup, CliError> {
-    let project = project::start(&args.project, cwd, mode).await?;
+    let project = project::start_with_prompt(&args.project, cwd, mode, prompt).await?;
     // Only when it mattered: a project with nothing to gate is not worth a line.
     if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
         output::note(&project.decision.describe());

@@ -57,9 +57,7 @@ impl App {
                 self.note(&format!("tools:\n{lines}"));
             }
             "/permissions" => self.permissions(argument),
-            "/trust" => self.note(
-                "Project trust is decided when the session starts (--approve / --no-approve for this session, defaultProjectTrust in the settings); it cannot be changed from here yet. Approvals of tool calls are /permissions.",
-            ),
+            "/trust" => self.trust()?,
             _ => self.say(&[Line::styled(
                 format!("unknown command {name}: /help lists them"),
                 Style::Error,
