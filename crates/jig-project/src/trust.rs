@@ -54,7 +54,7 @@ pub trait TrustPrompt: Send + Sync {
 /// allows.
 pub fn prompt_title(project_dir: &Path) -> String {
     format!(
-        "Trust project folder?\n{}\n\nThis allows jig to load .jig settings and resources, and execute project extensions.",
+        "Trust project folder?\n{}\n\nThis allows jig to load .jig settings and resources,\nand execute project extensions.",
         project_dir.display()
     )
 }
