@@ -215,6 +215,8 @@ struct App {
     interrupted_prompt: bool,
     /// How the project's trust was decided at startup.
     trust: jig_project::TrustDecision,
+    /// The loaded extensions (their commands, `input` and `before_agent_start`).
+    runner: Arc<ExtensionRunner>,
 }
 
 /// Runs the interactive session.
@@ -323,6 +325,7 @@ impl App {
             queued: VecDeque::new(),
             typeahead: String::new(),
             interrupted_prompt: false,
+            runner: Arc::clone(runner),
             trust: jig_project::TrustDecision {
                 project_dir: cwd.clone(),
                 trusted: true,
@@ -437,16 +440,29 @@ impl App {
         })
     }
 
-    /// Sends one message and runs the turn.
+    /// Sends one message and runs the turn. The extensions' `input` may transform the message
+    /// or handle it (then nothing is sent); `before_agent_start` may add to it and change the
+    /// system prompt for this turn.
     fn send(&mut self, text: String) -> io::Result<()> {
+        let base_prompt = self.config.system_prompt.clone();
+        let Some((message, system_prompt)) = self.runtime.block_on(run_cmd::extension_prompt(
+            &self.runner,
+            text,
+            base_prompt,
+            "interactive",
+        )) else {
+            self.note("(handled by an extension: nothing sent)");
+            return Ok(());
+        };
         let Some(mut agent) = self.agent.take() else {
             return Ok(());
         };
+        agent.set_system_prompt(system_prompt);
         let observer = self.observer();
         let cancel = CancellationToken::new();
         let token = cancel.clone();
         let (agent, _outcome) = self.drive(&cancel, async move {
-            let outcome = agent.run(Message::user_text(text), &token, &observer).await;
+            let outcome = agent.run(message, &token, &observer).await;
             (agent, outcome)
         })?;
         self.agent = Some(agent);

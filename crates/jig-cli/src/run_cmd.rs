@@ -506,7 +506,7 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
 
     // An extension may transform or handle the input, add messages and change the prompt.
     let Some((prompt, system_prompt)) =
-        extension_prompt(&runner, prompt, std::mem::take(&mut config.system_prompt)).await
+        extension_prompt(&runner, prompt, std::mem::take(&mut config.system_prompt), "cli").await
     else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -603,13 +603,15 @@ fn run_session_info(
 
 /// The prompt after the extensions' `input` (transform chain; `None` when one handled it) and
 /// `before_agent_start` (their messages follow the prompt's text in the same user message; a
-/// changed system prompt replaces the built one for this run).
-async fn extension_prompt(
+/// changed system prompt replaces the built one for this run). `source` is the `input` event's:
+/// `cli` for `jig run`'s prompt, `interactive` for a message typed in the session.
+pub(crate) async fn extension_prompt(
     runner: &ExtensionRunner,
     prompt: String,
     system_prompt: String,
+    source: &str,
 ) -> Option<(Message, String)> {
-    let (text, images) = match runner.input(prompt, Vec::new(), "cli").await {
+    let (text, images) = match runner.input(prompt, Vec::new(), source).await {
         InputOutcome::Handled => return None,
         InputOutcome::Continue { text, images } => (text, images),
     };

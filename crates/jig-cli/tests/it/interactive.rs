@@ -713,3 +713,54 @@ async fn trust_command_shows_the_decision_and_changes_the_saved_one() {
     pane.wait_for("trust decision unchanged");
     outcome.quit();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_commands_and_input_hooks_work_in_the_session() {
+    if tmux_missing("extension_commands_and_input_hooks_work_in_the_session") {
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("noted"))]).await;
+    let example = fs::canonicalize(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/extensions/abbreviations"),
+    )
+    .unwrap();
+    pane.start(&format!("-e '{}'", example.display()), &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/help");
+    pane.key("Enter");
+    let help = pane.wait_for("from extensions:");
+    assert!(
+        help.contains("/abbrev       define an abbreviation: /abbrev NAME TEXT"),
+        "{help}"
+    );
+    // The command's reply text is shown.
+    pane.type_text("/abbrev brb be right back");
+    pane.key("Enter");
+    pane.wait_for("brb = be right back");
+    pane.type_text("/nosuch");
+    pane.key("Enter");
+    pane.wait_for("unknown command /nosuch");
+    // `input` handles a note: nothing is sent.
+    pane.type_text("# only a note");
+    pane.key("Enter");
+    pane.wait_for("(handled by an extension: nothing sent)");
+    assert_eq!(pane.server.requests().len(), 0);
+    // `input` transforms, `before_agent_start` changes the system prompt.
+    pane.type_text("brb soon");
+    pane.key("Enter");
+    pane.wait_for("noted");
+    pane.wait_idle();
+    let request = pane.server.requests()[0].json();
+    assert_eq!(
+        request["messages"][1],
+        json!({"role": "user", "content": "be right back soon"})
+    );
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.ends_with("\n\nAbbreviations the user defined: brb = be right back"),
+        "{system}"
+    );
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+}
