@@ -8,7 +8,7 @@
 //! | 3 | [`step_extensions`] | a pre-trust extension answers `project_trust` (first yes/no wins, in the runtime) | its answer; `remember` saves it |
 //! | 4 | [`step_stored`] | the trust store has a decision for the project or an ancestor (nearest wins) | the saved decision |
 //! | 5 | [`step_default`] | `defaultProjectTrust` is `always` or `never` | trusted / untrusted |
-//! | 6 | [`step_no_prompt`] | the mode has no prompt (every mode today) | untrusted |
+//! | 6 | [`step_no_prompt`] | the mode has no prompt (all but the interactive session) | untrusted |
 //! | 7 | [`step_prompt`] | always (the user answers; no answer is untrusted, not saved) | the [`TrustChoice`]; saved as it says |
 //!
 //! The order is a design choice: extensions speak before the store (a loaded extension may
