@@ -479,8 +479,10 @@ pub(crate) async fn start_with_prompt(
 
     // Pre-trust: everything but the project.
     let pre_trust = discover(&inputs, None, &mut diagnostics);
+    // A mode that can ask about trust has a user interface: extensions are told so.
     let mut loaded = LoadedExtensions::new(LoadOptions {
         mode: mode.to_owned(),
+        has_ui: prompt.is_some(),
         ..LoadOptions::new(project_dir)
     });
     loaded.can_ask = prompt.is_some();

@@ -320,6 +320,8 @@ pub(crate) struct Opened {
     pub(crate) project: project::ProjectStartup,
     /// The mode extensions are told: `print` or `interactive`.
     mode: &'static str,
+    /// Answers the extensions' `ui/*` requests (the interactive session).
+    pub(crate) ui: Option<Arc<dyn extensions::ExtensionUi>>,
 }
 
 impl Opened {
@@ -365,6 +367,7 @@ pub(crate) async fn open(
             user_settings,
             project,
             mode,
+            ui: None,
         }),
         Err(error) => {
             env.cleanup().await;
@@ -448,7 +451,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         thinking,
         opened.mode,
     );
-    extensions::bind(&runner, info, &tools).await;
+    extensions::bind(&runner, info, &tools, opened.ui.clone()).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()

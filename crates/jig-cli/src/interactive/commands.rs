@@ -86,7 +86,18 @@ impl App {
             return;
         }
         let runner = std::sync::Arc::clone(&self.runner);
-        match self.runtime.block_on(runner.run_command(bare, argument)) {
+        let (name, args) = (bare.to_owned(), argument.to_owned());
+        // Through the terminal loop: the command may ask the user (`ui/*`).
+        let cancel = CancellationToken::new();
+        let ran = self.drive(&cancel, async move { runner.run_command(&name, &args).await });
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(error) => {
+                self.say(&[Line::styled(error.to_string(), Style::Error)]);
+                return;
+            }
+        };
+        match ran {
             Ok(Some(text)) => self.say(
                 &text
                     .lines()

@@ -764,3 +764,81 @@ async fn extension_commands_and_input_hooks_work_in_the_session() {
     pane.key("Enter");
     pane.wait_for("[exited 0]");
 }
+
+/// An extension whose `/ask` command asks the user three questions through `ui/*` and answers
+/// with what it got (and whether `initialize` said there is a user interface).
+const ASKING_EXTENSION: &str = r#"import json, sys
+has_ui = None
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+def call(method, params, id):
+    send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("id") == id and "method" not in message:
+            return message.get("result")
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method == "initialize":
+        has_ui = message["params"].get("hasUI")
+        result = {"protocolVersion": 1, "name": "asker",
+                  "commands": [{"name": "ask", "description": "asks the user"}]}
+    elif method == "command":
+        colour = call("ui/select", {"title": "Favourite colour?", "options": ["red", "green", "blue"]}, "q1")
+        sure = call("ui/confirm", {"title": "Sure?"}, "q2")
+        name = call("ui/input", {"title": "Your name?", "placeholder": "type it"}, "q3")
+        call("ui/notify", {"message": "thanks"}, "q4")
+        result = "hasUI=%s colour=%s sure=%s name=%s" % (has_ui, colour, sure, name)
+    elif method == "shutdown":
+        break
+    elif "id" in message and method is not None:
+        result = None
+    else:
+        continue
+    send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_ui_questions_are_answered_in_the_session() {
+    if tmux_missing("extension_ui_questions_are_answered_in_the_session") {
+        return;
+    }
+    let pane = Pane::new(Vec::new()).await;
+    let extension = pane.root.join("asker");
+    fs::create_dir(&extension).unwrap();
+    fs::write(extension.join("index.py"), ASKING_EXTENSION).unwrap();
+    pane.start(&format!("-e '{}'", extension.display()), &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/ask");
+    pane.key("Enter");
+    let screen = pane.wait_for("? Favourite colour?");
+    assert!(screen.contains("asker asks:"), "{screen}");
+    pane.key("Down");
+    pane.key("Enter");
+    pane.wait_for("? Sure?");
+    pane.key("1");
+    pane.wait_for("? Your name?");
+    pane.type_text("Ada");
+    pane.key("Enter");
+    let screen = pane.wait_for("hasUI=True colour=green sure=True name=Ada");
+    assert!(screen.contains("asker: thanks"), "{screen}");
+    assert!(
+        screen.contains("asker: Favourite colour? › green"),
+        "{screen}"
+    );
+    // Esc dismisses: the extension gets what it gets without a user interface.
+    pane.type_text("/ask");
+    pane.key("Enter");
+    pane.wait_for("? Favourite colour?");
+    pane.key("Escape");
+    pane.wait_for("? Sure?");
+    pane.key("Escape");
+    pane.wait_for("? Your name?");
+    pane.key("Escape");
+    pane.wait_for("hasUI=True colour=None sure=False name=None");
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+}
