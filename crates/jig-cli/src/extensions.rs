@@ -11,8 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use jig_agent::{BLOCKED_TEXT, BeforeToolCall, ToolHooks};
 use jig_extensions::{
-    ExtensionError, ExtensionHost, ExtensionRunner, SessionInfo, ToolCallOutcome, UiRequest,
-    events,
+    ExtensionError, ExtensionHost, ExtensionRunner, SessionInfo, ToolCallOutcome, UiRequest, events,
 };
 use jig_protocol::{ToolCall, ToolResult};
 use jig_tool::{DynTool, Effects, ToolContext, ToolError, ToolRegistry};

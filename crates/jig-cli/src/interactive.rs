@@ -6,7 +6,10 @@
 //! the terminal is in raw mode and keys are read here: Esc or Ctrl-C interrupt the turn (its
 //! token is cancelled: running tools are cancelled and their process trees killed, and every
 //! call still gets its result), typing is queued as the next message, and approval questions
-//! from the permission hook are answered. [`commands`] are the slash commands.
+//! from the permission hook are answered. [`commands`] are the slash commands (with the
+//! extensions' own); [`trust`] asks whether to trust the project at startup and is `/trust`;
+//! [`ui`] shows the extensions' `ui/*` questions. Each typed message goes through the
+//! extensions' `input` and `before_agent_start` first.
 
 mod commands;
 mod editor;

@@ -22,8 +22,7 @@ use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
     Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin, ProjectSettings,
     ProjectTrustHook, StartupVerdict, TrustAnswer, TrustDecision, TrustInputs, TrustPrompt,
-    TrustStore,
-    UserProjectSettings, discover, read_project_settings, resolve_project_trust,
+    TrustStore, UserProjectSettings, discover, read_project_settings, resolve_project_trust,
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 

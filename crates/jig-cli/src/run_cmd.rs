@@ -508,8 +508,13 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     } = prepare(args, opened).await?;
 
     // An extension may transform or handle the input, add messages and change the prompt.
-    let Some((prompt, system_prompt)) =
-        extension_prompt(&runner, prompt, std::mem::take(&mut config.system_prompt), "cli").await
+    let Some((prompt, system_prompt)) = extension_prompt(
+        &runner,
+        prompt,
+        std::mem::take(&mut config.system_prompt),
+        "cli",
+    )
+    .await
     else {
         return Ok(ExitCode::SUCCESS);
     };

@@ -62,7 +62,14 @@ impl App {
                     .config
                     .tools
                     .iter()
-                    .map(|tool| format!("  {:<6} {:?}: {}", tool.name(), tool.effects(), tool.title()))
+                    .map(|tool| {
+                        format!(
+                            "  {:<6} {:?}: {}",
+                            tool.name(),
+                            tool.effects(),
+                            tool.title()
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join("\n");
                 self.note(&format!("tools:\n{lines}"));
@@ -89,7 +96,10 @@ impl App {
         let (name, args) = (bare.to_owned(), argument.to_owned());
         // Through the terminal loop: the command may ask the user (`ui/*`).
         let cancel = CancellationToken::new();
-        let ran = self.drive(&cancel, async move { runner.run_command(&name, &args).await });
+        let ran = self.drive(
+            &cancel,
+            async move { runner.run_command(&name, &args).await },
+        );
         let ran = match ran {
             Ok(ran) => ran,
             Err(error) => {

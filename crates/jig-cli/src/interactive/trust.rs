@@ -26,11 +26,7 @@ impl TrustPrompt for TerminalTrustPrompt {
         let gated: Vec<String> = gated.iter().map(GatedResource::label).collect();
         tokio::task::spawn_blocking(move || {
             let choices = TrustChoice::at_startup(&dir);
-            let title = format!(
-                "{}\nFound: {}",
-                prompt_title(&dir),
-                gated.join(", ")
-            );
+            let title = format!("{}\nFound: {}", prompt_title(&dir), gated.join(", "));
             let select = Select::new(
                 &title,
                 choices.iter().map(|choice| choice.label(&dir)).collect(),
@@ -58,7 +54,11 @@ impl App {
             Some(Err(error)) => error.to_string(),
             Some(Ok(None)) => "none".to_owned(),
             Some(Ok(Some(saved))) => {
-                let verdict = if saved.trusted { "trusted" } else { "untrusted" };
+                let verdict = if saved.trusted {
+                    "trusted"
+                } else {
+                    "untrusted"
+                };
                 if saved.dir == dir {
                     verdict.to_owned()
                 } else {

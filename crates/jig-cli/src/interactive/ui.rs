@@ -29,7 +29,11 @@ pub(super) struct ExtensionQuestion {
 }
 
 impl ExtensionQuestion {
-    pub(super) fn new(extension: String, request: UiRequest, reply: oneshot::Sender<Value>) -> Self {
+    pub(super) fn new(
+        extension: String,
+        request: UiRequest,
+        reply: oneshot::Sender<Value>,
+    ) -> Self {
         let select = match &request {
             UiRequest::Select { title, options } => Some(Select::new(title, options.clone())),
             UiRequest::Confirm { title, message } => {

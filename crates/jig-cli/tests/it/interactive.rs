@@ -633,17 +633,21 @@ async fn trust_prompt_do_not_trust_saves_false_and_loads_nothing() {
         return;
     }
     let outcome = answer_trust(&["Down", "Down", "Down", "Enter"]).await;
-    assert!(outcome.after.contains("› Do not trust"), "{}", outcome.after);
+    assert!(
+        outcome.after.contains("› Do not trust"),
+        "{}",
+        outcome.after
+    );
     assert!(
         outcome.after.contains("not loading .jig/extensions/"),
         "{}",
         outcome.after
     );
-    assert_eq!(
-        outcome.store.as_deref(),
-        Some("{\n  \"[WS]\": false\n}\n")
+    assert_eq!(outcome.store.as_deref(), Some("{\n  \"[WS]\": false\n}\n"));
+    assert!(
+        !outcome.marker,
+        "an untrusted project's extension never runs"
     );
-    assert!(!outcome.marker, "an untrusted project's extension never runs");
     outcome.quit();
 }
 
@@ -702,10 +706,7 @@ async fn trust_command_shows_the_decision_and_changes_the_saved_one() {
     pane.key("3");
     pane.wait_for("Saved trust decision: untrusted. Restart jig for this to take effect.");
     let store = fs::read_to_string(pane.root.join("config/jig/trust.json")).unwrap();
-    assert_eq!(
-        pane.normalised(&store),
-        "{\n  \"[WS]\": false\n}\n"
-    );
+    assert_eq!(pane.normalised(&store), "{\n  \"[WS]\": false\n}\n");
     pane.type_text("/trust");
     pane.key("Enter");
     pane.wait_for("saved decision: untrusted");
