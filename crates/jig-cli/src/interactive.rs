@@ -340,7 +340,21 @@ impl App {
         let custom_base_url = session.base_url();
         let custom_endpoint = session.custom_endpoint();
         let mut app = Self {
-            editor: editor::editor(&cwd, history, color),
+            editor: editor::editor(
+                &cwd,
+                history,
+                color,
+                runner
+                    .commands()
+                    .into_iter()
+                    .map(|command| {
+                        (
+                            format!("/{}", command.name),
+                            command.description.unwrap_or_default(),
+                        )
+                    })
+                    .collect(),
+            ),
             runtime,
             config,
             agent: None,
