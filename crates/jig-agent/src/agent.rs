@@ -117,6 +117,12 @@ impl Agent {
         &self.config
     }
 
+    /// Replaces the system prompt sent from the next request on (an extension's
+    /// `before_agent_start` may change it for one turn).
+    pub fn set_system_prompt(&mut self, system_prompt: String) {
+        self.config.system_prompt = system_prompt;
+    }
+
     /// Sends `prompt` and runs until the model stops calling tools, the turn limit is reached,
     /// a request fails, or `cancel` fires.
     ///

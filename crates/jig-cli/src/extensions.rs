@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use jig_agent::{BLOCKED_TEXT, BeforeToolCall, ToolHooks};
 use jig_extensions::{
-    ExtensionError, ExtensionHost, ExtensionRunner, SessionInfo, ToolCallOutcome, events,
+    ExtensionError, ExtensionHost, ExtensionRunner, SessionInfo, ToolCallOutcome, UiRequest, events,
 };
 use jig_protocol::{ToolCall, ToolResult};
 use jig_tool::{DynTool, Effects, ToolContext, ToolError, ToolRegistry};
@@ -99,10 +99,25 @@ impl DynTool for HookedTool {
     }
 }
 
-/// Binds `runner` to a [`CliHost`] for `info`, offering the names of `registry`'s tools.
-pub(crate) async fn bind(runner: &ExtensionRunner, info: SessionInfo, registry: &ToolRegistry) {
+/// Asks the user on an extension's behalf (`ui/*`), in a mode with a user interface.
+#[async_trait]
+pub(crate) trait ExtensionUi: Send + Sync {
+    /// The answer to `request` from the extension at `extension` (as `ui/*` answers it).
+    async fn ask(&self, extension: &str, request: UiRequest) -> Value;
+}
+
+/// Binds `runner` to a [`CliHost`] for `info`, offering the names of `registry`'s tools; `ui`
+/// answers the extensions' `ui/*` requests (without it they are answered as without a user
+/// interface, and `hasUI` is false).
+pub(crate) async fn bind(
+    runner: &ExtensionRunner,
+    mut info: SessionInfo,
+    registry: &ToolRegistry,
+    ui: Option<Arc<dyn ExtensionUi>>,
+) {
     let tools = registry.names().iter().map(|n| (*n).to_owned()).collect();
-    runner.bind(Arc::new(CliHost { info, tools })).await;
+    info.has_ui = ui.is_some();
+    runner.bind(Arc::new(CliHost { info, tools, ui })).await;
 }
 
 /// The session info of a mode without a session (`mcp`, `tool`).
@@ -208,11 +223,12 @@ impl ToolHooks for ExtensionToolHooks {
 }
 
 /// The host side of the action API in one mode: session info and the names of the tools;
-/// everything else answers that it is not available in this mode, and asking the user answers
-/// as a host without a user interface.
+/// everything else answers that it is not available in this mode. Asking the user goes to the
+/// mode's [`ExtensionUi`], or is answered as a host without a user interface.
 struct CliHost {
     info: SessionInfo,
     tools: Vec<String>,
+    ui: Option<Arc<dyn ExtensionUi>>,
 }
 
 #[async_trait]
@@ -257,6 +273,13 @@ impl ExtensionHost for CliHost {
 
     fn register_provider(&self, _extension: &str, _provider: Value) -> Result<(), String> {
         Err(self.unavailable("registerProvider"))
+    }
+
+    async fn ui(&self, extension: &str, request: UiRequest) -> Value {
+        match &self.ui {
+            Some(ui) => ui.ask(extension, request).await,
+            None => request.no_ui_answer(),
+        }
     }
 
     fn report_error(&self, error: &ExtensionError) {

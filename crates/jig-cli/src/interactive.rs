@@ -6,11 +6,16 @@
 //! the terminal is in raw mode and keys are read here: Esc or Ctrl-C interrupt the turn (its
 //! token is cancelled: running tools are cancelled and their process trees killed, and every
 //! call still gets its result), typing is queued as the next message, and approval questions
-//! from the permission hook are answered. [`commands`] are the slash commands.
+//! from the permission hook are answered. [`commands`] are the slash commands (with the
+//! extensions' own); [`trust`] asks whether to trust the project at startup and is `/trust`;
+//! [`ui`] shows the extensions' `ui/*` questions. Each typed message goes through the
+//! extensions' `input` and `before_agent_start` first.
 
 mod commands;
 mod editor;
 mod session;
+mod trust;
+mod ui;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -26,7 +31,7 @@ use async_trait::async_trait;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::terminal;
 use jig_agent::{Agent, AgentConfig, AgentEvent, AgentObserver, Session, SessionStore};
-use jig_extensions::{ExtensionRunner, events};
+use jig_extensions::{ExtensionRunner, UiRequest, events};
 use jig_protocol::Message;
 use jig_tui::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scope};
 use jig_tui::policy::PermissionMode;
@@ -62,7 +67,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "/permissions",
         "show the permission mode and allowlists, or set: /permissions MODE",
     ),
-    ("/trust", "project trust"),
+    (
+        "/trust",
+        "this project's trust decision; change the saved one",
+    ),
     ("/quit", "exit (also Ctrl-D, or Ctrl-C twice)"),
 ];
 
@@ -70,6 +78,31 @@ const COMMANDS: &[(&str, &str)] = &[
 enum UiMsg {
     Event(Box<AgentEvent>),
     Ask(ApprovalRequest, oneshot::Sender<Answer>),
+    /// An extension's `ui/*` request: (extension, request, where the answer goes).
+    Extension(String, UiRequest, oneshot::Sender<Value>),
+}
+
+/// The extensions' `ui/*` requests, asked through the terminal loop. They are answered while a
+/// turn, a command or a message's hooks run (the loop reads keys then); an unanswered one gets
+/// what a host without a user interface answers.
+struct ExtensionQuestions {
+    tx: Sender<UiMsg>,
+}
+
+#[async_trait]
+impl crate::extensions::ExtensionUi for ExtensionQuestions {
+    async fn ask(&self, extension: &str, request: UiRequest) -> Value {
+        let fallback = request.no_ui_answer();
+        let (reply, answer) = oneshot::channel();
+        if self
+            .tx
+            .send(UiMsg::Extension(extension.to_owned(), request, reply))
+            .is_err()
+        {
+            return fallback;
+        }
+        answer.await.unwrap_or(fallback)
+    }
 }
 
 /// Writes the session and forwards every event to the terminal loop.
@@ -209,6 +242,12 @@ struct App {
     typeahead: String,
     /// The last prompt ended with Ctrl-C.
     interrupted_prompt: bool,
+    /// How the project's trust was decided at startup.
+    trust: jig_project::TrustDecision,
+    /// The loaded extensions (their commands, `input` and `before_agent_start`).
+    runner: Arc<ExtensionRunner>,
+    /// The extensions' questions waiting for an answer, the first on screen.
+    extension_questions: VecDeque<ui::ExtensionQuestion>,
 }
 
 /// Runs the interactive session.
@@ -218,7 +257,15 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let opened = runtime.block_on(run_cmd::open(args, "interactive"))?;
+    // Trust is decided (and asked, when the chain gets that far) before anything the project
+    // brings is loaded.
+    let mut opened = runtime.block_on(run_cmd::open(
+        args,
+        "interactive",
+        Some(&trust::TerminalTrustPrompt),
+    ))?;
+    let (tx, rx) = channel();
+    opened.ui = Some(Arc::new(ExtensionQuestions { tx: tx.clone() }));
     let prepared = match runtime.block_on(run_cmd::prepare(args, &opened)) {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -227,7 +274,8 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         }
     };
     let runner = opened.runner();
-    let mut app = App::new(runtime, prepared, args, &runner);
+    let mut app = App::new(runtime, prepared, args, &runner, (tx, rx));
+    app.trust = opened.project.decision.clone();
     app.runtime.block_on(runner.notify(
         events::SESSION_START,
         || serde_json::json!({"reason": "startup"}),
@@ -249,6 +297,7 @@ impl App {
         prepared: Prepared,
         args: &RunArgs,
         runner: &Arc<ExtensionRunner>,
+        (tx, rx): (Sender<UiMsg>, Receiver<UiMsg>),
     ) -> Self {
         let Prepared {
             mut config,
@@ -258,7 +307,6 @@ impl App {
             settings_permission_mode,
             ..
         } = prepared;
-        let (tx, rx) = channel();
         let mode = args
             .permission_mode
             .or(settings_permission_mode)
@@ -292,7 +340,21 @@ impl App {
         let custom_base_url = session.base_url();
         let custom_endpoint = session.custom_endpoint();
         let mut app = Self {
-            editor: editor::editor(&cwd, history, color),
+            editor: editor::editor(
+                &cwd,
+                history,
+                color,
+                runner
+                    .commands()
+                    .into_iter()
+                    .map(|command| {
+                        (
+                            format!("/{}", command.name),
+                            command.description.unwrap_or_default(),
+                        )
+                    })
+                    .collect(),
+            ),
             runtime,
             config,
             agent: None,
@@ -310,6 +372,14 @@ impl App {
             queued: VecDeque::new(),
             typeahead: String::new(),
             interrupted_prompt: false,
+            runner: Arc::clone(runner),
+            extension_questions: VecDeque::new(),
+            trust: jig_project::TrustDecision {
+                project_dir: cwd.clone(),
+                trusted: true,
+                step: jig_project::TrustStep::NothingToGate,
+                gated: Vec::new(),
+            },
         };
         app.install(session);
         app
@@ -418,19 +488,32 @@ impl App {
         })
     }
 
-    /// Sends one message and runs the turn.
+    /// Sends one message and runs the turn. The extensions' `input` may transform the message
+    /// or handle it (then nothing is sent); `before_agent_start` may add to it and change the
+    /// system prompt for this turn.
     fn send(&mut self, text: String) -> io::Result<()> {
         let Some(mut agent) = self.agent.take() else {
             return Ok(());
         };
+        let base_prompt = self.config.system_prompt.clone();
+        let runner = Arc::clone(&self.runner);
         let observer = self.observer();
         let cancel = CancellationToken::new();
         let token = cancel.clone();
-        let (agent, _outcome) = self.drive(&cancel, async move {
-            let outcome = agent.run(Message::user_text(text), &token, &observer).await;
-            (agent, outcome)
+        let (agent, sent) = self.drive(&cancel, async move {
+            let Some((message, system_prompt)) =
+                run_cmd::extension_prompt(&runner, text, base_prompt, "interactive").await
+            else {
+                return (agent, false);
+            };
+            agent.set_system_prompt(system_prompt);
+            let _outcome = agent.run(message, &token, &observer).await;
+            (agent, true)
         })?;
         self.agent = Some(agent);
+        if !sent {
+            self.note("(handled by an extension: nothing sent)");
+        }
         if let Some(error) = self.printer.session_error() {
             self.say(&[Line::styled(
                 format!("warning: the session could not be saved: {error:#}"),
@@ -455,6 +538,8 @@ impl App {
             cancel.cancel();
         }
         drop(asking);
+        // Unanswered questions get the no-UI answer (their senders are dropped).
+        self.extension_questions.clear();
         let output = self.runtime.block_on(handle);
         self.drain(&mut None);
         let _ = self.draw(None, false);
@@ -477,6 +562,17 @@ impl App {
                         reply,
                         reason: None,
                     });
+                }
+                UiMsg::Extension(extension, UiRequest::Notify { message }, reply) => {
+                    self.view.push(
+                        Line::styled(format!("{}: ", ui::short_name(&extension)), Style::Dim)
+                            .with(message, Style::Plain),
+                    );
+                    let _ = reply.send(Value::Null);
+                }
+                UiMsg::Extension(extension, request, reply) => {
+                    self.extension_questions
+                        .push_back(ui::ExtensionQuestion::new(extension, request, reply));
                 }
             }
         }
@@ -525,6 +621,15 @@ impl App {
     fn on_key(&mut self, key: KeyEvent, cancel: &CancellationToken, asking: &mut Option<Asking>) {
         let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL)
             && matches!(key.code, KeyCode::Char('c' | 'C'));
+        if let Some(question) = self.extension_questions.front_mut() {
+            if let Some(answer) = question.on_key(key)
+                && let Some(question) = self.extension_questions.pop_front()
+            {
+                self.view.push(question.answer_line(&answer));
+                question.answer(answer);
+            }
+            return;
+        }
         if let Some(question) = asking.take() {
             let Asking {
                 request,
@@ -615,6 +720,9 @@ impl App {
         let mut live = self.view.live();
         if let Some(asking) = asking {
             live.extend(asking.lines());
+        }
+        if let Some(question) = self.extension_questions.front() {
+            live.extend(question.lines());
         }
         for text in &self.queued {
             live.push(Line::styled(format!("queued › {text}"), Style::Dim));

@@ -97,7 +97,13 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
                 return Err(error);
             }
         };
-        extensions::bind(&runner, extensions::info("mcp", &base.cwd), &registry).await;
+        extensions::bind(
+            &runner,
+            extensions::info("mcp", &base.cwd),
+            &registry,
+            None,
+        )
+        .await;
         let registry = extensions::hooked_registry(registry, &runner);
         let options = ServerOptions {
             // The client's roots are its own machine's directories: not the remote env's.

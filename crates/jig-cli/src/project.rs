@@ -21,8 +21,8 @@ use clap::Args;
 use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
     Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin, ProjectSettings,
-    ProjectTrustHook, StartupVerdict, TrustAnswer, TrustDecision, TrustInputs, TrustStore,
-    UserProjectSettings, discover, read_project_settings, resolve_project_trust,
+    ProjectTrustHook, StartupVerdict, TrustAnswer, TrustDecision, TrustInputs, TrustPrompt,
+    TrustStore, UserProjectSettings, discover, read_project_settings, resolve_project_trust,
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
@@ -125,6 +125,8 @@ pub(crate) struct LoadedExtensions {
     options: LoadOptions,
     /// The pre-trust extensions' `project_trust` event; `None` when none subscribes.
     trust_hook: Option<Arc<RunnerTrustHook>>,
+    /// The trust question can be asked (`hasUI` of `project_trust`).
+    can_ask: bool,
 }
 
 impl LoadedExtensions {
@@ -135,6 +137,7 @@ impl LoadedExtensions {
             project_count: 0,
             options,
             trust_hook: None,
+            can_ask: false,
         }
     }
 
@@ -181,6 +184,7 @@ pub(crate) struct LoadRequest<'a> {
 struct RunnerTrustHook {
     runner: Arc<ExtensionRunner>,
     mode: String,
+    has_ui: bool,
     warnings: std::sync::Mutex<Vec<String>>,
 }
 
@@ -189,7 +193,7 @@ impl ProjectTrustHook for RunnerTrustHook {
     async fn project_trust(&self, project_dir: &Path) -> Option<TrustAnswer> {
         let outcome = self
             .runner
-            .project_trust(project_dir, &self.mode, false)
+            .project_trust(project_dir, &self.mode, self.has_ui)
             .await;
         if let Ok(mut warnings) = self.warnings.lock() {
             warnings.extend(outcome.warnings.iter().map(ToString::to_string));
@@ -330,6 +334,7 @@ pub(crate) async fn load_extensions(
         loaded.trust_hook = Some(Arc::new(RunnerTrustHook {
             runner: Arc::clone(&loaded.runner),
             mode: options.mode.clone(),
+            has_ui: loaded.can_ask,
             warnings: std::sync::Mutex::default(),
         }));
     }
@@ -446,6 +451,17 @@ pub(crate) async fn start(
     project_dir: &Path,
     mode: &str,
 ) -> Result<ProjectStartup, CliError> {
+    start_with_prompt(args, project_dir, mode, None).await
+}
+
+/// [`start`] in a mode that can ask: when the chain reaches its last step, `prompt` asks the
+/// user (before any project extension is discovered or started).
+pub(crate) async fn start_with_prompt(
+    args: &ProjectArgs,
+    project_dir: &Path,
+    mode: &str,
+    prompt: Option<&dyn TrustPrompt>,
+) -> Result<ProjectStartup, CliError> {
     let mut diagnostics = Diagnostics::default();
     let config_dir = jig_project::config_dir();
     let user = config_dir
@@ -462,10 +478,13 @@ pub(crate) async fn start(
 
     // Pre-trust: everything but the project.
     let pre_trust = discover(&inputs, None, &mut diagnostics);
+    // A mode that can ask about trust has a user interface: extensions are told so.
     let mut loaded = LoadedExtensions::new(LoadOptions {
         mode: mode.to_owned(),
+        has_ui: prompt.is_some(),
         ..LoadOptions::new(project_dir)
     });
+    loaded.can_ask = prompt.is_some();
     load_extensions(
         LoadRequest {
             extensions: &pre_trust,
@@ -487,7 +506,7 @@ pub(crate) async fn start(
                 .map(|hook| hook as &dyn ProjectTrustHook),
             store: store.as_ref(),
             default_trust: user.default_project_trust,
-            prompt: None,
+            prompt,
         },
         &mut diagnostics,
     )

@@ -305,7 +305,7 @@ fn select_tools(
 }
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
-    let opened = open(&args, "print").await?;
+    let opened = open(&args, "print", None).await?;
     let outcome = run_with_project(&args, prompt, &opened).await;
     opened.close().await;
     outcome
@@ -317,9 +317,11 @@ pub(crate) struct Opened {
     env: Arc<dyn jig_env::ExecutionEnv>,
     tool_context: jig_tool::ToolContext,
     user_settings: settings::Settings,
-    project: project::ProjectStartup,
+    pub(crate) project: project::ProjectStartup,
     /// The mode extensions are told: `print` or `interactive`.
     mode: &'static str,
+    /// Answers the extensions' `ui/*` requests (the interactive session).
+    pub(crate) ui: Option<Arc<dyn extensions::ExtensionUi>>,
 }
 
 impl Opened {
@@ -338,7 +340,11 @@ impl Opened {
 
 /// Opens the env, reads the user's settings and starts the project; extensions are told
 /// `mode`.
-pub(crate) async fn open(args: &RunArgs, mode: &'static str) -> Result<Opened, CliError> {
+pub(crate) async fn open(
+    args: &RunArgs,
+    mode: &'static str,
+    prompt: Option<&dyn jig_project::TrustPrompt>,
+) -> Result<Opened, CliError> {
     let (env, cwd) = crate::env_cmd::open_env(
         &args.env,
         || workspace::open_env(false),
@@ -350,7 +356,7 @@ pub(crate) async fn open(args: &RunArgs, mode: &'static str) -> Result<Opened, C
             workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment.into())
                 .await?;
         let user_settings = settings::load()?;
-        let project = start_project(args, &tool_context.cwd, mode).await?;
+        let project = start_project(args, &tool_context.cwd, mode, prompt).await?;
         Ok::<_, CliError>((tool_context, user_settings, project))
     }
     .await;
@@ -361,6 +367,7 @@ pub(crate) async fn open(args: &RunArgs, mode: &'static str) -> Result<Opened, C
             user_settings,
             project,
             mode,
+            ui: None,
         }),
         Err(error) => {
             env.cleanup().await;
@@ -444,7 +451,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         thinking,
         opened.mode,
     );
-    extensions::bind(&runner, info, &tools).await;
+    extensions::bind(&runner, info, &tools, opened.ui.clone()).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -501,8 +508,13 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     } = prepare(args, opened).await?;
 
     // An extension may transform or handle the input, add messages and change the prompt.
-    let Some((prompt, system_prompt)) =
-        extension_prompt(&runner, prompt, std::mem::take(&mut config.system_prompt)).await
+    let Some((prompt, system_prompt)) = extension_prompt(
+        &runner,
+        prompt,
+        std::mem::take(&mut config.system_prompt),
+        "cli",
+    )
+    .await
     else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -564,8 +576,9 @@ async fn start_project(
     args: &RunArgs,
     cwd: &Path,
     mode: &str,
+    prompt: Option<&dyn jig_project::TrustPrompt>,
 ) -> Result<project::ProjectStartup, CliError> {
-    let project = project::start(&args.project, cwd, mode).await?;
+    let project = project::start_with_prompt(&args.project, cwd, mode, prompt).await?;
     // Only when it mattered: a project with nothing to gate is not worth a line.
     if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
         output::note(&project.decision.describe());
@@ -598,13 +611,15 @@ fn run_session_info(
 
 /// The prompt after the extensions' `input` (transform chain; `None` when one handled it) and
 /// `before_agent_start` (their messages follow the prompt's text in the same user message; a
-/// changed system prompt replaces the built one for this run).
-async fn extension_prompt(
+/// changed system prompt replaces the built one for this run). `source` is the `input` event's:
+/// `cli` for `jig run`'s prompt, `interactive` for a message typed in the session.
+pub(crate) async fn extension_prompt(
     runner: &ExtensionRunner,
     prompt: String,
     system_prompt: String,
+    source: &str,
 ) -> Option<(Message, String)> {
-    let (text, images) = match runner.input(prompt, Vec::new(), "cli").await {
+    let (text, images) = match runner.input(prompt, Vec::new(), source).await {
         InputOutcome::Handled => return None,
         InputOutcome::Continue { text, images } => (text, images),
     };

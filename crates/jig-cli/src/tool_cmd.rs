@@ -134,7 +134,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             env.cleanup().await;
             return Err(unknown_tool(&args.name, &registry));
         };
-        extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry).await;
+        extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry, None).await;
         let mut single = ToolRegistry::new();
         single.register(tool);
         let tool = extensions::hooked_registry(single, &runner)

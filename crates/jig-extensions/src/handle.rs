@@ -68,8 +68,8 @@ pub trait ExtensionHandle: Send + Sync + fmt::Debug {
         )))
     }
 
-    /// Runs one of the extension's slash commands.
-    async fn run_command(&self, name: &str, args: &str) -> Result<(), HandlerError> {
+    /// Runs one of the extension's slash commands; the text it answers, if any.
+    async fn run_command(&self, name: &str, args: &str) -> Result<Option<String>, HandlerError> {
         let _ = args;
         Err(HandlerError::Failed(format!(
             "extension has no command named {name}"

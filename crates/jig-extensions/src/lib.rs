@@ -72,7 +72,7 @@ pub use registration::{
     events,
 };
 pub use runner::{
-    BeforeAgentStart, CustomMessage, ExtensionRunner, InputOutcome, SessionBeforeOutcome, Timeouts,
-    ToolCallOutcome, TrustAnswer, TrustOutcome,
+    BeforeAgentStart, CustomMessage, ExtensionRunner, InputOutcome, RegisteredCommand,
+    SessionBeforeOutcome, Timeouts, ToolCallOutcome, TrustAnswer, TrustOutcome,
 };
 pub use tool::ExtensionTool;

@@ -503,11 +503,12 @@ impl ExtensionHandle for ProcessExtension {
             .map_err(|error| HandlerError::Failed(format!("invalid tool result: {error}")))
     }
 
-    async fn run_command(&self, name: &str, args: &str) -> Result<(), HandlerError> {
-        self.connection
+    async fn run_command(&self, name: &str, args: &str) -> Result<Option<String>, HandlerError> {
+        let reply = self
+            .connection
             .request("command", json!({"name": name, "args": args}))
-            .await
-            .map(|_| ())
+            .await?;
+        Ok(command_text(reply))
     }
 
     async fn bind(&self, host: Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
@@ -538,5 +539,19 @@ impl ExtensionHandle for ProcessExtension {
             let _ = tokio::time::timeout(SHUTDOWN_GRACE, exited.wait_for(|done| *done)).await;
         }
         connection.fail("the extension was shut down".to_owned());
+    }
+}
+
+/// A `command` reply as text: `null` is nothing to show, a string or `{"text": …}` is shown as
+/// it is, anything else as JSON.
+fn command_text(reply: Value) -> Option<String> {
+    match reply {
+        Value::Null => None,
+        Value::String(text) => Some(text),
+        Value::Object(object) if object.get("text").is_some_and(Value::is_string) => object
+            .get("text")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        other => Some(other.to_string()),
     }
 }

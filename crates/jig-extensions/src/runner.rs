@@ -19,8 +19,19 @@ use serde_json::{Value, json};
 use crate::error::{ExtensionError, HandlerError, LoadError, format_duration};
 use crate::handle::ExtensionHandle;
 use crate::host::{ExtensionHost, lock};
-use crate::registration::{FlagRegistration, events};
+use crate::registration::{CommandRegistration, FlagRegistration, events};
 use crate::tool::ExtensionTool;
+
+/// A slash command an extension registered, as offered to the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisteredCommand {
+    /// The name without `/` (`name:N` when several extensions register the same name).
+    pub name: String,
+    /// What it does, as the extension says.
+    pub description: Option<String>,
+    /// The extension's path.
+    pub path: String,
+}
 
 /// How long the runner waits for extensions.
 ///
@@ -288,39 +299,49 @@ impl ExtensionRunner {
             .collect()
     }
 
-    /// Slash commands as `(name, extension path)`; a name registered more than once is offered
-    /// as `name:1`, `name:2`, … in load order.
-    pub fn commands(&self) -> Vec<(String, String)> {
-        let all: Vec<(&str, &str)> = self
+    /// Slash commands in load order; a name registered more than once is offered as `name:1`,
+    /// `name:2`, … in load order.
+    pub fn commands(&self) -> Vec<RegisteredCommand> {
+        let all: Vec<(&CommandRegistration, &str)> = self
             .extensions
             .iter()
             .flat_map(|e| {
                 e.registrations()
                     .commands
                     .iter()
-                    .map(move |c| (c.name.as_str(), e.path()))
+                    .map(move |c| (c, e.path()))
             })
             .collect();
         let mut seen: HashMap<&str, usize> = HashMap::new();
         all.iter()
-            .map(|(name, path)| {
-                let count = all.iter().filter(|(n, _)| n == name).count();
+            .map(|(command, path)| {
+                let name = command.name.as_str();
+                let count = all.iter().filter(|(c, _)| c.name == name).count();
                 let name = if count > 1 {
                     let n = seen.entry(name).or_insert(0);
                     *n += 1;
                     format!("{name}:{n}")
                 } else {
-                    (*name).to_owned()
+                    name.to_owned()
                 };
-                (name, (*path).to_owned())
+                RegisteredCommand {
+                    name,
+                    description: command.description.clone(),
+                    path: (*path).to_owned(),
+                }
             })
             .collect()
     }
 
-    /// Runs a slash command by the name [`commands`](Self::commands) gives.
-    pub async fn run_command(&self, name: &str, args: &str) -> Result<(), ExtensionError> {
+    /// Runs a slash command by the name [`commands`](Self::commands) gives, with the text after
+    /// the name as `args`; the extension's reply text, if any.
+    pub async fn run_command(
+        &self,
+        name: &str,
+        args: &str,
+    ) -> Result<Option<String>, ExtensionError> {
         let commands = self.commands();
-        let Some((_, path)) = commands.iter().find(|(n, _)| n == name) else {
+        let Some(command) = commands.iter().find(|c| c.name == name) else {
             return Err(ExtensionError {
                 path: format!("command:{name}"),
                 event: "command".to_owned(),
@@ -331,20 +352,20 @@ impl ExtensionRunner {
         let extension = self
             .extensions
             .iter()
-            .find(|e| e.path() == path)
+            .find(|e| e.path() == command.path)
             .map(Arc::clone);
         let Some(extension) = extension else {
-            return Ok(());
+            return Ok(None);
         };
         let outcome =
             tokio::time::timeout(self.timeouts.tool, extension.run_command(base, args)).await;
         let message = match outcome {
-            Ok(Ok(())) => return Ok(()),
+            Ok(Ok(text)) => return Ok(text),
             Ok(Err(error)) => error.message().to_owned(),
             Err(_) => format!("no answer within {}", format_duration(self.timeouts.tool)),
         };
         Err(ExtensionError {
-            path: format!("command:{name}"),
+            path: command.path.clone(),
             event: "command".to_owned(),
             message,
         })

@@ -12,7 +12,9 @@
 //!   ([`resolve_project_trust`]): `--approve`/`--no-approve` → nothing requires trust ⇒ trusted
 //!   → the pre-trust extensions' `project_trust` event ([`ProjectTrustHook`]) → the saved
 //!   decision ([`TrustStore`], nearest ancestor wins) → the `defaultProjectTrust` setting →
-//!   no prompt in this mode ⇒ untrusted → the prompt ([`TrustPrompt`]).
+//!   no prompt in this mode ⇒ untrusted → the prompt ([`TrustPrompt`]), whose answer is a
+//!   [`TrustChoice`] (trust, trust the parent folder, trust for this session, do not trust, do
+//!   not trust for this session) that says exactly what it saves.
 //! - [`store`]: `$XDG_CONFIG_HOME/jig/trust.json`, read and written under a file lock, written
 //!   atomically.
 //! - [`discovery`]: where extensions come from (`-e`, the trusted project's `.jig/extensions/`,
@@ -68,8 +70,8 @@ pub use resources::{GatedResource, trust_requiring_resources};
 pub use settings::{ProjectSettings, UserProjectSettings, merge_settings, read_project_settings};
 pub use store::{StoredDecision, TrustStore, TrustStoreError};
 pub use trust::{
-    DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustDecision, TrustError, TrustInputs,
-    TrustPrompt, TrustStep, TrustedProject, resolve_project_trust,
+    DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustChoice, TrustDecision, TrustError,
+    TrustInputs, TrustPrompt, TrustStep, TrustedProject, prompt_title, resolve_project_trust,
 };
 
 /// The project's configuration directory name: `<project>/.jig/`.

@@ -8,8 +8,8 @@
 //! | 3 | [`step_extensions`] | a pre-trust extension answers `project_trust` (first yes/no wins, in the runtime) | its answer; `remember` saves it |
 //! | 4 | [`step_stored`] | the trust store has a decision for the project or an ancestor (nearest wins) | the saved decision |
 //! | 5 | [`step_default`] | `defaultProjectTrust` is `always` or `never` | trusted / untrusted |
-//! | 6 | [`step_no_prompt`] | the mode has no prompt (every mode today) | untrusted |
-//! | 7 | [`step_prompt`] | always (the user answers; no answer is untrusted, not saved) | the answer; `remember` saves it |
+//! | 6 | [`step_no_prompt`] | the mode has no prompt (all but the interactive session) | untrusted |
+//! | 7 | [`step_prompt`] | always (the user answers; no answer is untrusted, not saved) | the [`TrustChoice`]; saved as it says |
 //!
 //! The order is a design choice: extensions speak before the store (a loaded extension may
 //! decide for the user), the store before the default, and without a prompt `ask` means
@@ -41,12 +41,117 @@ pub trait ProjectTrustHook: Send + Sync {
     async fn project_trust(&self, project_dir: &Path) -> Option<TrustAnswer>;
 }
 
-/// The interactive question "Trust project folder?". Interactive mode implements it; without it
-/// (`jig run`, `jig mcp`, `jig tool`) `ask` means untrusted.
+/// The interactive question "Trust project folder?" ([`prompt_title`], the choices of
+/// [`TrustChoice::at_startup`]). Interactive mode implements it; without it (`jig run`, `jig mcp`,
+/// `jig tool`) `ask` means untrusted.
 #[async_trait]
 pub trait TrustPrompt: Send + Sync {
-    /// The user's answer; `None` when they dismissed the question (untrusted, nothing saved).
-    async fn ask(&self, project_dir: &Path, gated: &[GatedResource]) -> Option<TrustAnswer>;
+    /// The user's choice; `None` when they dismissed the question (untrusted, nothing saved).
+    async fn ask(&self, project_dir: &Path, gated: &[GatedResource]) -> Option<TrustChoice>;
+}
+
+/// The question's title: `Trust project folder?`, the folder, a blank line and what trusting
+/// allows.
+pub fn prompt_title(project_dir: &Path) -> String {
+    format!(
+        "Trust project folder?\n{}\n\nThis allows jig to load .jig settings and resources,\nand execute project extensions.",
+        project_dir.display()
+    )
+}
+
+/// An answer at the trust prompt, and what it saves in the trust store.
+///
+/// | Choice | Trusted | Saved |
+/// |---|---|---|
+/// | [`Trust`](Self::Trust) | yes | `{project: true}` |
+/// | [`TrustParent`](Self::TrustParent) | yes | `{parent: true}`, the project's own key removed |
+/// | [`TrustSession`](Self::TrustSession) | yes | nothing |
+/// | [`DoNotTrust`](Self::DoNotTrust) | no | `{project: false}` |
+/// | [`DoNotTrustSession`](Self::DoNotTrustSession) | no | nothing |
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustChoice {
+    /// Trust this folder, saved.
+    Trust,
+    /// Trust the parent folder (and so every project below it), saved; this folder's own
+    /// decision is removed so the parent's applies.
+    TrustParent,
+    /// Trust for this session only; nothing saved.
+    TrustSession,
+    /// Do not trust this folder, saved.
+    DoNotTrust,
+    /// Do not trust, for this session only; nothing saved.
+    DoNotTrustSession,
+}
+
+impl TrustChoice {
+    /// The choices offered at startup, in order (no parent choice at the filesystem root).
+    pub fn at_startup(project_dir: &Path) -> Vec<Self> {
+        let mut choices = vec![Self::Trust];
+        if project_dir.parent().is_some() {
+            choices.push(Self::TrustParent);
+        }
+        choices.extend([
+            Self::TrustSession,
+            Self::DoNotTrust,
+            Self::DoNotTrustSession,
+        ]);
+        choices
+    }
+
+    /// The choices `/trust` offers in a running session: only those that are saved.
+    pub fn persistent(project_dir: &Path) -> Vec<Self> {
+        Self::at_startup(project_dir)
+            .into_iter()
+            .filter(|choice| !choice.store_updates(project_dir).is_empty())
+            .collect()
+    }
+
+    /// Whether the project is trusted.
+    pub fn trusted(self) -> bool {
+        matches!(self, Self::Trust | Self::TrustParent | Self::TrustSession)
+    }
+
+    /// The label shown, e.g. `Trust parent folder (/home/me/src)`.
+    pub fn label(self, project_dir: &Path) -> String {
+        match self {
+            Self::Trust => "Trust".to_owned(),
+            Self::TrustParent => format!(
+                "Trust parent folder ({})",
+                project_dir.parent().unwrap_or(project_dir).display()
+            ),
+            Self::TrustSession => "Trust (this session only)".to_owned(),
+            Self::DoNotTrust => "Do not trust".to_owned(),
+            Self::DoNotTrustSession => "Do not trust (this session only)".to_owned(),
+        }
+    }
+
+    /// The trust store updates the choice makes (`None` removes a key); empty for the
+    /// session-only choices.
+    pub fn store_updates(self, project_dir: &Path) -> Vec<(PathBuf, Option<bool>)> {
+        match self {
+            Self::Trust => vec![(project_dir.to_path_buf(), Some(true))],
+            Self::TrustParent => match project_dir.parent() {
+                Some(parent) => vec![
+                    (parent.to_path_buf(), Some(true)),
+                    (project_dir.to_path_buf(), None),
+                ],
+                None => vec![(project_dir.to_path_buf(), Some(true))],
+            },
+            Self::DoNotTrust => vec![(project_dir.to_path_buf(), Some(false))],
+            Self::TrustSession | Self::DoNotTrustSession => Vec::new(),
+        }
+    }
+
+    /// Writes [`store_updates`](Self::store_updates) in one locked write; whether anything was
+    /// written.
+    pub fn save(self, project_dir: &Path, store: &TrustStore) -> Result<bool, TrustStoreError> {
+        let updates = self.store_updates(project_dir);
+        if updates.is_empty() {
+            return Ok(false);
+        }
+        store.set_many(&updates)?;
+        Ok(true)
+    }
 }
 
 /// The `defaultProjectTrust` user setting.
@@ -95,8 +200,10 @@ pub enum TrustStep {
     Default(DefaultProjectTrust),
     /// `ask`, and this mode cannot ask.
     NoPrompt,
-    /// The user's answer at the prompt (`None`: dismissed).
+    /// The user's answer at the prompt.
     Prompt {
+        /// The choice; `None` when the question was dismissed (untrusted, nothing saved).
+        choice: Option<TrustChoice>,
         /// The answer was saved in the store.
         remembered: bool,
     },
@@ -163,8 +270,13 @@ impl TrustDecision {
                 "no saved decision, defaultProjectTrust is \"ask\" and this mode cannot ask"
                     .to_owned()
             }
-            TrustStep::Prompt { remembered } => format!(
-                "answered at the prompt{}",
+            TrustStep::Prompt { choice: None, .. } => "the question was dismissed".to_owned(),
+            TrustStep::Prompt {
+                choice: Some(choice),
+                remembered,
+            } => format!(
+                "answered \"{}\" at the prompt{}",
+                choice.label(&self.project_dir),
                 if *remembered { ", saved" } else { "" }
             ),
         };
@@ -284,7 +396,8 @@ pub fn step_no_prompt(prompt: Option<&dyn TrustPrompt>) -> StepOutcome {
     prompt.is_none().then_some((false, TrustStep::NoPrompt))
 }
 
-/// Step 7: ask. No answer is untrusted and nothing is saved; `remember` saves the answer.
+/// Step 7: ask. No answer is untrusted and nothing is saved; a choice is saved as
+/// [`TrustChoice::store_updates`] says (a failed save is a warning: the choice still decides).
 pub async fn step_prompt(
     prompt: &dyn TrustPrompt,
     project_dir: &Path,
@@ -292,13 +405,38 @@ pub async fn step_prompt(
     store: Option<&TrustStore>,
     diagnostics: &mut Diagnostics,
 ) -> (bool, TrustStep) {
-    match prompt.ask(project_dir, gated).await {
-        Some(answer) => {
-            let remembered = remember(answer, project_dir, store, diagnostics);
-            (answer.trusted, TrustStep::Prompt { remembered })
+    let Some(choice) = prompt.ask(project_dir, gated).await else {
+        return (
+            false,
+            TrustStep::Prompt {
+                choice: None,
+                remembered: false,
+            },
+        );
+    };
+    let remembered = if choice.store_updates(project_dir).is_empty() {
+        false
+    } else if let Some(store) = store {
+        match choice.save(project_dir, store) {
+            Ok(saved) => saved,
+            Err(error) => {
+                diagnostics.trust_warning(format!("the trust decision was not saved: {error}"));
+                false
+            }
         }
-        None => (false, TrustStep::Prompt { remembered: false }),
-    }
+    } else {
+        diagnostics.trust_warning(
+            "the trust decision was not saved: no config directory (set XDG_CONFIG_HOME or HOME)",
+        );
+        false
+    };
+    (
+        choice.trusted(),
+        TrustStep::Prompt {
+            choice: Some(choice),
+            remembered,
+        },
+    )
 }
 
 /// Saves `answer` when it asks to be remembered; whether it was saved.

@@ -11,10 +11,13 @@
 //!   tail of their output); memory stays bounded whatever the size of a reply or an output.
 //! - [`screen`]: draws those lines inline with crossterm (no alternate screen), honouring
 //!   `NO_COLOR`.
+//! - [`select`]: a question with a few choices (the project-trust prompt, `/trust`), its keys
+//!   and lines, and [`select::Select::run`], which asks in the terminal.
 //!
 //! The `jig` binary composes them with the prompt editor and the agent.
 
 pub mod approval;
 pub mod policy;
 pub mod screen;
+pub mod select;
 pub mod view;

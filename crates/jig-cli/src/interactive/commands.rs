@@ -29,11 +29,22 @@ impl App {
         let name = words.next().unwrap_or("");
         let argument = words.collect::<Vec<_>>().join(" ");
         let argument = argument.trim();
+        // For extensions: the text after the name as typed.
+        let raw = input.trim_start().get(name.len()..).unwrap_or("").trim();
         match name {
             "/help" => {
                 let mut text = String::from("commands:\n");
                 for (name, help) in COMMANDS {
                     let _ = writeln!(text, "  {name:<13} {help}");
+                }
+                let extension_commands = self.runner.commands();
+                if !extension_commands.is_empty() {
+                    text.push_str("from extensions:\n");
+                    for command in extension_commands {
+                        let name = format!("/{}", command.name);
+                        let help = command.description.unwrap_or_default();
+                        let _ = writeln!(text, "  {name:<13} {help}");
+                    }
                 }
                 text.push_str(
                     "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
@@ -51,21 +62,61 @@ impl App {
                     .config
                     .tools
                     .iter()
-                    .map(|tool| format!("  {:<6} {:?}: {}", tool.name(), tool.effects(), tool.title()))
+                    .map(|tool| {
+                        format!(
+                            "  {:<6} {:?}: {}",
+                            tool.name(),
+                            tool.effects(),
+                            tool.title()
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join("\n");
                 self.note(&format!("tools:\n{lines}"));
             }
             "/permissions" => self.permissions(argument),
-            "/trust" => self.note(
-                "Project trust is decided when the session starts (--approve / --no-approve for this session, defaultProjectTrust in the settings); it cannot be changed from here yet. Approvals of tool calls are /permissions.",
-            ),
-            _ => self.say(&[Line::styled(
-                format!("unknown command {name}: /help lists them"),
-                Style::Error,
-            )]),
+            "/trust" => self.trust()?,
+            _ => self.extension_command(name, raw),
         }
         Ok(Flow::Continue)
+    }
+
+    /// An extension's command: `/name args` sends the extension a `command` request; its reply
+    /// text is shown.
+    fn extension_command(&mut self, name: &str, argument: &str) {
+        let bare = name.trim_start_matches('/');
+        if !self.runner.commands().iter().any(|c| c.name == bare) {
+            self.say(&[Line::styled(
+                format!("unknown command {name}: /help lists them"),
+                Style::Error,
+            )]);
+            return;
+        }
+        let runner = std::sync::Arc::clone(&self.runner);
+        let (name, args) = (bare.to_owned(), argument.to_owned());
+        // Through the terminal loop: the command may ask the user (`ui/*`).
+        let cancel = CancellationToken::new();
+        let ran = self.drive(
+            &cancel,
+            async move { runner.run_command(&name, &args).await },
+        );
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(error) => {
+                self.say(&[Line::styled(error.to_string(), Style::Error)]);
+                return;
+            }
+        };
+        match ran {
+            Ok(Some(text)) => self.say(
+                &text
+                    .lines()
+                    .map(|line| Line::plain(line.to_owned()))
+                    .collect::<Vec<_>>(),
+            ),
+            Ok(None) => {}
+            Err(error) => self.say(&[Line::styled(error.to_string(), Style::Error)]),
+        }
     }
 
     fn model(&mut self, argument: &str) {

@@ -64,6 +64,8 @@ impl Prompt for StatusPrompt {
 struct JigCompleter {
     cwd: PathBuf,
     files: Option<Vec<String>>,
+    /// The extensions' commands, `/name` and help.
+    extension_commands: Vec<(String, String)>,
 }
 
 impl JigCompleter {
@@ -112,11 +114,13 @@ impl JigCompleter {
         if start == 0 && word.starts_with('/') {
             return COMMANDS
                 .iter()
+                .map(|(name, help)| ((*name).to_owned(), (*help).to_owned()))
+                .chain(self.extension_commands.iter().cloned())
                 .filter(|(name, _)| name.starts_with(word))
                 .map(|(name, help)| Suggestion {
-                    value: (*name).to_owned(),
+                    value: name,
                     display_override: None,
-                    description: Some((*help).to_owned()),
+                    description: Some(help),
                     style: None,
                     extra: None,
                     span,
@@ -151,8 +155,14 @@ impl JigCompleter {
     }
 }
 
-/// The editor for a session in `cwd`; history in `history` (none when `None`).
-pub(super) fn editor(cwd: &Path, history: Option<PathBuf>, color: bool) -> Reedline {
+/// The editor for a session in `cwd`; history in `history` (none when `None`);
+/// `extension_commands` (`/name`, help) are completed after the built-in ones.
+pub(super) fn editor(
+    cwd: &Path,
+    history: Option<PathBuf>,
+    color: bool,
+    extension_commands: Vec<(String, String)>,
+) -> Reedline {
     let mut keybindings = default_emacs_keybindings();
     for (modifiers, key) in [
         (KeyModifiers::ALT, KeyCode::Enter),
@@ -179,6 +189,7 @@ pub(super) fn editor(cwd: &Path, history: Option<PathBuf>, color: bool) -> Reedl
         .with_completer(Box::new(JigCompleter {
             cwd: cwd.to_path_buf(),
             files: None,
+            extension_commands,
         }))
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
         .with_hinter(Box::new(DefaultHinter::default()))
@@ -207,11 +218,13 @@ mod tests {
         let mut completer = JigCompleter {
             cwd: dir.path().to_path_buf(),
             files: None,
+            extension_commands: vec![("/abbrev".to_owned(), "abbreviations".to_owned())],
         };
         let values = |found: Vec<Suggestion>| -> Vec<String> {
             found.into_iter().map(|s| s.value).collect()
         };
         assert_eq!(values(completer.suggest("/re", 3)), vec!["/resume"]);
+        assert_eq!(values(completer.suggest("/ab", 3)), vec!["/abbrev"]);
         assert_eq!(
             values(completer.suggest("look at @src/m", 14)),
             vec!["@src/main.rs"]

@@ -201,6 +201,7 @@ impl Pane {
     fn normalised(&self, screen: &str) -> String {
         screen
             .replace(&self.ws.display().to_string(), "[WS]")
+            .replace(&self.root.display().to_string(), "[ROOT]")
             .replace(&self.server.url(), "[SERVER]")
     }
 
@@ -497,4 +498,348 @@ async fn no_color_means_no_colours() {
     for code in ["\u{1b}[3", "\u{1b}[9", "\u{1b}[2m", "\u{1b}[38"] {
         assert!(!screen.contains(code), "{code:?} in:\n{screen:?}");
     }
+}
+
+/// The project's extension: leaves `marker` when it starts, then answers as an extension that
+/// registers nothing.
+fn marker_extension(marker: &std::path::Path) -> String {
+    format!(
+        r#"import json, pathlib, sys
+pathlib.Path({marker:?}).touch()
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method == "initialize":
+        result = {{"protocolVersion": 1, "name": "marker"}}
+    elif method == "shutdown":
+        break
+    elif "id" in message and method is not None:
+        result = None
+    else:
+        continue
+    sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": message["id"], "result": result}}) + "\n")
+    sys.stdout.flush()
+"#,
+        marker = marker.display().to_string()
+    )
+}
+
+/// What the trust tests look at after the answer.
+struct TrustOutcome {
+    pane: Pane,
+    /// The screen while the question was asked.
+    question: String,
+    /// The screen once the session started.
+    after: String,
+    /// `trust.json`, `None` when it was not written.
+    store: Option<String>,
+    /// The project's extension ran.
+    marker: bool,
+}
+
+/// Starts `jig` in a project whose `.jig/extensions/` holds the marker extension, with
+/// `defaultProjectTrust: "ask"`; answers the trust question with `keys`.
+async fn answer_trust(keys: &[&str]) -> TrustOutcome {
+    let pane = Pane::new(vec![reply(ScriptedReply::text("hello"))]).await;
+    let marker = pane.root.join("extension-ran");
+    let extension = pane.ws.join(".jig/extensions/marker");
+    fs::create_dir_all(&extension).unwrap();
+    fs::write(extension.join("index.py"), marker_extension(&marker)).unwrap();
+    let config = pane.root.join("config/jig");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(
+        config.join("settings.json"),
+        r#"{"defaultProjectTrust": "ask"}"#,
+    )
+    .unwrap();
+    pane.start("", &[]);
+    let question = pane.wait_for("Esc cancels");
+    assert!(
+        !marker.exists(),
+        "nothing the project brings runs before the answer"
+    );
+    for key in keys {
+        pane.key(key);
+    }
+    let after = pane.wait_for("/help for commands");
+    let store = fs::read_to_string(config.join("trust.json")).ok();
+    let marker = marker.exists();
+    TrustOutcome {
+        question,
+        after: pane.normalised(&after),
+        store: store.map(|text| pane.normalised(&text)),
+        marker,
+        pane,
+    }
+}
+
+impl TrustOutcome {
+    /// The session works, and `/quit` ends it.
+    fn quit(&self) {
+        self.pane.type_text("/quit");
+        self.pane.key("Enter");
+        self.pane.wait_for("[exited 0]");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_prompt_trust_saves_the_folder_and_loads_its_extensions() {
+    if tmux_missing("trust_prompt_trust_saves_the_folder_and_loads_its_extensions") {
+        return;
+    }
+    let outcome = answer_trust(&["Enter"]).await;
+    insta::assert_snapshot!("trust_question", outcome.pane.normalised(&outcome.question));
+    insta::assert_snapshot!("trust_answered", outcome.after);
+    assert_eq!(outcome.store.as_deref(), Some("{\n  \"[WS]\": true\n}\n"));
+    assert!(outcome.marker, "a trusted project's extension runs");
+    outcome.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_prompt_trust_parent_saves_the_parent() {
+    if tmux_missing("trust_prompt_trust_parent_saves_the_parent") {
+        return;
+    }
+    let outcome = answer_trust(&["Down", "Enter"]).await;
+    assert!(
+        outcome.after.contains("› Trust parent folder ([ROOT])"),
+        "{}",
+        outcome.after
+    );
+    assert_eq!(outcome.store.as_deref(), Some("{\n  \"[ROOT]\": true\n}\n"));
+    assert!(outcome.marker);
+    outcome.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_prompt_session_only_trusts_without_saving() {
+    if tmux_missing("trust_prompt_session_only_trusts_without_saving") {
+        return;
+    }
+    let outcome = answer_trust(&["3"]).await;
+    assert!(
+        outcome.after.contains("› Trust (this session only)"),
+        "{}",
+        outcome.after
+    );
+    assert_eq!(outcome.store, None, "nothing saved");
+    assert!(outcome.marker);
+    outcome.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_prompt_do_not_trust_saves_false_and_loads_nothing() {
+    if tmux_missing("trust_prompt_do_not_trust_saves_false_and_loads_nothing") {
+        return;
+    }
+    let outcome = answer_trust(&["Down", "Down", "Down", "Enter"]).await;
+    assert!(
+        outcome.after.contains("› Do not trust"),
+        "{}",
+        outcome.after
+    );
+    assert!(
+        outcome.after.contains("not loading .jig/extensions/"),
+        "{}",
+        outcome.after
+    );
+    assert_eq!(outcome.store.as_deref(), Some("{\n  \"[WS]\": false\n}\n"));
+    assert!(
+        !outcome.marker,
+        "an untrusted project's extension never runs"
+    );
+    outcome.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_prompt_escape_is_untrusted_and_saves_nothing() {
+    if tmux_missing("trust_prompt_escape_is_untrusted_and_saves_nothing") {
+        return;
+    }
+    let outcome = answer_trust(&["Escape"]).await;
+    assert!(outcome.after.contains("› (cancelled)"), "{}", outcome.after);
+    assert!(
+        outcome.after.contains("the question was dismissed"),
+        "{}",
+        outcome.after
+    );
+    assert_eq!(outcome.store, None, "nothing saved");
+    assert!(!outcome.marker);
+    outcome.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_prompt_do_not_trust_for_the_session_saves_nothing() {
+    if tmux_missing("trust_prompt_do_not_trust_for_the_session_saves_nothing") {
+        return;
+    }
+    let outcome = answer_trust(&["5"]).await;
+    assert!(
+        outcome.after.contains("› Do not trust (this session only)"),
+        "{}",
+        outcome.after
+    );
+    assert_eq!(outcome.store, None);
+    assert!(!outcome.marker);
+    outcome.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_command_shows_the_decision_and_changes_the_saved_one() {
+    if tmux_missing("trust_command_shows_the_decision_and_changes_the_saved_one") {
+        return;
+    }
+    let outcome = answer_trust(&["3"]).await;
+    let pane = &outcome.pane;
+    pane.type_text("/trust");
+    pane.key("Enter");
+    let screen = pane.wait_for("Change the saved trust decision?");
+    let unwrapped: String = screen.split_whitespace().collect();
+    assert!(
+        unwrapped.contains("trusted(answered\"Trust(thissessiononly)\"attheprompt)"),
+        "{screen}"
+    );
+    assert!(screen.contains("saved decision: none"), "{screen}");
+    // Only the choices that are saved.
+    assert!(screen.contains("3. Do not trust"), "{screen}");
+    assert!(!screen.contains("4. "), "{screen}");
+    pane.key("3");
+    pane.wait_for("Saved trust decision: untrusted. Restart jig for this to take effect.");
+    let store = fs::read_to_string(pane.root.join("config/jig/trust.json")).unwrap();
+    assert_eq!(pane.normalised(&store), "{\n  \"[WS]\": false\n}\n");
+    pane.type_text("/trust");
+    pane.key("Enter");
+    pane.wait_for("saved decision: untrusted");
+    pane.key("Escape");
+    pane.wait_for("trust decision unchanged");
+    outcome.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_commands_and_input_hooks_work_in_the_session() {
+    if tmux_missing("extension_commands_and_input_hooks_work_in_the_session") {
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("noted"))]).await;
+    let example = fs::canonicalize(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/extensions/abbreviations"),
+    )
+    .unwrap();
+    pane.start(&format!("-e '{}'", example.display()), &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/help");
+    pane.key("Enter");
+    let help = pane.wait_for("from extensions:");
+    assert!(
+        help.contains("/abbrev       define an abbreviation: /abbrev NAME TEXT"),
+        "{help}"
+    );
+    // The command's reply text is shown.
+    pane.type_text("/abbrev brb be right back");
+    pane.key("Enter");
+    pane.wait_for("brb = be right back");
+    pane.type_text("/nosuch");
+    pane.key("Enter");
+    pane.wait_for("unknown command /nosuch");
+    // `input` handles a note: nothing is sent.
+    pane.type_text("# only a note");
+    pane.key("Enter");
+    pane.wait_for("(handled by an extension: nothing sent)");
+    assert_eq!(pane.server.requests().len(), 0);
+    // `input` transforms, `before_agent_start` changes the system prompt.
+    pane.type_text("brb soon");
+    pane.key("Enter");
+    pane.wait_for("noted");
+    pane.wait_idle();
+    let request = pane.server.requests()[0].json();
+    assert_eq!(
+        request["messages"][1],
+        json!({"role": "user", "content": "be right back soon"})
+    );
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.ends_with("\n\nAbbreviations the user defined: brb = be right back"),
+        "{system}"
+    );
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+}
+
+/// An extension whose `/ask` command asks the user three questions through `ui/*` and answers
+/// with what it got (and whether `initialize` said there is a user interface).
+const ASKING_EXTENSION: &str = r#"import json, sys
+has_ui = None
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+def call(method, params, id):
+    send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("id") == id and "method" not in message:
+            return message.get("result")
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method == "initialize":
+        has_ui = message["params"].get("hasUI")
+        result = {"protocolVersion": 1, "name": "asker",
+                  "commands": [{"name": "ask", "description": "asks the user"}]}
+    elif method == "command":
+        colour = call("ui/select", {"title": "Favourite colour?", "options": ["red", "green", "blue"]}, "q1")
+        sure = call("ui/confirm", {"title": "Sure?"}, "q2")
+        name = call("ui/input", {"title": "Your name?", "placeholder": "type it"}, "q3")
+        call("ui/notify", {"message": "thanks"}, "q4")
+        result = "hasUI=%s colour=%s sure=%s name=%s" % (has_ui, colour, sure, name)
+    elif method == "shutdown":
+        break
+    elif "id" in message and method is not None:
+        result = None
+    else:
+        continue
+    send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_ui_questions_are_answered_in_the_session() {
+    if tmux_missing("extension_ui_questions_are_answered_in_the_session") {
+        return;
+    }
+    let pane = Pane::new(Vec::new()).await;
+    let extension = pane.root.join("asker");
+    fs::create_dir(&extension).unwrap();
+    fs::write(extension.join("index.py"), ASKING_EXTENSION).unwrap();
+    pane.start(&format!("-e '{}'", extension.display()), &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/ask");
+    pane.key("Enter");
+    let screen = pane.wait_for("? Favourite colour?");
+    assert!(screen.contains("asker asks:"), "{screen}");
+    pane.key("Down");
+    pane.key("Enter");
+    pane.wait_for("? Sure?");
+    pane.key("1");
+    pane.wait_for("? Your name?");
+    pane.type_text("Ada");
+    pane.key("Enter");
+    let screen = pane.wait_for("hasUI=True colour=green sure=True name=Ada");
+    assert!(screen.contains("asker: thanks"), "{screen}");
+    assert!(
+        screen.contains("asker: Favourite colour? › green"),
+        "{screen}"
+    );
+    // Esc dismisses: the extension gets what it gets without a user interface.
+    pane.type_text("/ask");
+    pane.key("Enter");
+    pane.wait_for("? Favourite colour?");
+    pane.key("Escape");
+    pane.wait_for("? Sure?");
+    pane.key("Escape");
+    pane.wait_for("? Your name?");
+    pane.key("Escape");
+    pane.wait_for("hasUI=True colour=None sure=False name=None");
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
 }

@@ -173,3 +173,50 @@ async fn the_word_count_extension_registers_a_tool_that_runs() {
     assert!(invalid.is_error);
     runner.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_abbreviations_command_expands_input_and_names_them_in_the_system_prompt() {
+    use jig_extensions::InputOutcome;
+    let dir = tempfile::tempdir().unwrap();
+    let abbreviations = load_index_dir(&example("abbreviations"), None, &options(dir.path()))
+        .await
+        .unwrap();
+    let runner = runner(vec![abbreviations]);
+    let commands = runner.commands();
+    assert_eq!(commands.len(), 1);
+    assert_eq!(commands[0].name, "abbrev");
+    assert_eq!(
+        runner.run_command("abbrev", "").await.unwrap().as_deref(),
+        Some("no abbreviations yet: /abbrev NAME TEXT")
+    );
+    assert_eq!(
+        runner
+            .run_command("abbrev", "brb be right back")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("brb = be right back")
+    );
+    assert_eq!(
+        runner
+            .input("brb soon".to_owned(), Vec::new(), "interactive")
+            .await,
+        InputOutcome::Continue {
+            text: "be right back soon".to_owned(),
+            images: Vec::new()
+        }
+    );
+    assert_eq!(
+        runner
+            .input("# a note".to_owned(), Vec::new(), "interactive")
+            .await,
+        InputOutcome::Handled
+    );
+    let before = runner.before_agent_start("x", &[], "Base.").await;
+    assert_eq!(
+        before.system_prompt.as_deref(),
+        Some("Base.\n\nAbbreviations the user defined: brb = be right back")
+    );
+    assert!(runner.run_command("nosuch", "").await.is_err());
+    runner.shutdown().await;
+}

@@ -10,8 +10,8 @@ use jig_project::trust::{
     step_prompt, step_stored,
 };
 use jig_project::{
-    DefaultProjectTrust, Diagnostics, GatedResource, ProjectTrustHook, TrustAnswer, TrustInputs,
-    TrustPrompt, TrustStep, TrustStore, resolve_project_trust,
+    DefaultProjectTrust, Diagnostics, GatedResource, ProjectTrustHook, TrustAnswer, TrustChoice,
+    TrustInputs, TrustPrompt, TrustStep, TrustStore, resolve_project_trust,
 };
 use pretty_assertions::assert_eq;
 
@@ -79,11 +79,11 @@ impl ProjectTrustHook for Hook {
 }
 
 /// A prompt with a fixed answer; counts its calls.
-struct Prompt(Option<TrustAnswer>, Mutex<u32>);
+struct Prompt(Option<TrustChoice>, Mutex<u32>);
 
 #[async_trait]
 impl TrustPrompt for Prompt {
-    async fn ask(&self, _project_dir: &Path, gated: &[GatedResource]) -> Option<TrustAnswer> {
+    async fn ask(&self, _project_dir: &Path, gated: &[GatedResource]) -> Option<TrustChoice> {
         assert!(!gated.is_empty(), "the prompt is told what needs trust");
         *self.1.lock().unwrap() += 1;
         self.0
@@ -334,7 +334,7 @@ async fn step_5_default_always_and_never_decide_and_ask_falls_through() {
 #[tokio::test]
 async fn step_6_without_a_prompt_ask_is_untrusted() {
     assert_eq!(step_no_prompt(None), Some((false, TrustStep::NoPrompt)));
-    let prompt = Prompt(YES, Mutex::new(0));
+    let prompt = Prompt(Some(TrustChoice::Trust), Mutex::new(0));
     assert_eq!(step_no_prompt(Some(&prompt)), None);
     let fixture = Fixture::new();
     let (trusted, line) = fixture.resolve(|_| {}).await;
@@ -365,7 +365,13 @@ async fn step_7_the_prompt_decides_remember_saves_and_dismissing_is_untrusted() 
             &mut diagnostics
         )
         .await,
-        (false, TrustStep::Prompt { remembered: false })
+        (
+            false,
+            TrustStep::Prompt {
+                choice: None,
+                remembered: false
+            }
+        )
     );
     assert_eq!(
         store.lookup(&fixture.project).unwrap(),
@@ -373,20 +379,14 @@ async fn step_7_the_prompt_decides_remember_saves_and_dismissing_is_untrusted() 
         "nothing saved"
     );
 
-    let trust_and_save = Prompt(
-        Some(TrustAnswer {
-            trusted: true,
-            remember: true,
-        }),
-        Mutex::new(0),
-    );
+    let trust_and_save = Prompt(Some(TrustChoice::Trust), Mutex::new(0));
     let (trusted, line) = fixture
         .resolve(|inputs| inputs.prompt = Some(&trust_and_save))
         .await;
     assert!(trusted);
     assert_eq!(
         line,
-        "project [ROOT]/src/app: trusted (answered at the prompt, saved)"
+        "project [ROOT]/src/app: trusted (answered \"Trust\" at the prompt, saved)"
     );
     assert_eq!(*trust_and_save.1.lock().unwrap(), 1);
     // Saved: the next start is decided by step 4 and nobody is asked.
@@ -396,6 +396,78 @@ async fn step_7_the_prompt_decides_remember_saves_and_dismissing_is_untrusted() 
     assert!(trusted);
     assert!(line.contains("saved decision for [ROOT]/src/app"), "{line}");
     assert_eq!(*trust_and_save.1.lock().unwrap(), 1);
+}
+
+/// Each choice at the prompt: trusted or not, and exactly what `trust.json` holds afterwards.
+#[tokio::test]
+async fn step_7_each_choice_writes_what_it_says() {
+    let cases = [
+        (
+            TrustChoice::Trust,
+            true,
+            "{\n  \"[ROOT]/src/app\": true\n}\n",
+        ),
+        (
+            TrustChoice::TrustParent,
+            true,
+            "{\n  \"[ROOT]/src\": true\n}\n",
+        ),
+        (TrustChoice::TrustSession, true, "(no file)"),
+        (
+            TrustChoice::DoNotTrust,
+            false,
+            "{\n  \"[ROOT]/src/app\": false\n}\n",
+        ),
+        (TrustChoice::DoNotTrustSession, false, "(no file)"),
+    ];
+    for (choice, expect_trusted, expect_store) in cases {
+        let fixture = Fixture::new();
+        let prompt = Prompt(Some(choice), Mutex::new(0));
+        let (trusted, line) = fixture
+            .resolve(|inputs| inputs.prompt = Some(&prompt))
+            .await;
+        assert_eq!(trusted, expect_trusted, "{choice:?}: {line}");
+        let store = fixture.store();
+        let written = std::fs::read_to_string(store.path())
+            .map_or_else(|_| "(no file)".to_owned(), |text| fixture.redact(&text));
+        assert_eq!(written, expect_store, "{choice:?}");
+    }
+}
+
+#[tokio::test]
+async fn step_7_trusting_the_parent_replaces_the_projects_own_decision() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    store.set(&fixture.project, Some(false)).unwrap();
+    TrustChoice::TrustParent
+        .save(&fixture.project, &store)
+        .unwrap();
+    let parent = fixture.project.parent().unwrap();
+    assert_eq!(
+        store
+            .lookup(&fixture.project)
+            .unwrap()
+            .map(|d| (d.dir, d.trusted)),
+        Some((parent.to_path_buf(), true))
+    );
+    assert_eq!(
+        TrustChoice::persistent(&fixture.project),
+        [
+            TrustChoice::Trust,
+            TrustChoice::TrustParent,
+            TrustChoice::DoNotTrust
+        ]
+    );
+    assert_eq!(
+        TrustChoice::at_startup(Path::new("/")),
+        [
+            TrustChoice::Trust,
+            TrustChoice::TrustSession,
+            TrustChoice::DoNotTrust,
+            TrustChoice::DoNotTrustSession
+        ],
+        "no parent at the root"
+    );
 }
 
 #[tokio::test]
