@@ -18,6 +18,12 @@ pub struct SessionInfo {
     pub cwd: String,
     /// The model in use (`provider/model`).
     pub model: Option<String>,
+    /// The provider in use (`openai`, …).
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Messages in the conversation so far.
+    #[serde(default)]
+    pub message_count: usize,
     /// The thinking level.
     pub thinking_level: Option<String>,
     /// `tui`, `print`, `json`, `rpc`, `mcp` or `tool`.
