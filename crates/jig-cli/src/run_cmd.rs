@@ -606,10 +606,7 @@ fn run_session_info(
     mode: &str,
 ) -> SessionInfo {
     SessionInfo {
-        session_id: session
-            .path()
-            .and_then(Path::file_stem)
-            .map(|stem| stem.to_string_lossy().into_owned()),
+        session_id: Some(session.id().to_owned()),
         session_file: session.path().map(|path| path.display().to_string()),
         cwd: cwd.display().to_string(),
         model: Some(format!("{provider}/{model}")),

@@ -28,7 +28,8 @@ pub struct SessionInfo {
     pub thinking_level: Option<String>,
     /// `tui`, `print`, `json`, `rpc`, `mcp` or `tool`.
     pub mode: String,
-    /// Whether a user interface can answer dialogs.
+    /// Whether a user interface can answer dialogs (`hasUI` on the wire, as in `initialize`).
+    #[serde(rename = "hasUI")]
     pub has_ui: bool,
 }
 

@@ -1,0 +1,341 @@
+//! Extensions acting on a `jig run` session: the action API after bind (queued messages,
+//! session entries, active tools, session info, dialogs without a user interface), the events
+//! around each model request, and faults inside a run.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers panic when the setup fails"
+)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use jig_llm::scripted::ScriptedReply;
+use jig_llm::testing::ReplayServer;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::extensions::{Workspace, reply, text};
+
+/// What every action call during `initialize` is answered.
+const NOT_INITIALIZED: &str =
+    "Extension runtime not initialized. Action methods cannot be called during extension loading.";
+
+/// A Python extension driven by a plan: `EXT_PLAN` maps an event (or `initialize`) to the
+/// action calls it makes while handling it, `EXT_ANSWERS` maps an event to its answer.
+/// Every action's answer is appended to `EXT_LOG` as `{"event", "method", "result"|"error"}`.
+const SCRIPTED: &str = r#"import json, os, sys
+plan = json.loads(os.environ.get("EXT_PLAN", "{}"))
+answers = json.loads(os.environ.get("EXT_ANSWERS", "{}"))
+events = json.loads(os.environ.get("EXT_EVENTS", "[]"))
+log = open(os.environ["EXT_LOG"], "a")
+pending = []
+next_id = [1000]
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+def receive():
+    if pending:
+        return pending.pop(0)
+    line = sys.stdin.readline()
+    return json.loads(line) if line else None
+
+def call(method, params):
+    next_id[0] += 1
+    mine = next_id[0]
+    send({"jsonrpc": "2.0", "id": mine, "method": method, "params": params})
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            sys.exit(0)
+        message = json.loads(line)
+        if message.get("id") == mine and "method" not in message:
+            return message
+        pending.append(message)
+
+def act(event):
+    for method, params in plan.get(event, []):
+        answer = call(method, params)
+        entry = {"event": event, "method": method}
+        if "error" in answer:
+            entry["error"] = answer["error"]["message"]
+        else:
+            entry["result"] = answer.get("result")
+        log.write(json.dumps(entry) + "\n")
+        log.flush()
+
+while True:
+    message = receive()
+    if message is None:
+        break
+    if "id" not in message:
+        if message.get("method") == "shutdown":
+            break
+        continue
+    method = message["method"]
+    if method == "initialize":
+        act("initialize")
+        result = {"protocolVersion": 1, "name": "scripted", "events": events}
+    elif method == "event":
+        event = message["params"]["event"]
+        log.write(json.dumps({"seen": event, "payload": message["params"]}) + "\n")
+        log.flush()
+        act(event)
+        result = answers.get(event)
+    else:
+        result = None
+    send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+"#;
+
+/// The scripted extension's directory in `workspace`.
+fn scripted(workspace: &Workspace) -> String {
+    let dir = workspace.root.join("scripted");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("index.py"), SCRIPTED).unwrap();
+    dir.display().to_string()
+}
+
+/// The lines of the extension's log.
+fn log_lines(path: &Path) -> Vec<Value> {
+    fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The action answers logged for `event`, as `(method, result or error)`.
+fn answers(log: &[Value], event: &str) -> Vec<(String, Value)> {
+    log.iter()
+        .filter(|entry| entry["event"] == event)
+        .map(|entry| {
+            let answer = match entry.get("error") {
+                Some(error) => json!({"error": error}),
+                None => entry["result"].clone(),
+            };
+            (entry["method"].as_str().unwrap().to_owned(), answer)
+        })
+        .collect()
+}
+
+/// `jig run` with the scripted extension, `plan`, `events` and `answers`, against `server`.
+async fn run(
+    workspace: &Workspace,
+    server: &ReplayServer,
+    setup: &Value,
+    extra: &[&str],
+) -> (Output, PathBuf) {
+    let log = workspace.root.join("ext.log");
+    let base_url = format!("{}/v1", server.url());
+    let extension = scripted(workspace);
+    let mut args = vec![
+        "run",
+        "--base-url",
+        &base_url,
+        "--model",
+        "m",
+        "-e",
+        &extension,
+    ];
+    args.extend_from_slice(extra);
+    let mut command = workspace.jig(&args);
+    command
+        .env("EXT_LOG", &log)
+        .env("EXT_PLAN", setup["plan"].to_string())
+        .env("EXT_EVENTS", setup["events"].to_string())
+        .env("EXT_ANSWERS", setup["answers"].to_string());
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    (output, log)
+}
+
+/// The tool names a request offered.
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of a request's last message.
+fn last_message(request: &Value) -> (String, String) {
+    let last = request["messages"].as_array().unwrap().last().unwrap();
+    let content = match &last["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
+    };
+    (last["role"].as_str().unwrap().to_owned(), content)
+}
+
+/// The entries of the one session file under `data`.
+fn session_entries(data: &Path) -> Vec<Value> {
+    let files: Vec<PathBuf> = walk(data)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call("c1", "bash", json!({"command": "echo hi"}))),
+        reply(ScriptedReply::text("listed")),
+        reply(ScriptedReply::text("summary")),
+    ])
+    .await
+    .unwrap();
+    let setup = json!({
+        "events": ["session_start", "tool_call", "session_shutdown"],
+        "answers": {},
+        "plan": {
+            "initialize": [
+                ["sendMessage", {"content": "too early"}],
+                ["appendEntry", {"customType": "early", "data": 1}],
+                ["setActiveTools", {"names": ["read"]}],
+                ["getSessionInfo", {}],
+            ],
+            "session_start": [
+                ["getSessionInfo", {}],
+                ["appendEntry", {"customType": "note", "data": {"n": 1}}],
+                ["setActiveTools", {"names": ["read", "nope"]}],
+                ["setActiveTools", {"names": ["read", "bash"]}],
+                ["getActiveTools", {}],
+                ["ui/confirm", {"title": "go on?"}],
+                ["ui/select", {"title": "pick", "options": ["a", "b"]}],
+                ["ui/input", {"title": "name"}],
+            ],
+            "tool_call": [
+                ["sendMessage", {"content": "steer: keep it short"}],
+                ["sendUserMessage", {"text": "follow up: summarise", "deliverAs": "followUp"}],
+                ["sendMessage", {"content": "later", "deliverAs": "nextTurn"}],
+                ["getSessionInfo", {}],
+            ],
+            "session_shutdown": [
+                ["sendMessage", {"content": "too late"}],
+                ["appendEntry", {"customType": "bye", "data": null}],
+            ],
+        },
+    });
+    let (output, log) = run(&workspace, &server, &setup, &["list files"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "summary\n");
+    let log = log_lines(&log);
+
+    // Loading: every action is refused with the same message.
+    let refused: Vec<(String, Value)> = ["sendMessage", "appendEntry", "setActiveTools", "getSessionInfo"]
+        .iter()
+        .map(|method| ((*method).to_owned(), json!({"error": NOT_INITIALIZED})))
+        .collect();
+    assert_eq!(answers(&log, "initialize"), refused);
+
+    // Bound: session info, entries, active tools, dialogs without a user interface.
+    let start = answers(&log, "session_start");
+    let info = &start[0].1;
+    assert_eq!(info["cwd"], workspace.ws.display().to_string());
+    assert_eq!(info["model"], "openai/m");
+    assert_eq!(info["provider"], "openai");
+    assert_eq!(info["messageCount"], 0);
+    assert_eq!(info["mode"], "print");
+    assert_eq!(info["hasUI"], false);
+    let id = info["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(start[1], ("appendEntry".to_owned(), Value::Null));
+    assert_eq!(start[2].0, "setActiveTools");
+    assert_eq!(
+        start[2].1,
+        json!({"error": "setActiveTools: unknown tool \"nope\"; available tools: read, write, edit, bash"})
+    );
+    assert_eq!(start[3], ("setActiveTools".to_owned(), Value::Null));
+    assert_eq!(start[4], ("getActiveTools".to_owned(), json!(["read", "bash"])));
+    assert_eq!(start[5], ("ui/confirm".to_owned(), json!(false)));
+    assert_eq!(start[6], ("ui/select".to_owned(), Value::Null));
+    assert_eq!(start[7], ("ui/input".to_owned(), Value::Null));
+
+    // Mid-run: a steering message goes right after the tool result; a follow-up once the model
+    // stops; nextTurn has no next prompt in print mode.
+    let during = answers(&log, "tool_call");
+    assert_eq!(during[0], ("sendMessage".to_owned(), Value::Null));
+    assert_eq!(during[1], ("sendUserMessage".to_owned(), Value::Null));
+    assert_eq!(
+        during[2].1,
+        json!({"error": "sendMessage: deliverAs nextTurn needs a next prompt, and jig print mode sends one prompt"})
+    );
+    assert_eq!(during[3].1["messageCount"], 2, "the prompt and the reply");
+    assert_eq!(during[3].1["sessionId"], id.as_str());
+
+    // After the run: no turn is left for a message; entries are still written.
+    let after = answers(&log, "session_shutdown");
+    assert_eq!(
+        after,
+        vec![
+            (
+                "sendMessage".to_owned(),
+                json!({"error": "sendMessage: the run has ended; no turn is left to take it"})
+            ),
+            ("appendEntry".to_owned(), Value::Null),
+        ]
+    );
+
+    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    assert_eq!(requests.len(), 3);
+    for request in &requests {
+        assert_eq!(offered(request), ["read", "bash"]);
+    }
+    assert_eq!(
+        last_message(&requests[1]),
+        ("user".to_owned(), "steer: keep it short".to_owned())
+    );
+    assert_eq!(
+        last_message(&requests[2]),
+        ("user".to_owned(), "follow up: summarise".to_owned())
+    );
+
+    let entries = session_entries(&workspace.root.join("data"));
+    assert_eq!(entries[0]["id"], id.as_str());
+    let custom: Vec<(Value, Value)> = entries
+        .iter()
+        .filter(|entry| entry["type"] == "custom")
+        .map(|entry| (entry["customType"].clone(), entry["data"].clone()))
+        .collect();
+    assert_eq!(
+        custom,
+        vec![(json!("note"), json!({"n": 1})), (json!("bye"), Value::Null)]
+    );
+    let steered = entries
+        .iter()
+        .filter(|entry| entry["type"] == "message")
+        .any(|entry| entry["message"]["content"][0]["text"] == "steer: keep it short");
+    assert!(steered, "the steering message is part of the session");
+}
