@@ -84,6 +84,13 @@ while True:
         log.flush()
         act(event)
         result = answers.get(event)
+        if event == "message_end" and os.environ.get("EXT_SHOUT"):
+            changed = message["params"]["message"]
+            if changed["role"] == "assistant":
+                for block in changed["content"]:
+                    if block["type"] == "text":
+                        block["text"] = block["text"].upper()
+                result = {"message": changed}
     else:
         result = None
     send({"jsonrpc": "2.0", "id": message["id"], "result": result})
@@ -338,4 +345,105 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
         .filter(|entry| entry["type"] == "message")
         .any(|entry| entry["message"]["content"][0]["text"] == "steer: keep it short");
     assert!(steered, "the steering message is part of the session");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_rewrites_what_the_model_is_sent_but_not_the_session() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![reply(ScriptedReply::text("ok"))])
+        .await
+        .unwrap();
+    let setup = json!({
+        "events": ["context"],
+        "plan": {},
+        "answers": {"context": {"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "rewritten"}]}]}},
+    });
+    let (output, log) = run(&workspace, &server, &setup, &["the original"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let request = server.requests()[0].json();
+    let sent: Vec<&Value> = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] != "system")
+        .collect();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(last_message(&request), ("user".to_owned(), "rewritten".to_owned()));
+    let seen = log_lines(&log);
+    assert_eq!(seen[0]["seen"], "context");
+    assert_eq!(
+        seen[0]["payload"]["messages"][0]["content"][0]["text"],
+        "the original"
+    );
+    let entries = session_entries(&workspace.root.join("data"));
+    let prompt = entries.iter().find(|entry| entry["type"] == "message").unwrap();
+    assert_eq!(prompt["message"]["content"][0]["text"], "the original");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_end_replaces_the_reply_the_run_keeps_and_prints() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![reply(ScriptedReply::text("quiet reply"))])
+        .await
+        .unwrap();
+    let setup = json!({"events": ["message_end"], "plan": {}, "answers": {}});
+    let log = workspace.root.join("ext.log");
+    let base_url = format!("{}/v1", server.url());
+    let extension = scripted(&workspace);
+    let mut command = workspace.jig(&[
+        "run", "--base-url", &base_url, "--model", "m", "-e", &extension, "hi",
+    ]);
+    command
+        .env("EXT_LOG", &log)
+        .env("EXT_SHOUT", "1")
+        .env("EXT_PLAN", setup["plan"].to_string())
+        .env("EXT_EVENTS", setup["events"].to_string())
+        .env("EXT_ANSWERS", "{}");
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "QUIET REPLY\n");
+    let roles: Vec<Value> = log_lines(&log)
+        .iter()
+        .map(|entry| entry["payload"]["message"]["role"].clone())
+        .collect();
+    assert_eq!(roles, [json!("user"), json!("assistant")]);
+    let entries = session_entries(&workspace.root.join("data"));
+    let replies: Vec<&Value> = entries
+        .iter()
+        .filter(|entry| entry["message"]["role"] == "assistant")
+        .collect();
+    assert_eq!(replies.len(), 1);
+    assert_eq!(replies[0]["message"]["content"][0]["text"], "QUIET REPLY");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_before_compact_can_cancel_a_compaction() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![]).await.unwrap();
+    let session = workspace.root.join("s.jsonl");
+    let session = session.display().to_string();
+    let setup = json!({
+        "events": ["session_before_compact"],
+        "plan": {},
+        "answers": {"session_before_compact": {"cancel": true}},
+    });
+    let (output, log) = run(
+        &workspace,
+        &server,
+        &setup,
+        &["--session", &session, "--compact", "hi"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        "jig: --compact: the compaction was cancelled by a hook\n"
+    );
+    let seen = log_lines(&log);
+    assert_eq!(seen[0]["seen"], "session_before_compact");
+    assert_eq!(seen[0]["payload"]["reason"], "manual");
+    assert!(server.requests().is_empty(), "nothing was sent");
 }
