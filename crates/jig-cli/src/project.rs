@@ -244,6 +244,11 @@ fn add_checked(
 ) {
     let path = PathBuf::from(extension.path());
     let registrations = extension.registrations();
+    if let Err(reason) = check_providers(registrations, loaded.runner.extensions()) {
+        diagnostics.provider_registration_error(&path, &reason);
+        extension_shutdown(extension);
+        return;
+    }
     let builtins = builtin_registry(&BuiltinsConfig::default());
     if let Some(tool) = registrations
         .tools
@@ -285,6 +290,55 @@ fn add_checked(
         Ok(()) => loaded.count(origin),
         Err(error) => diagnostics.extension_load_error(&path, &error.reason),
     }
+}
+
+/// The providers an extension registers in its `initialize` reply: each needs a `name` that is
+/// neither a built-in provider's nor an earlier extension's, and a `baseUrl`, when given, must
+/// be an http(s) URL.
+fn check_providers(
+    registrations: &jig_extensions::Registrations,
+    earlier: &[Arc<dyn ExtensionHandle>],
+) -> Result<(), String> {
+    for provider in &registrations.providers {
+        let Some(name) = provider
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .filter(|name| !name.trim().is_empty())
+        else {
+            return Err("Provider config is required when registering by name".to_owned());
+        };
+        if jig_llm::KnownProvider::find(name).is_some() {
+            return Err(format!(
+                "Provider \"{name}\" conflicts with the built-in provider"
+            ));
+        }
+        if let Some(first) = earlier.iter().find(|extension| {
+            extension
+                .registrations()
+                .providers
+                .iter()
+                .any(|theirs| theirs.get("name").and_then(serde_json::Value::as_str) == Some(name))
+        }) {
+            return Err(format!(
+                "Provider \"{name}\" conflicts with {}",
+                first.path()
+            ));
+        }
+        match provider.get("baseUrl") {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::String(url))
+                if ["http://", "https://"].iter().any(|scheme| {
+                    url.strip_prefix(scheme)
+                        .is_some_and(|rest| !rest.is_empty() && !rest.contains(char::is_whitespace))
+                }) => {}
+            Some(other) => {
+                return Err(format!(
+                    "Provider \"{name}\": baseUrl must be an http(s) URL, got {other}"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Stops an extension that was started but not added.

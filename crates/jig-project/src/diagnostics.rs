@@ -7,7 +7,7 @@
 //! | the trust decision (an untrusted project with gated resources, a store write that failed) | warning | as given |
 //! | an extension that cannot be loaded | error | `Failed to load extension "<path>": <reason>` |
 //! | a tool or flag name registered twice | error | `Failed to load extension "<path>": Tool "<name>" conflicts with <first>` |
-//! | a provider registration that fails | error | `Extension "<path>" error: <message>` |
+//! | a provider registration that is invalid or conflicts | error (no hint) | `Failed to load extension "<path>": <reason>` |
 //!
 //! Warnings print and startup continues. Any error stops startup with exit 1, in every mode;
 //! when an extension failed to load (or conflicted), the hint
@@ -130,13 +130,13 @@ impl Diagnostics {
         );
     }
 
-    /// `Extension "<path>" error: <message>` for a failed provider registration (error, no
-    /// hint).
-    pub fn provider_registration_error(&mut self, path: &Path, message: &str) {
+    /// `Failed to load extension "<path>": <reason>` for a provider registration that is
+    /// invalid or conflicts (error, no hint: starting without extensions is not the fix).
+    pub fn provider_registration_error(&mut self, path: &Path, reason: &str) {
         self.push(
             Severity::Error,
             DiagnosticKind::ProviderRegistration,
-            format!("Extension \"{}\" error: {message}", path.display()),
+            format!("Failed to load extension \"{}\": {reason}", path.display()),
         );
     }
 
@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(diagnostics.report(&mut out), StartupVerdict::Exit(1));
         assert_eq!(
             String::from_utf8_lossy(&out),
-            "jig: error: Extension \"/p\" error: bad provider config\n"
+            "jig: error: Failed to load extension \"/p\": bad provider config\n"
         );
     }
 }

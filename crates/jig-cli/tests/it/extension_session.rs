@@ -77,7 +77,8 @@ while True:
     method = message["method"]
     if method == "initialize":
         act("initialize")
-        result = {"protocolVersion": 1, "name": "scripted", "events": events}
+        result = {"protocolVersion": 1, "name": "scripted", "events": events,
+                  "providers": json.loads(os.environ.get("EXT_PROVIDERS", "[]"))}
     elif method == "event":
         event = message["params"]["event"]
         log.write(json.dumps({"seen": event, "payload": message["params"]}) + "\n")
@@ -446,4 +447,48 @@ async fn session_before_compact_can_cancel_a_compaction() {
     assert_eq!(seen[0]["seen"], "session_before_compact");
     assert_eq!(seen[0]["payload"]["reason"], "manual");
     assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn bad_or_conflicting_provider_registrations_stop_run_mcp_and_tool() {
+    let workspace = Workspace::new();
+    let extension = scripted(&workspace);
+    let log = workspace.root.join("ext.log");
+    let cases = [
+        (
+            json!([{"name": "openai", "baseUrl": "http://localhost:1/v1"}]),
+            "Provider \"openai\" conflicts with the built-in provider",
+        ),
+        (
+            json!([{"baseUrl": "http://localhost:1/v1"}]),
+            "Provider config is required when registering by name",
+        ),
+        (
+            json!([{"name": "local", "baseUrl": "localhost:1"}]),
+            "Provider \"local\": baseUrl must be an http(s) URL, got \"localhost:1\"",
+        ),
+    ];
+    for (providers, reason) in cases {
+        let expected = format!("jig: error: Failed to load extension \"{extension}\": {reason}\n");
+        let with_env = |command: &mut std::process::Command| {
+            command
+                .env("EXT_LOG", &log)
+                .env("EXT_PROVIDERS", providers.to_string());
+        };
+        let mut run = workspace.jig(&["run", "--no-session", "-e", &extension, "hi"]);
+        with_env(&mut run);
+        let run = run.output().unwrap();
+        assert_eq!(run.status.code(), Some(1));
+        assert_eq!(text(&run.stderr), expected);
+        let mut tool = workspace.jig(&["tool", "ls", "-e", &extension]);
+        with_env(&mut tool);
+        let tool = tool.output().unwrap();
+        assert_eq!(tool.status.code(), Some(1));
+        assert_eq!(text(&tool.stderr), expected);
+        let mut mcp = workspace.jig(&["mcp", "-e", &extension]);
+        with_env(&mut mcp);
+        let mcp = mcp.stdin(std::process::Stdio::null()).output().unwrap();
+        assert_eq!(mcp.status.code(), Some(1));
+        assert_eq!(text(&mcp.stderr), expected);
+    }
 }
