@@ -127,10 +127,29 @@ pub(crate) struct LoadedExtensions {
     trust_hook: Option<Arc<RunnerTrustHook>>,
 }
 
+/// The extensions' timeouts: the defaults, or `JIG_EXTENSION_TIMEOUT` seconds for events
+/// (notifications wait no longer than that either).
+fn timeouts() -> jig_extensions::Timeouts {
+    let defaults = jig_extensions::Timeouts::default();
+    let Some(seconds) = std::env::var(jig_protocol::EnvVars::JIG_EXTENSION_TIMEOUT)
+        .ok()
+        .and_then(|value| value.trim().parse::<f64>().ok())
+        .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds < 1e9)
+    else {
+        return defaults;
+    };
+    let decision = std::time::Duration::from_secs_f64(seconds);
+    jig_extensions::Timeouts {
+        decision,
+        notification: defaults.notification.min(decision),
+        ..defaults
+    }
+}
+
 impl LoadedExtensions {
     fn new(options: LoadOptions) -> Self {
         Self {
-            runner: Arc::new(ExtensionRunner::default()),
+            runner: Arc::new(ExtensionRunner::new(timeouts())),
             cli_count: 0,
             project_count: 0,
             options,

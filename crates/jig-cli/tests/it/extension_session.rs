@@ -492,3 +492,124 @@ fn bad_or_conflicting_provider_registrations_stop_run_mcp_and_tool() {
         assert_eq!(text(&mcp.stderr), expected);
     }
 }
+
+/// The runtime's scripted test extension in `mode`, started through a script in `workspace`
+/// whose command line carries the workspace's path (to find its processes afterwards).
+fn faulty(workspace: &Workspace, mode: &str) -> String {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../jig-extensions/tests/it/fixtures/ext.py")
+        .canonicalize()
+        .unwrap();
+    let script = workspace.root.join(format!("{mode}.sh"));
+    crate::extensions::executable(
+        &script,
+        &format!(
+            "#!/bin/sh\nexec python3 {} {mode} {}\n",
+            fixture.display(),
+            workspace.root.display()
+        ),
+    );
+    script.display().to_string()
+}
+
+/// Processes whose command line mentions `tag`.
+fn processes_with(tag: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(tag) {
+            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// `jig run` with the extension in `mode` subscribed to `tool_call`, the model asking for
+/// `touch ran` and then answering `done`: the call is blocked (fail closed), the run goes on
+/// and ends normally, the error names the extension and the event, and no process is left.
+async fn a_faulty_tool_call_handler_blocks_and_the_run_goes_on(mode: &str, error: &str) {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call("c1", "bash", json!({"command": "touch ran"}))),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await
+    .unwrap();
+    let base_url = format!("{}/v1", server.url());
+    let extension = faulty(&workspace, mode);
+    let mut command = workspace.jig(&[
+        "run", "--base-url", &base_url, "--model", "m", "--no-session", "-e", &extension, "go",
+    ]);
+    command.env("JIG_EXTENSION_TIMEOUT", "1");
+    let started = std::time::Instant::now();
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{mode}: too slow");
+    assert_eq!(output.status.code(), Some(0), "{mode}: {}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "done\n", "{mode}");
+    assert!(!workspace.ws.join("ran").exists(), "{mode}: the call ran");
+    let stderr = text(&output.stderr);
+    let prefix = format!("jig: warning: Extension \"{extension}\" tool_call error: ");
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("{mode}: no error naming the extension in {stderr}"));
+    assert!(line.contains(error), "{mode}: {line}");
+    let requests = server.requests();
+    let result = requests[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        result.as_str().unwrap().contains(error),
+        "{mode}: the model reads {result}"
+    );
+    let left = processes_with(&workspace.root.display().to_string());
+    assert!(left.is_empty(), "{mode}: left behind: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_handler_blocks_the_call_and_the_run_goes_on() {
+    a_faulty_tool_call_handler_blocks_and_the_run_goes_on("crash", "segfault in handler").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hang_past_the_timeout_blocks_the_call_and_the_run_goes_on() {
+    a_faulty_tool_call_handler_blocks_and_the_run_goes_on("hang", "no answer").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_on_stdout_blocks_the_call_and_the_run_goes_on() {
+    a_faulty_tool_call_handler_blocks_and_the_run_goes_on("flood", "without a newline").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_json_blocks_the_call_and_the_run_goes_on() {
+    a_faulty_tool_call_handler_blocks_and_the_run_goes_on("garbage", "invalid JSON").await;
+}
+
+#[test]
+fn exiting_during_initialize_stops_the_run_before_any_request() {
+    let workspace = Workspace::new();
+    let extension = faulty(&workspace, "exit-init");
+    let output = workspace
+        .jig(&["run", "--no-session", "-e", &extension, "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: error: Failed to load extension \"{extension}\": during initialize: the process exited (exit status: 3); stderr: cannot start: missing config\nHint: Start without extensions using \"jig -ne\".\n"
+        )
+    );
+    let left = processes_with(&workspace.root.display().to_string());
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
