@@ -43,6 +43,10 @@ pub(crate) struct ProjectArgs {
     /// Do not trust the project for this run (nothing is saved) [short: -na].
     #[arg(long = "no-approve")]
     pub(crate) no_approve: bool,
+    /// Set a flag an extension registers: NAME=VALUE, or NAME alone for a boolean flag
+    /// (repeatable).
+    #[arg(long = "flag", value_name = "NAME[=VALUE]")]
+    pub(crate) flags: Vec<String>,
 }
 
 impl ProjectArgs {
@@ -77,9 +81,10 @@ pub(crate) fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<Os
     let mut index = 1;
     while index < end {
         let arg = args[index].to_string_lossy();
-        let takes_value = arg == "-e" || arg == "--extension";
+        let takes_value = arg == "-e" || arg == "--extension" || arg == "--flag";
         let is_flag = takes_value
             || arg.starts_with("--extension=")
+            || arg.starts_with("--flag=")
             || matches!(
                 arg.as_ref(),
                 "-a" | "--approve" | "--no-approve" | "--no-extensions"
@@ -602,6 +607,9 @@ pub(crate) async fn start(
     }
 
     loaded.trust_hook = None;
+    if let Err(reason) = loaded.runner.apply_flag_values(&args.flags) {
+        diagnostics.flag_error(&reason);
+    }
     match diagnostics.report_to_stderr() {
         StartupVerdict::Continue => Ok(ProjectStartup {
             decision,

@@ -513,11 +513,16 @@ impl ExtensionHandle for ProcessExtension {
     async fn bind(&self, host: Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
         let errors = self.connection.gate.bind(&self.connection.path, &host);
         let info = host.session_info().await;
+        let flags = self.connection.gate.flag_values();
         let _ = self
             .connection
-            .notify("bind", json!({ "session": info }))
+            .notify("bind", json!({ "session": info, "flagValues": flags }))
             .await;
         errors
+    }
+
+    fn set_flag_values(&self, values: serde_json::Map<String, Value>) {
+        self.connection.gate.set_flag_values(values);
     }
 
     fn timed_out(&self, event: &str) {

@@ -8,6 +8,7 @@
 //! | an extension that cannot be loaded | error | `Failed to load extension "<path>": <reason>` |
 //! | a tool or flag name registered twice | error | `Failed to load extension "<path>": Tool "<name>" conflicts with <first>` |
 //! | a provider registration that is invalid or conflicts | error (no hint) | `Failed to load extension "<path>": <reason>` |
+//! | a `--flag` no extension registers, or of the wrong type | error (no hint) | `Unknown flag "--<name>": no loaded extension registers it` |
 //!
 //! Warnings print and startup continues. Any error stops startup with exit 1, in every mode;
 //! when an extension failed to load (or conflicted), the hint
@@ -43,6 +44,8 @@ pub enum DiagnosticKind {
     Conflict,
     /// A provider registration from an extension failed.
     ProviderRegistration,
+    /// A `--flag` no extension registers, or with a value of the wrong type.
+    Flag,
 }
 
 /// One diagnostic.
@@ -138,6 +141,11 @@ impl Diagnostics {
             DiagnosticKind::ProviderRegistration,
             format!("Failed to load extension \"{}\": {reason}", path.display()),
         );
+    }
+
+    /// A `--flag` that no extension registers or whose value does not fit (error, no hint).
+    pub fn flag_error(&mut self, message: &str) {
+        self.push(Severity::Error, DiagnosticKind::Flag, message);
     }
 
     /// The diagnostics in order.

@@ -73,12 +73,16 @@ while True:
     if "id" not in message:
         if message.get("method") == "shutdown":
             break
+        if message.get("method") == "bind":
+            log.write(json.dumps({"bind": message["params"]}) + "\n")
+            log.flush()
         continue
     method = message["method"]
     if method == "initialize":
         act("initialize")
         result = {"protocolVersion": 1, "name": "scripted", "events": events,
-                  "providers": json.loads(os.environ.get("EXT_PROVIDERS", "[]"))}
+                  "providers": json.loads(os.environ.get("EXT_PROVIDERS", "[]")),
+                  "flags": json.loads(os.environ.get("EXT_FLAGS", "[]"))}
     elif method == "event":
         event = message["params"]["event"]
         log.write(json.dumps({"seen": event, "payload": message["params"]}) + "\n")
@@ -612,4 +616,66 @@ fn exiting_during_initialize_stops_the_run_before_any_request() {
     );
     let left = processes_with(&workspace.root.display().to_string());
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![reply(ScriptedReply::text("ok"))])
+        .await
+        .unwrap();
+    let extension = scripted(&workspace);
+    let log = workspace.root.join("ext.log");
+    let base_url = format!("{}/v1", server.url());
+    let flags = json!([
+        {"name": "strict", "type": "boolean", "default": false},
+        {"name": "label", "type": "string"},
+        {"name": "level", "type": "string", "default": "low"},
+    ]);
+    let plan = json!({"session_start": [["getFlag", {"name": "strict"}], ["getFlag", {"name": "other"}]]});
+    let mut command = workspace.jig(&[
+        "run", "--base-url", &base_url, "--model", "m", "--no-session", "-e", &extension,
+        "--flag", "strict", "--flag", "label=nightly", "hi",
+    ]);
+    command
+        .env("EXT_LOG", &log)
+        .env("EXT_FLAGS", flags.to_string())
+        .env("EXT_EVENTS", r#"["session_start"]"#)
+        .env("EXT_PLAN", plan.to_string());
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines = log_lines(&log);
+    let bind = lines.iter().find_map(|line| line.get("bind")).unwrap();
+    assert_eq!(
+        bind["flagValues"],
+        json!({"strict": true, "label": "nightly", "level": "low"})
+    );
+    assert_eq!(
+        answers(&lines, "session_start"),
+        vec![
+            ("getFlag".to_owned(), json!(true)),
+            ("getFlag".to_owned(), Value::Null)
+        ]
+    );
+
+    for (flag, message) in [
+        ("nope", "Unknown flag \"--nope\": no loaded extension registers it"),
+        ("strict=maybe", "Flag \"--strict\" is a boolean: give true or false, not \"maybe\""),
+        ("label", "Flag \"--label\" needs a value: --flag label=VALUE"),
+    ] {
+        for mode in [&["run", "--no-session", "hi"][..], &["tool", "ls"][..], &["mcp"][..]] {
+            let mut args = mode.to_vec();
+            args.extend_from_slice(&["-e", &extension, "--flag", flag]);
+            let output = workspace
+                .jig(&args)
+                .env("EXT_LOG", &log)
+                .env("EXT_FLAGS", flags.to_string())
+                .output()
+                .unwrap();
+            assert_eq!(output.status.code(), Some(1), "{args:?}");
+            assert_eq!(text(&output.stderr), format!("jig: error: {message}\n"), "{args:?}");
+        }
+    }
 }
