@@ -109,6 +109,14 @@ fn scripted(workspace: &Workspace) -> String {
     dir.display().to_string()
 }
 
+/// The events the extension saw, from its log.
+fn seen_events(path: &Path) -> Vec<Value> {
+    log_lines(path)
+        .into_iter()
+        .filter(|line| line.get("seen").is_some())
+        .collect()
+}
+
 /// The lines of the extension's log.
 fn log_lines(path: &Path) -> Vec<Value> {
     fs::read_to_string(path)
@@ -375,7 +383,7 @@ async fn context_rewrites_what_the_model_is_sent_but_not_the_session() {
         .collect();
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(last_message(&request), ("user".to_owned(), "rewritten".to_owned()));
-    let seen = log_lines(&log);
+    let seen = seen_events(&log);
     assert_eq!(seen[0]["seen"], "context");
     assert_eq!(
         seen[0]["payload"]["messages"][0]["content"][0]["text"],
@@ -410,7 +418,7 @@ async fn message_end_replaces_the_reply_the_run_keeps_and_prints() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(text(&output.stdout), "QUIET REPLY\n");
-    let roles: Vec<Value> = log_lines(&log)
+    let roles: Vec<Value> = seen_events(&log)
         .iter()
         .map(|entry| entry["payload"]["message"]["role"].clone())
         .collect();
@@ -447,7 +455,7 @@ async fn session_before_compact_can_cancel_a_compaction() {
         text(&output.stderr),
         "jig: --compact: the compaction was cancelled by a hook\n"
     );
-    let seen = log_lines(&log);
+    let seen = seen_events(&log);
     assert_eq!(seen[0]["seen"], "session_before_compact");
     assert_eq!(seen[0]["payload"]["reason"], "manual");
     assert!(server.requests().is_empty(), "nothing was sent");
