@@ -14,11 +14,11 @@ use crate::compaction::{
     summary_message, transcript,
 };
 use crate::config::{ABORTED_TEXT, AgentConfig};
+use crate::event::{AgentEvent, AgentObserver, RunEnd, total_cost, usage_by_model};
+use crate::execute::execute_calls;
 
 /// Why [`Agent::compact`] failed when a hook cancelled it.
 pub const COMPACTION_CANCELLED: &str = "the compaction was cancelled by a hook";
-use crate::event::{AgentEvent, AgentObserver, RunEnd, total_cost, usage_by_model};
-use crate::execute::execute_calls;
 
 /// The result of [`Agent::run`].
 #[derive(Debug, Clone, PartialEq)]
