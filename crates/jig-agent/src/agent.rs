@@ -199,7 +199,10 @@ impl Agent {
             {
                 Message::Assistant(replaced) => replaced,
                 other => {
-                    tracing::warn!(role = other.role(), "a message_end hook changed the role; ignored");
+                    tracing::warn!(
+                        role = other.role(),
+                        "a message_end hook changed the role; ignored"
+                    );
                     reply
                 }
             };

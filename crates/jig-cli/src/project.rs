@@ -336,13 +336,13 @@ fn check_providers(
                 "Provider \"{name}\" conflicts with the built-in provider"
             ));
         }
-        if let Some(first) = earlier.iter().find(|extension| {
-            extension
-                .registrations()
-                .providers
-                .iter()
-                .any(|theirs| theirs.get("name").and_then(serde_json::Value::as_str) == Some(name))
-        }) {
+        if let Some(first) =
+            earlier.iter().find(|extension| {
+                extension.registrations().providers.iter().any(|theirs| {
+                    theirs.get("name").and_then(serde_json::Value::as_str) == Some(name)
+                })
+            })
+        {
             return Err(format!(
                 "Provider \"{name}\" conflicts with {}",
                 first.path()

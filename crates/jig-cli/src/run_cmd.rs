@@ -448,11 +448,8 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     );
     // The actions reach the agent loop in print mode; the interactive session does not deliver
     // them yet.
-    let host = extensions::SessionHost::new(
-        info,
-        extensions::tool_names(&tools),
-        opened.mode == "print",
-    );
+    let host =
+        extensions::SessionHost::new(info, extensions::tool_names(&tools), opened.mode == "print");
     runner
         .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)
         .await;

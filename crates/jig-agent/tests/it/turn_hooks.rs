@@ -109,14 +109,30 @@ async fn steering_goes_before_the_next_request_and_follow_ups_keep_the_run_going
     let mut agent = Agent::new(config(provider.clone(), Arc::clone(&hooks)));
     let observer: Arc<dyn AgentObserver> = Recorder::shared();
     let outcome = agent
-        .run(Message::user_text("go"), &CancellationToken::new(), &observer)
+        .run(
+            Message::user_text("go"),
+            &CancellationToken::new(),
+            &observer,
+        )
         .await;
     assert_eq!(outcome.end, RunEnd::Completed);
-    assert_eq!(outcome.final_reply().unwrap().text(), "B", "message_end replaced it");
+    assert_eq!(
+        outcome.final_reply().unwrap().text(),
+        "B",
+        "message_end replaced it"
+    );
     let roles: Vec<&str> = agent.messages().iter().map(Message::role).collect();
     assert_eq!(
         roles,
-        ["user", "assistant", "toolResult", "user", "assistant", "user", "assistant"]
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
     );
     let requests = provider.requests();
     assert_eq!(requests.len(), 3);
@@ -139,7 +155,11 @@ async fn a_hook_cancels_a_compaction() {
     let mut agent = Agent::new(config(provider.clone(), hooks));
     let observer: Arc<dyn AgentObserver> = Recorder::shared();
     let result = agent
-        .compact(CompactionReason::Manual, &CancellationToken::new(), &observer)
+        .compact(
+            CompactionReason::Manual,
+            &CancellationToken::new(),
+            &observer,
+        )
         .await;
     assert_eq!(result, Err(COMPACTION_CANCELLED.to_owned()));
     assert!(provider.requests().is_empty());

@@ -86,7 +86,9 @@ impl SessionHost {
             return Err(self.unavailable(method));
         }
         if self.finished.load(Ordering::Acquire) {
-            return Err(format!("{method}: the run has ended; no turn is left to take it"));
+            return Err(format!(
+                "{method}: the run has ended; no turn is left to take it"
+            ));
         }
         let queue = match deliver_as {
             None | Some("steer") => &self.steering,

@@ -231,7 +231,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
     let workspace = Workspace::new();
     let server = ReplayServer::start(vec![
-        reply(ScriptedReply::tool_call("c1", "bash", json!({"command": "echo hi"}))),
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo hi"}),
+        )),
         reply(ScriptedReply::text("listed")),
         reply(ScriptedReply::text("summary")),
     ])
@@ -275,10 +279,15 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
     let log = log_lines(&log);
 
     // Loading: every action is refused with the same message.
-    let refused: Vec<(String, Value)> = ["sendMessage", "appendEntry", "setActiveTools", "getSessionInfo"]
-        .iter()
-        .map(|method| ((*method).to_owned(), json!({"error": NOT_INITIALIZED})))
-        .collect();
+    let refused: Vec<(String, Value)> = [
+        "sendMessage",
+        "appendEntry",
+        "setActiveTools",
+        "getSessionInfo",
+    ]
+    .iter()
+    .map(|method| ((*method).to_owned(), json!({"error": NOT_INITIALIZED})))
+    .collect();
     assert_eq!(answers(&log, "initialize"), refused);
 
     // Bound: session info, entries, active tools, dialogs without a user interface.
@@ -298,7 +307,10 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
         json!({"error": "setActiveTools: unknown tool \"nope\"; available tools: read, write, edit, bash"})
     );
     assert_eq!(start[3], ("setActiveTools".to_owned(), Value::Null));
-    assert_eq!(start[4], ("getActiveTools".to_owned(), json!(["read", "bash"])));
+    assert_eq!(
+        start[4],
+        ("getActiveTools".to_owned(), json!(["read", "bash"]))
+    );
     assert_eq!(start[5], ("ui/confirm".to_owned(), json!(false)));
     assert_eq!(start[6], ("ui/select".to_owned(), Value::Null));
     assert_eq!(start[7], ("ui/input".to_owned(), Value::Null));
@@ -351,7 +363,10 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
         .collect();
     assert_eq!(
         custom,
-        vec![(json!("note"), json!({"n": 1})), (json!("bye"), Value::Null)]
+        vec![
+            (json!("note"), json!({"n": 1})),
+            (json!("bye"), Value::Null)
+        ]
     );
     let steered = entries
         .iter()
@@ -382,7 +397,10 @@ async fn context_rewrites_what_the_model_is_sent_but_not_the_session() {
         .filter(|message| message["role"] != "system")
         .collect();
     assert_eq!(sent.len(), 1, "{sent:?}");
-    assert_eq!(last_message(&request), ("user".to_owned(), "rewritten".to_owned()));
+    assert_eq!(
+        last_message(&request),
+        ("user".to_owned(), "rewritten".to_owned())
+    );
     let seen = seen_events(&log);
     assert_eq!(seen[0]["seen"], "context");
     assert_eq!(
@@ -390,7 +408,10 @@ async fn context_rewrites_what_the_model_is_sent_but_not_the_session() {
         "the original"
     );
     let entries = session_entries(&workspace.root.join("data"));
-    let prompt = entries.iter().find(|entry| entry["type"] == "message").unwrap();
+    let prompt = entries
+        .iter()
+        .find(|entry| entry["type"] == "message")
+        .unwrap();
     assert_eq!(prompt["message"]["content"][0]["text"], "the original");
 }
 
@@ -405,7 +426,14 @@ async fn message_end_replaces_the_reply_the_run_keeps_and_prints() {
     let base_url = format!("{}/v1", server.url());
     let extension = scripted(&workspace);
     let mut command = workspace.jig(&[
-        "run", "--base-url", &base_url, "--model", "m", "-e", &extension, "hi",
+        "run",
+        "--base-url",
+        &base_url,
+        "--model",
+        "m",
+        "-e",
+        &extension,
+        "hi",
     ]);
     command
         .env("EXT_LOG", &log)
@@ -533,7 +561,10 @@ fn processes_with(tag: &str) -> Vec<String> {
         };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if cmdline.contains(tag) {
-            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
         }
     }
     found
@@ -545,7 +576,11 @@ fn processes_with(tag: &str) -> Vec<String> {
 async fn a_faulty_tool_call_handler_blocks_and_the_run_goes_on(mode: &str, error: &str) {
     let workspace = Workspace::new();
     let server = ReplayServer::start(vec![
-        reply(ScriptedReply::tool_call("c1", "bash", json!({"command": "touch ran"}))),
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch ran"}),
+        )),
         reply(ScriptedReply::text("done")),
     ])
     .await
@@ -553,15 +588,31 @@ async fn a_faulty_tool_call_handler_blocks_and_the_run_goes_on(mode: &str, error
     let base_url = format!("{}/v1", server.url());
     let extension = faulty(&workspace, mode);
     let mut command = workspace.jig(&[
-        "run", "--base-url", &base_url, "--model", "m", "--no-session", "-e", &extension, "go",
+        "run",
+        "--base-url",
+        &base_url,
+        "--model",
+        "m",
+        "--no-session",
+        "-e",
+        &extension,
+        "go",
     ]);
     command.env("JIG_EXTENSION_TIMEOUT", "1");
     let started = std::time::Instant::now();
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap();
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{mode}: too slow");
-    assert_eq!(output.status.code(), Some(0), "{mode}: {}", text(&output.stderr));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{mode}: too slow"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{mode}: {}",
+        text(&output.stderr)
+    );
     assert_eq!(text(&output.stdout), "done\n", "{mode}");
     assert!(!workspace.ws.join("ran").exists(), "{mode}: the call ran");
     let stderr = text(&output.stderr);
@@ -640,10 +691,22 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
         {"name": "label", "type": "string"},
         {"name": "level", "type": "string", "default": "low"},
     ]);
-    let plan = json!({"session_start": [["getFlag", {"name": "strict"}], ["getFlag", {"name": "other"}]]});
+    let plan =
+        json!({"session_start": [["getFlag", {"name": "strict"}], ["getFlag", {"name": "other"}]]});
     let mut command = workspace.jig(&[
-        "run", "--base-url", &base_url, "--model", "m", "--no-session", "-e", &extension,
-        "--flag", "strict", "--flag", "label=nightly", "hi",
+        "run",
+        "--base-url",
+        &base_url,
+        "--model",
+        "m",
+        "--no-session",
+        "-e",
+        &extension,
+        "--flag",
+        "strict",
+        "--flag",
+        "label=nightly",
+        "hi",
     ]);
     command
         .env("EXT_LOG", &log)
@@ -669,11 +732,24 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
     );
 
     for (flag, message) in [
-        ("nope", "Unknown flag \"--nope\": no loaded extension registers it"),
-        ("strict=maybe", "Flag \"--strict\" is a boolean: give true or false, not \"maybe\""),
-        ("label", "Flag \"--label\" needs a value: --flag label=VALUE"),
+        (
+            "nope",
+            "Unknown flag \"--nope\": no loaded extension registers it",
+        ),
+        (
+            "strict=maybe",
+            "Flag \"--strict\" is a boolean: give true or false, not \"maybe\"",
+        ),
+        (
+            "label",
+            "Flag \"--label\" needs a value: --flag label=VALUE",
+        ),
     ] {
-        for mode in [&["run", "--no-session", "hi"][..], &["tool", "ls"][..], &["mcp"][..]] {
+        for mode in [
+            &["run", "--no-session", "hi"][..],
+            &["tool", "ls"][..],
+            &["mcp"][..],
+        ] {
             let mut args = mode.to_vec();
             args.extend_from_slice(&["-e", &extension, "--flag", flag]);
             let output = workspace
@@ -683,7 +759,11 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
                 .output()
                 .unwrap();
             assert_eq!(output.status.code(), Some(1), "{args:?}");
-            assert_eq!(text(&output.stderr), format!("jig: error: {message}\n"), "{args:?}");
+            assert_eq!(
+                text(&output.stderr),
+                format!("jig: error: {message}\n"),
+                "{args:?}"
+            );
         }
     }
 }

@@ -626,9 +626,18 @@ async fn flag_values_go_to_the_extension_that_registered_them_and_unknown_flags_
     assert_eq!(get(&b_cx, "level").await, json!("low"), "the default");
 
     for (given, message) in [
-        ("nope", "Unknown flag \"--nope\": no loaded extension registers it"),
-        ("strict=1", "Flag \"--strict\" is a boolean: give true or false, not \"1\""),
-        ("label", "Flag \"--label\" needs a value: --flag label=VALUE"),
+        (
+            "nope",
+            "Unknown flag \"--nope\": no loaded extension registers it",
+        ),
+        (
+            "strict=1",
+            "Flag \"--strict\" is a boolean: give true or false, not \"1\"",
+        ),
+        (
+            "label",
+            "Flag \"--label\" needs a value: --flag label=VALUE",
+        ),
     ] {
         assert_eq!(
             runner.apply_flag_values(&[given.to_owned()]),
