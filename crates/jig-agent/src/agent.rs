@@ -149,23 +149,9 @@ impl Agent {
         // Messages queued for the next request (steering, or follow-ups when the run would end).
         let mut queued: Vec<Message> = Vec::new();
         let end = loop {
-            queued.extend(self.config.turn_hooks.take_steering());
-            for message in queued.drain(..) {
-                self.push(message, observer).await;
-            }
-            if self.needs_compaction()
-                && !self
-                    .config
-                    .turn_hooks
-                    .cancel_compaction(CompactionReason::Threshold)
-                    .await
-                && let Err(message) = self
-                    .compact_now(CompactionReason::Threshold, cancel, observer)
-                    .await
-            {
+            if let Err(message) = self.before_request(&mut queued, cancel, observer).await {
                 break Self::compaction_failed(&message, cancel);
             }
-            self.select_active_tools();
             observer.on_event(&AgentEvent::TurnStart { turn_index: turns });
             let mut reply = self.stream_reply(cancel, observer).await;
             if reply.stop_reason == StopReason::Error
@@ -187,29 +173,7 @@ impl Agent {
                 reply = self.stream_reply(cancel, observer).await;
             }
             turns += 1;
-            if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
-                let usage = &reply.usage;
-                self.last_input_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
-            }
-            let reply = match self
-                .config
-                .turn_hooks
-                .message_end(Message::Assistant(reply.clone()))
-                .await
-            {
-                Message::Assistant(replaced) => replaced,
-                other => {
-                    tracing::warn!(
-                        role = other.role(),
-                        "a message_end hook changed the role; ignored"
-                    );
-                    reply
-                }
-            };
-            self.messages.push(Message::Assistant(reply.clone()));
-            observer.on_event(&AgentEvent::MessageEnd {
-                message: Message::Assistant(reply.clone()),
-            });
+            let reply = self.finish_reply(reply, observer).await;
             let failed = match reply.stop_reason {
                 StopReason::Aborted => Some(RunEnd::Aborted),
                 StopReason::Error => Some(RunEnd::Error {
@@ -226,11 +190,7 @@ impl Agent {
             }
             if reply.tool_calls().next().is_none() {
                 Self::end_turn(turns - 1, reply, Vec::new(), observer);
-                // Messages sent while the model replied go first; then the follow-ups.
-                queued = self.config.turn_hooks.take_steering();
-                if queued.is_empty() {
-                    queued = self.config.turn_hooks.take_follow_ups();
-                }
+                queued = self.queued_after_reply();
                 if queued.is_empty() || cancel.is_cancelled() {
                     break RunEnd::Completed;
                 }
@@ -280,6 +240,77 @@ impl Agent {
             end,
             new_messages,
             turns,
+        }
+    }
+
+    /// Before each request: the queued and steering messages join the conversation, the
+    /// conversation is compacted when it reached the threshold (unless a hook cancels that),
+    /// and the active tools are picked. Fails when the compaction fails.
+    async fn before_request(
+        &mut self,
+        queued: &mut Vec<Message>,
+        cancel: &CancellationToken,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> Result<(), String> {
+        queued.extend(self.config.turn_hooks.take_steering());
+        for message in queued.drain(..) {
+            self.push(message, observer).await;
+        }
+        if self.needs_compaction()
+            && !self
+                .config
+                .turn_hooks
+                .cancel_compaction(CompactionReason::Threshold)
+                .await
+        {
+            self.compact_now(CompactionReason::Threshold, cancel, observer)
+                .await?;
+        }
+        self.select_active_tools();
+        Ok(())
+    }
+
+    /// Keeps a finished reply (as the `message_end` hook leaves it) and counts its input
+    /// tokens.
+    async fn finish_reply(
+        &mut self,
+        reply: AssistantMessage,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> AssistantMessage {
+        if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
+            let usage = &reply.usage;
+            self.last_input_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
+        }
+        let reply = match self
+            .config
+            .turn_hooks
+            .message_end(Message::Assistant(reply.clone()))
+            .await
+        {
+            Message::Assistant(replaced) => replaced,
+            other => {
+                tracing::warn!(
+                    role = other.role(),
+                    "a message_end hook changed the role; ignored"
+                );
+                reply
+            }
+        };
+        self.messages.push(Message::Assistant(reply.clone()));
+        observer.on_event(&AgentEvent::MessageEnd {
+            message: Message::Assistant(reply.clone()),
+        });
+        reply
+    }
+
+    /// When the model stopped calling tools: messages sent while it replied (steering), else
+    /// the follow-ups. Any makes the run go on.
+    fn queued_after_reply(&self) -> Vec<Message> {
+        let steering = self.config.turn_hooks.take_steering();
+        if steering.is_empty() {
+            self.config.turn_hooks.take_follow_ups()
+        } else {
+            steering
         }
     }
 

@@ -1,5 +1,9 @@
 //! `TurnHooks`: queued messages (steering, follow-ups), active tools, the context sent, finished
 //! messages replaced, compactions cancelled.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test hooks panic when a lock is poisoned"
+)]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,7 +92,7 @@ fn last_text(messages: &[Message]) -> String {
             .iter()
             .filter_map(|block| match block {
                 jig_protocol::ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
+                jig_protocol::ContentBlock::Image { .. } => None,
             })
             .collect(),
         other => panic!("not a user message: {other:?}"),

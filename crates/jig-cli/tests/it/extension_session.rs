@@ -228,6 +228,10 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one run checked end to end: every action in each phase of the session"
+)]
 async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
     let workspace = Workspace::new();
     let server = ReplayServer::start(vec![
@@ -340,7 +344,11 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
         ]
     );
 
-    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let requests: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(jig_llm::testing::RecordedRequest::json)
+        .collect();
     assert_eq!(requests.len(), 3);
     for request in &requests {
         assert_eq!(offered(request), ["read", "bash"]);

@@ -595,16 +595,16 @@ fn the_runner_and_its_futures_can_cross_threads() {
     send(&runner.bind(host() as Arc<dyn ExtensionHost>));
 }
 
-fn flag(name: &str, kind: &str, default: Option<Value>) -> jig_extensions::FlagRegistration {
+fn flag(name: &str, kind: &str, default: &Value) -> jig_extensions::FlagRegistration {
     serde_json::from_value(json!({"name": name, "type": kind, "default": default})).unwrap()
 }
 
 #[tokio::test]
 async fn flag_values_go_to_the_extension_that_registered_them_and_unknown_flags_fail() {
     let a = ext("a")
-        .flag(flag("strict", "boolean", Some(json!(false))))
-        .flag(flag("label", "string", None));
-    let b = ext("b").flag(flag("level", "string", Some(json!("low"))));
+        .flag(flag("strict", "boolean", &json!(false)))
+        .flag(flag("label", "string", &Value::Null));
+    let b = ext("b").flag(flag("level", "string", &json!("low")));
     let (a_cx, b_cx) = (a.context(), b.context());
     let runner = runner(vec![a.into_handle(), b.into_handle()]);
     // While loading, getFlag answers null: values arrive after every extension has loaded.
