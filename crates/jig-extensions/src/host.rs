@@ -358,6 +358,11 @@ impl ActionGate {
         self.flags.get().cloned().unwrap_or_default()
     }
 
+    /// The provider registrations queued so far, taken out of the queue.
+    pub(crate) fn take_queued_providers(&self) -> Vec<Value> {
+        std::mem::take(&mut *lock(&self.queued_providers))
+    }
+
     /// Queues a provider registration made while loading.
     pub(crate) fn queue_provider(&self, provider: Value) {
         lock(&self.queued_providers).push(provider);

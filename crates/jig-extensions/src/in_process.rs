@@ -144,8 +144,9 @@ impl InProcessExtension {
 
     /// Registers a provider (declarative config); queued until the runtime is bound.
     #[must_use]
-    pub fn provider(self, config: Value) -> Self {
-        self.gate.queue_provider(config);
+    pub fn provider(mut self, config: Value) -> Self {
+        self.gate.queue_provider(config.clone());
+        self.registrations.providers.push(config);
         self
     }
 

@@ -378,7 +378,7 @@ impl ProcessExtension {
             }
             Ok(Ok(reply)) => reply,
         };
-        let registrations: Registrations = serde_json::from_value(reply).map_err(|error| {
+        let mut registrations: Registrations = serde_json::from_value(reply).map_err(|error| {
             connection.fail("invalid initialize reply".to_owned());
             fail(format!("invalid initialize reply: {error}"))
         })?;
@@ -386,6 +386,11 @@ impl ProcessExtension {
             connection.fail("invalid registrations".to_owned());
             return Err(fail(reason));
         }
+        // `registerProvider` calls made during `initialize` count as registrations too (so
+        // the host can check them all at load), then the reply's.
+        let mut providers = connection.gate.take_queued_providers();
+        providers.append(&mut registrations.providers);
+        registrations.providers = providers;
         for provider in &registrations.providers {
             connection.gate.queue_provider(provider.clone());
         }

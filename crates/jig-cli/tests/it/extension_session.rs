@@ -516,6 +516,24 @@ fn bad_or_conflicting_provider_registrations_stop_run_mcp_and_tool() {
             "Provider \"local\": baseUrl must be an http(s) URL, got \"localhost:1\"",
         ),
     ];
+    // A provider registered by an action call during `initialize` is checked the same way.
+    let output = workspace
+        .jig(&["run", "--no-session", "-e", &extension, "hi"])
+        .env("EXT_LOG", &log)
+        .env(
+            "EXT_PLAN",
+            json!({"initialize": [["registerProvider", {"baseUrl": "http://localhost:1/v1"}]]})
+                .to_string(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: error: Failed to load extension \"{extension}\": Provider config is required when registering by name\n"
+        )
+    );
     for (providers, reason) in cases {
         let expected = format!("jig: error: Failed to load extension \"{extension}\": {reason}\n");
         let with_env = |command: &mut std::process::Command| {
