@@ -17,6 +17,9 @@ use crate::config::{ABORTED_TEXT, AgentConfig};
 use crate::event::{AgentEvent, AgentObserver, RunEnd, total_cost, usage_by_model};
 use crate::execute::execute_calls;
 
+/// Why [`Agent::compact`] failed when a hook cancelled it.
+pub const COMPACTION_CANCELLED: &str = "the compaction was cancelled by a hook";
+
 /// The result of [`Agent::run`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
@@ -50,6 +53,9 @@ pub struct Agent {
     last_input_tokens: Option<u64>,
     /// Summarisation replies not yet counted in a run's usage.
     summary_replies: Vec<Message>,
+    /// Every tool of the configuration; [`TurnHooks::active_tools`](crate::TurnHooks) picks
+    /// the ones offered.
+    all_tools: jig_tool::ToolRegistry,
 }
 
 impl Agent {
@@ -62,6 +68,7 @@ impl Agent {
     /// count towards the compaction threshold.
     pub fn with_messages(config: AgentConfig, messages: Vec<Message>) -> Self {
         let last_input_tokens = last_reply_input(&messages);
+        let all_tools = config.tools.clone();
         Self {
             config,
             messages,
@@ -69,12 +76,14 @@ impl Agent {
             context_start: 0,
             last_input_tokens,
             summary_replies: Vec::new(),
+            all_tools,
         }
     }
 
     /// An agent continuing a compacted session: the model is sent `summary`, then `messages`.
     /// The last reply's tokens were counted before the compaction, so they do not count.
     pub fn with_summary(config: AgentConfig, summary: String, messages: Vec<Message>) -> Self {
+        let all_tools = config.tools.clone();
         Self {
             config,
             messages,
@@ -82,6 +91,7 @@ impl Agent {
             context_start: 0,
             last_input_tokens: None,
             summary_replies: Vec::new(),
+            all_tools,
         }
     }
 
@@ -140,14 +150,12 @@ impl Agent {
         let start = self.messages.len();
         let started_at = std::time::Instant::now();
         observer.on_event(&AgentEvent::AgentStart);
-        self.push(prompt, observer);
+        self.push(prompt, observer).await;
         let mut turns = 0u32;
+        // Messages queued for the next request (steering, or follow-ups when the run would end).
+        let mut queued: Vec<Message> = Vec::new();
         let end = loop {
-            if self.needs_compaction()
-                && let Err(message) = self
-                    .compact(CompactionReason::Threshold, cancel, observer)
-                    .await
-            {
+            if let Err(message) = self.before_request(&mut queued, cancel, observer).await {
                 break Self::compaction_failed(&message, cancel);
             }
             observer.on_event(&AgentEvent::TurnStart { turn_index: turns });
@@ -171,14 +179,7 @@ impl Agent {
                 reply = self.stream_reply(cancel, observer).await;
             }
             turns += 1;
-            if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
-                let usage = &reply.usage;
-                self.last_input_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
-            }
-            self.messages.push(Message::Assistant(reply.clone()));
-            observer.on_event(&AgentEvent::MessageEnd {
-                message: Message::Assistant(reply.clone()),
-            });
+            let reply = self.finish_reply(reply, observer).await;
             let failed = match reply.stop_reason {
                 StopReason::Aborted => Some(RunEnd::Aborted),
                 StopReason::Error => Some(RunEnd::Error {
@@ -195,11 +196,21 @@ impl Agent {
             }
             if reply.tool_calls().next().is_none() {
                 Self::end_turn(turns - 1, reply, Vec::new(), observer);
-                break RunEnd::Completed;
+                queued = self.queued_after_reply();
+                if queued.is_empty() || cancel.is_cancelled() {
+                    break RunEnd::Completed;
+                }
+                if let Some(max_turns) = self.config.max_turns
+                    && turns >= max_turns
+                {
+                    break RunEnd::MaxTurns { max_turns };
+                }
+                continue;
             }
             let batch = execute_calls(&self.config, &reply, cancel, observer).await;
             for result in &batch.results {
-                self.push(Message::ToolResult(result.clone()), observer);
+                self.push(Message::ToolResult(result.clone()), observer)
+                    .await;
             }
             Self::end_turn(turns - 1, reply, batch.results, observer);
             if cancel.is_cancelled() {
@@ -238,12 +249,98 @@ impl Agent {
         }
     }
 
+    /// Before each request: the queued and steering messages join the conversation, the
+    /// conversation is compacted when it reached the threshold (unless a hook cancels that),
+    /// and the active tools are picked. Fails when the compaction fails.
+    async fn before_request(
+        &mut self,
+        queued: &mut Vec<Message>,
+        cancel: &CancellationToken,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> Result<(), String> {
+        queued.extend(self.config.turn_hooks.take_steering());
+        for message in queued.drain(..) {
+            self.push(message, observer).await;
+        }
+        if self.needs_compaction()
+            && !self
+                .config
+                .turn_hooks
+                .cancel_compaction(CompactionReason::Threshold)
+                .await
+        {
+            self.compact_now(CompactionReason::Threshold, cancel, observer)
+                .await?;
+        }
+        self.select_active_tools();
+        Ok(())
+    }
+
+    /// Keeps a finished reply (as the `message_end` hook leaves it) and counts its input
+    /// tokens.
+    async fn finish_reply(
+        &mut self,
+        reply: AssistantMessage,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> AssistantMessage {
+        if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
+            let usage = &reply.usage;
+            self.last_input_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
+        }
+        let reply = match self
+            .config
+            .turn_hooks
+            .message_end(Message::Assistant(reply.clone()))
+            .await
+        {
+            Message::Assistant(replaced) => replaced,
+            other => {
+                tracing::warn!(
+                    role = other.role(),
+                    "a message_end hook changed the role; ignored"
+                );
+                reply
+            }
+        };
+        self.messages.push(Message::Assistant(reply.clone()));
+        observer.on_event(&AgentEvent::MessageEnd {
+            message: Message::Assistant(reply.clone()),
+        });
+        reply
+    }
+
+    /// When the model stopped calling tools: messages sent while it replied (steering), else
+    /// the follow-ups. Any makes the run go on.
+    fn queued_after_reply(&self) -> Vec<Message> {
+        let steering = self.config.turn_hooks.take_steering();
+        if steering.is_empty() {
+            self.config.turn_hooks.take_follow_ups()
+        } else {
+            steering
+        }
+    }
+
     /// Summarises the older part of the conversation with the model and sends the model the
     /// summary and the recent turns from now on (see [`crate::compaction`]). Emits
     /// [`AgentEvent::Compaction`]. Fails when there is nothing older than the kept turns to
     /// summarise, the summarisation request fails, or the reply has no text; the conversation is
     /// then unchanged.
+    ///
+    /// [`TurnHooks::cancel_compaction`](crate::TurnHooks::cancel_compaction) may cancel it:
+    /// it then fails with `the compaction was cancelled by a hook`.
     pub async fn compact(
+        &mut self,
+        reason: CompactionReason,
+        cancel: &CancellationToken,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> Result<(), String> {
+        if self.config.turn_hooks.cancel_compaction(reason).await {
+            return Err(COMPACTION_CANCELLED.to_owned());
+        }
+        self.compact_now(reason, cancel, observer).await
+    }
+
+    async fn compact_now(
         &mut self,
         reason: CompactionReason,
         cancel: &CancellationToken,
@@ -321,10 +418,11 @@ impl Agent {
         }
     }
 
-    fn push(&mut self, message: Message, observer: &Arc<dyn AgentObserver>) {
+    async fn push(&mut self, message: Message, observer: &Arc<dyn AgentObserver>) {
         observer.on_event(&AgentEvent::MessageStart {
             message: message.clone(),
         });
+        let message = self.config.turn_hooks.message_end(message).await;
         observer.on_event(&AgentEvent::MessageEnd {
             message: message.clone(),
         });
@@ -344,14 +442,26 @@ impl Agent {
         });
     }
 
-    /// The request for the conversation so far; retries are reported to `observer`.
-    fn request(&self, observer: &Arc<dyn AgentObserver>) -> ModelRequest {
+    /// Offers the tools [`TurnHooks::active_tools`](crate::TurnHooks::active_tools) names (all
+    /// of them when it names none).
+    fn select_active_tools(&mut self) {
+        let Some(names) = self.config.turn_hooks.active_tools() else {
+            return;
+        };
+        let mut tools = self.all_tools.clone();
+        tools.retain(|tool| names.iter().any(|name| name == tool.name()));
+        self.config.tools = tools;
+    }
+
+    /// The request for the conversation so far (after the context hook); retries are reported
+    /// to `observer`.
+    async fn request(&self, observer: &Arc<dyn AgentObserver>) -> ModelRequest {
         let config = &self.config;
         let retry_observer = Arc::clone(observer);
         ModelRequest {
             model: config.model.clone(),
             system_prompt: config.system_prompt.clone(),
-            messages: self.context(),
+            messages: config.turn_hooks.context(self.context()).await,
             tools: config.tool_definitions(),
             thinking: config.thinking,
             max_output_tokens: config.max_output_tokens,
@@ -375,7 +485,7 @@ impl Agent {
         if cancel.is_cancelled() {
             return finish_failed(builder, StopReason::Aborted, ABORTED_TEXT.to_owned());
         }
-        let request = self.request(observer);
+        let request = self.request(observer).await;
         let mut retries = 0u32;
         'attempt: loop {
             let started = tokio::select! {

@@ -6,7 +6,7 @@ use jig_llm::{ModelTable, Provider, RetryPolicy, ThinkingLevel, ToolDefinition};
 use jig_tool::{ToolContext, ToolRegistry};
 
 use crate::compaction::CompactionConfig;
-use crate::hooks::{NoHooks, ToolHooks};
+use crate::hooks::{NoHooks, ToolHooks, TurnHooks};
 
 /// The text of an aborted reply's `errorMessage` and of results of calls cut by an abort.
 pub const ABORTED_TEXT: &str = "Operation aborted";
@@ -27,6 +27,8 @@ pub struct AgentConfig {
     pub tool_context: ToolContext,
     /// Hooks around each call.
     pub hooks: Arc<dyn ToolHooks>,
+    /// Hooks around each model request and finished message.
+    pub turn_hooks: Arc<dyn TurnHooks>,
     /// The most model requests one run may make; `None` means no limit.
     pub max_turns: Option<u32>,
     /// Requested reasoning effort.
@@ -59,6 +61,7 @@ impl AgentConfig {
             tools,
             tool_context,
             hooks: Arc::new(NoHooks),
+            turn_hooks: Arc::new(NoHooks),
             max_turns: None,
             thinking: ThinkingLevel::Off,
             max_output_tokens: None,

@@ -11,6 +11,9 @@
 //!   reply run concurrently unless one of their tools is sequential. A reply cut by the
 //!   output-token limit runs none of its calls. Cancelling the run cancels running tools, and
 //!   every call still gets its result.
+//! - [`TurnHooks`]: messages queued while the run goes on (steering before the next request,
+//!   follow-ups when it would end), the messages and tools each request sends, finished
+//!   messages replaced before they are kept, compactions cancelled.
 //! - [`AgentEvent`]s go to an [`AgentObserver`] (the JSON output mode, sessions, extensions).
 //! - [`compaction`]: when the last request nears the model's context window (or the provider
 //!   refuses it as too long), the older turns are summarised by the model and replaced by the
@@ -30,12 +33,12 @@ mod recorder;
 pub mod session;
 pub mod system_prompt;
 
-pub use agent::{Agent, RunOutcome};
+pub use agent::{Agent, COMPACTION_CANCELLED, RunOutcome};
 pub use config::{ABORTED_TEXT, AgentConfig};
 pub use event::{
     AgentEvent, AgentObserver, ModelUsage, NoObserver, RunEnd, total_cost, usage_by_model,
 };
 pub use execute::{truncated_call_text, unknown_tool_text};
-pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks};
+pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks, TurnHooks};
 pub use recorder::SessionRecorder;
 pub use session::{CustomEndpoint, Session, SessionError, SessionStore};

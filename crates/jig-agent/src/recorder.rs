@@ -16,6 +16,10 @@ enum Command {
         kept_messages: usize,
         tokens_before: Option<u64>,
     },
+    Custom {
+        custom_type: String,
+        data: serde_json::Value,
+    },
     Shutdown(oneshot::Sender<Result<(), SessionError>>),
 }
 
@@ -36,6 +40,7 @@ impl std::fmt::Debug for Command {
         f.write_str(match self {
             Self::Message(_) => "Message",
             Self::Compaction { .. } => "Compaction",
+            Self::Custom { .. } => "Custom",
             Self::Shutdown(_) => "Shutdown",
         })
     }
@@ -75,6 +80,11 @@ impl SessionRecorder {
         self.send(Command::Message(message.clone()));
     }
 
+    /// Records an extension's entry (see [`Session::append_custom`]).
+    pub fn record_custom(&self, custom_type: String, data: serde_json::Value) {
+        self.send(Command::Custom { custom_type, data });
+    }
+
     fn send(&self, command: Command) {
         if let Err(error) = self.commands.send(command) {
             tracing::warn!(command = ?error.0, "the session was already closed; entry not written");
@@ -101,6 +111,7 @@ fn write_loop(mut session: Session, mut commands: mpsc::UnboundedReceiver<Comman
                 kept_messages,
                 tokens_before,
             } => session.append_compaction(reason, &summary, kept_messages, tokens_before),
+            Command::Custom { custom_type, data } => session.append_custom(&custom_type, data),
             Command::Shutdown(done) => {
                 if let Err(error) = session.sync() {
                     first_error.get_or_insert(error);

@@ -4,7 +4,8 @@
 //! other line is an entry with `type`, `id`, `parentId` and `timestamp`: `message` (a
 //! [`Message`]), `model_change` (`provider`, `modelId`, `baseUrl` when not the provider's default,
 //! `providerKind` and `apiKeyEnv` for a provider the user defined) or `thinking_level_change`
-//! (`thinkingLevel`) or `compaction` (`reason`, `summary`, `firstKeptEntryId`, `replacedMessages`,
+//! (`thinkingLevel`), `custom` (`customType`, `data`: an extension's own state, never sent to
+//! the model) or `compaction` (`reason`, `summary`, `firstKeptEntryId`, `replacedMessages`,
 //! `tokensBefore`: from there on the model is sent the summary and the messages from the first
 //! kept one on; the file keeps everything). Appending makes the new entry a child of the current leaf (the last entry),
 //! so a file can later hold branches; the conversation is the path from the leaf to the root.
@@ -127,6 +128,15 @@ pub enum EntryKind {
         /// Input tokens of the last request before the compaction, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tokens_before: Option<u64>,
+    },
+    /// State an extension keeps in the session (`appendEntry`); never sent to the model.
+    #[serde(rename_all = "camelCase")]
+    Custom {
+        /// The extension's own type tag.
+        custom_type: String,
+        /// Any JSON.
+        #[serde(default)]
+        data: Value,
     },
 }
 
@@ -485,6 +495,18 @@ impl Session {
             }),
             _ => Ok(()),
         }
+    }
+
+    /// Appends an extension's entry (`{"type": "custom", "customType", "data"}`); it is not
+    /// part of the conversation.
+    pub fn append_custom(&mut self, custom_type: &str, data: Value) -> Result<(), SessionError> {
+        self.append(
+            EntryKind::Custom {
+                custom_type: custom_type.to_owned(),
+                data,
+            },
+            false,
+        )
     }
 
     /// Appends a message.

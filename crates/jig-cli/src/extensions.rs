@@ -1,5 +1,7 @@
 //! The loaded extensions at work in each mode: their tools in the registry, `tool_call` and
-//! `tool_result` around each tool execution, and the host side of their action API.
+//! `tool_result` around each tool execution, and the host side of their action API
+//! ([`SessionHost`]: live in `jig run`, where [`ExtensionTurnHooks`] deliver queued messages,
+//! active tools, `context`, `message_end` and `session_before_compact` to the agent loop).
 //!
 //! Nothing here costs a tool call anything when no extension subscribes to `tool_call` or
 //! `tool_result`: the registry's tools are then used as they are, and `jig run` keeps the
@@ -10,12 +12,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use jig_agent::{BLOCKED_TEXT, BeforeToolCall, ToolHooks};
-use jig_extensions::{
-    ExtensionError, ExtensionHost, ExtensionRunner, SessionInfo, ToolCallOutcome, UiRequest, events,
-};
+use jig_extensions::{ExtensionRunner, SessionInfo, ToolCallOutcome, UiRequest, events};
 use jig_protocol::{ToolCall, ToolResult};
 use jig_tool::{DynTool, Effects, ToolContext, ToolError, ToolRegistry};
 use serde_json::Value;
+
+mod session_host;
+
+pub(crate) use session_host::{ExtensionTurnHooks, SessionHost};
 
 /// Whether any extension sees tool calls or their results.
 pub(crate) fn hooks_tools(runner: &ExtensionRunner) -> bool {
@@ -106,18 +110,24 @@ pub(crate) trait ExtensionUi: Send + Sync {
     async fn ask(&self, extension: &str, request: UiRequest) -> Value;
 }
 
-/// Binds `runner` to a [`CliHost`] for `info`, offering the names of `registry`'s tools; `ui`
-/// answers the extensions' `ui/*` requests (without it they are answered as without a user
+/// Binds `runner` for a mode without an agent loop (`mcp`, `tool`): session info and the names
+/// of `registry`'s tools answer; actions that change a session say they are not available.
+/// `ui` answers the extensions' `ui/*` requests (without it they are answered as without a user
 /// interface, and `hasUI` is false).
 pub(crate) async fn bind(
     runner: &ExtensionRunner,
-    mut info: SessionInfo,
+    info: SessionInfo,
     registry: &ToolRegistry,
     ui: Option<Arc<dyn ExtensionUi>>,
 ) {
-    let tools = registry.names().iter().map(|n| (*n).to_owned()).collect();
-    info.has_ui = ui.is_some();
-    runner.bind(Arc::new(CliHost { info, tools, ui })).await;
+    runner
+        .bind(SessionHost::new(info, tool_names(registry), false, ui))
+        .await;
+}
+
+/// The names of `registry`'s tools.
+pub(crate) fn tool_names(registry: &ToolRegistry) -> Vec<String> {
+    registry.names().iter().map(|n| (*n).to_owned()).collect()
 }
 
 /// The session info of a mode without a session (`mcp`, `tool`).
@@ -219,77 +229,6 @@ impl ToolHooks for ExtensionToolHooks {
         self.runner
             .tool_result(&call.id, &call.name, arguments, result)
             .await
-    }
-}
-
-/// The host side of the action API in one mode: session info and the names of the tools;
-/// everything else answers that it is not available in this mode. Asking the user goes to the
-/// mode's [`ExtensionUi`], or is answered as a host without a user interface.
-struct CliHost {
-    info: SessionInfo,
-    tools: Vec<String>,
-    ui: Option<Arc<dyn ExtensionUi>>,
-}
-
-#[async_trait]
-impl ExtensionHost for CliHost {
-    async fn send_message(
-        &self,
-        _extension: &str,
-        _message: jig_extensions::SendMessage,
-    ) -> Result<(), String> {
-        Err(self.unavailable("sendMessage"))
-    }
-
-    async fn send_user_message(
-        &self,
-        _extension: &str,
-        _text: String,
-        _deliver_as: Option<String>,
-    ) -> Result<(), String> {
-        Err(self.unavailable("sendUserMessage"))
-    }
-
-    async fn append_entry(
-        &self,
-        _extension: &str,
-        _custom_type: String,
-        _data: Value,
-    ) -> Result<(), String> {
-        Err(self.unavailable("appendEntry"))
-    }
-
-    async fn active_tools(&self) -> Vec<String> {
-        self.tools.clone()
-    }
-
-    async fn set_active_tools(&self, _extension: &str, _names: Vec<String>) -> Result<(), String> {
-        Err(self.unavailable("setActiveTools"))
-    }
-
-    async fn session_info(&self) -> SessionInfo {
-        self.info.clone()
-    }
-
-    fn register_provider(&self, _extension: &str, _provider: Value) -> Result<(), String> {
-        Err(self.unavailable("registerProvider"))
-    }
-
-    async fn ui(&self, extension: &str, request: UiRequest) -> Value {
-        match &self.ui {
-            Some(ui) => ui.ask(extension, request).await,
-            None => request.no_ui_answer(),
-        }
-    }
-
-    fn report_error(&self, error: &ExtensionError) {
-        crate::project::warn(&error.to_string());
-    }
-}
-
-impl CliHost {
-    fn unavailable(&self, method: &str) -> String {
-        format!("{method} is not available in jig {} mode", self.info.mode)
     }
 }
 

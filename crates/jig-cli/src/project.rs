@@ -43,6 +43,10 @@ pub(crate) struct ProjectArgs {
     /// Do not trust the project for this run (nothing is saved) [short: -na].
     #[arg(long = "no-approve")]
     pub(crate) no_approve: bool,
+    /// Set a flag an extension registers: NAME=VALUE, or NAME alone for a boolean flag
+    /// (repeatable).
+    #[arg(long = "flag", value_name = "NAME[=VALUE]")]
+    pub(crate) flags: Vec<String>,
 }
 
 impl ProjectArgs {
@@ -77,9 +81,10 @@ pub(crate) fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<Os
     let mut index = 1;
     while index < end {
         let arg = args[index].to_string_lossy();
-        let takes_value = arg == "-e" || arg == "--extension";
+        let takes_value = arg == "-e" || arg == "--extension" || arg == "--flag";
         let is_flag = takes_value
             || arg.starts_with("--extension=")
+            || arg.starts_with("--flag=")
             || matches!(
                 arg.as_ref(),
                 "-a" | "--approve" | "--no-approve" | "--no-extensions"
@@ -129,10 +134,29 @@ pub(crate) struct LoadedExtensions {
     can_ask: bool,
 }
 
+/// The extensions' timeouts: the defaults, or `JIG_EXTENSION_TIMEOUT` seconds for events
+/// (notifications wait no longer than that either).
+fn timeouts() -> jig_extensions::Timeouts {
+    let defaults = jig_extensions::Timeouts::default();
+    let Some(seconds) = std::env::var(jig_protocol::EnvVars::JIG_EXTENSION_TIMEOUT)
+        .ok()
+        .and_then(|value| value.trim().parse::<f64>().ok())
+        .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds < 1e9)
+    else {
+        return defaults;
+    };
+    let decision = std::time::Duration::from_secs_f64(seconds);
+    jig_extensions::Timeouts {
+        decision,
+        notification: defaults.notification.min(decision),
+        ..defaults
+    }
+}
+
 impl LoadedExtensions {
     fn new(options: LoadOptions) -> Self {
         Self {
-            runner: Arc::new(ExtensionRunner::default()),
+            runner: Arc::new(ExtensionRunner::new(timeouts())),
             cli_count: 0,
             project_count: 0,
             options,
@@ -248,6 +272,11 @@ fn add_checked(
 ) {
     let path = PathBuf::from(extension.path());
     let registrations = extension.registrations();
+    if let Err(reason) = check_providers(registrations, loaded.runner.extensions()) {
+        diagnostics.provider_registration_error(&path, &reason);
+        extension_shutdown(extension);
+        return;
+    }
     let builtins = builtin_registry(&BuiltinsConfig::default());
     if let Some(tool) = registrations
         .tools
@@ -289,6 +318,55 @@ fn add_checked(
         Ok(()) => loaded.count(origin),
         Err(error) => diagnostics.extension_load_error(&path, &error.reason),
     }
+}
+
+/// The providers an extension registers in its `initialize` reply: each needs a `name` that is
+/// neither a built-in provider's nor an earlier extension's, and a `baseUrl`, when given, must
+/// be an http(s) URL.
+fn check_providers(
+    registrations: &jig_extensions::Registrations,
+    earlier: &[Arc<dyn ExtensionHandle>],
+) -> Result<(), String> {
+    for provider in &registrations.providers {
+        let Some(name) = provider
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .filter(|name| !name.trim().is_empty())
+        else {
+            return Err("Provider config is required when registering by name".to_owned());
+        };
+        if jig_llm::KnownProvider::find(name).is_some() {
+            return Err(format!(
+                "Provider \"{name}\" conflicts with the built-in provider"
+            ));
+        }
+        if let Some(first) =
+            earlier.iter().find(|extension| {
+                extension.registrations().providers.iter().any(|theirs| {
+                    theirs.get("name").and_then(serde_json::Value::as_str) == Some(name)
+                })
+            })
+        {
+            return Err(format!(
+                "Provider \"{name}\" conflicts with {}",
+                first.path()
+            ));
+        }
+        match provider.get("baseUrl") {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::String(url))
+                if ["http://", "https://"].iter().any(|scheme| {
+                    url.strip_prefix(scheme)
+                        .is_some_and(|rest| !rest.is_empty() && !rest.contains(char::is_whitespace))
+                }) => {}
+            Some(other) => {
+                return Err(format!(
+                    "Provider \"{name}\": baseUrl must be an http(s) URL, got {other}"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Stops an extension that was started but not added.
@@ -548,6 +626,9 @@ pub(crate) async fn start_with_prompt(
     }
 
     loaded.trust_hook = None;
+    if let Err(reason) = loaded.runner.apply_flag_values(&args.flags) {
+        diagnostics.flag_error(&reason);
+    }
     match diagnostics.report_to_stderr() {
         StartupVerdict::Continue => Ok(ProjectStartup {
             decision,

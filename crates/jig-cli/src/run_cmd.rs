@@ -390,6 +390,8 @@ pub(crate) struct Prepared {
     pub(crate) context_window: u64,
     /// The permission mode of the settings file.
     pub(crate) settings_permission_mode: Option<PermissionMode>,
+    /// The extensions' host: their actions on this session.
+    pub(crate) host: Arc<extensions::SessionHost>,
 }
 
 /// Tools, session, settings, model and system prompt, as `jig run` and the interactive session
@@ -451,7 +453,17 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         thinking,
         opened.mode,
     );
-    extensions::bind(&runner, info, &tools, opened.ui.clone()).await;
+    // The actions reach the agent loop in print mode; the interactive session does not deliver
+    // them yet (it answers the extensions' questions through its user interface).
+    let host = extensions::SessionHost::new(
+        info,
+        extensions::tool_names(&tools),
+        opened.mode == "print",
+        opened.ui.clone(),
+    );
+    runner
+        .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)
+        .await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -493,6 +505,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         provider_name,
         context_window: compaction.context_window,
         settings_permission_mode: settings.permission_mode,
+        host,
     })
 }
 
@@ -504,8 +517,15 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         session,
         resumed_file,
         settings_permission_mode,
+        host,
         ..
     } = prepare(args, opened).await?;
+    if !runner.extensions().is_empty() {
+        config.turn_hooks = Arc::new(extensions::ExtensionTurnHooks {
+            host: Arc::clone(&host),
+            runner: Arc::clone(&runner),
+        });
+    }
 
     // An extension may transform or handle the input, add messages and change the prompt.
     let Some((prompt, system_prompt)) = extension_prompt(
@@ -541,7 +561,9 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     let (summary, history) = session.context();
     let header = session.header().clone();
     let progress = args.verbose || io::stderr().is_terminal();
-    let printer = output::Printer::new(args.mode, progress, SessionRecorder::start(session));
+    let recorder = SessionRecorder::start(session);
+    host.record_into(&recorder);
+    let printer = output::Printer::new(args.mode, progress, recorder);
     if args.mode == OutputMode::Json {
         output::print_json(&serde_json::to_value(&header).unwrap_or_default());
     }
@@ -558,7 +580,9 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         .await;
     let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
+    host.finish();
     runner.notify(events::SESSION_SHUTDOWN, || json!({})).await;
+    host.close();
 
     if let Err(error) = printer.close_session().await {
         output::warn(&format!("the session could not be saved: {error:#}"));
@@ -596,13 +620,12 @@ fn run_session_info(
     mode: &str,
 ) -> SessionInfo {
     SessionInfo {
-        session_id: session
-            .path()
-            .and_then(Path::file_stem)
-            .map(|stem| stem.to_string_lossy().into_owned()),
+        session_id: Some(session.id().to_owned()),
         session_file: session.path().map(|path| path.display().to_string()),
         cwd: cwd.display().to_string(),
         model: Some(format!("{provider}/{model}")),
+        provider: Some(provider.to_owned()),
+        message_count: session.messages().len(),
         thinking_level: Some(format!("{thinking:?}").to_lowercase()),
         mode: mode.to_owned(),
         has_ui: false,

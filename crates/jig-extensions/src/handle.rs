@@ -87,6 +87,12 @@ pub trait ExtensionHandle: Send + Sync + fmt::Debug {
     /// Why the extension is gone, once it is.
     fn failure(&self) -> Option<String>;
 
+    /// The values of the extension's flags (given on the command line, else their defaults),
+    /// set once after loading, before [`bind`](Self::bind). The default ignores them.
+    fn set_flag_values(&self, values: serde_json::Map<String, Value>) {
+        let _ = values;
+    }
+
     /// Stops the extension (it is told first, then killed after a grace period).
     async fn shutdown(&self);
 }

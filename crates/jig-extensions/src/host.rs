@@ -18,11 +18,18 @@ pub struct SessionInfo {
     pub cwd: String,
     /// The model in use (`provider/model`).
     pub model: Option<String>,
+    /// The provider in use (`openai`, …).
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Messages in the conversation so far.
+    #[serde(default)]
+    pub message_count: usize,
     /// The thinking level.
     pub thinking_level: Option<String>,
     /// `tui`, `print`, `json`, `rpc`, `mcp` or `tool`.
     pub mode: String,
-    /// Whether a user interface can answer dialogs.
+    /// Whether a user interface can answer dialogs (`hasUI` on the wire, as in `initialize`).
+    #[serde(rename = "hasUI")]
     pub has_ui: bool,
 }
 
@@ -310,6 +317,7 @@ impl ParamsOf<'_> {
 #[derive(Default)]
 pub(crate) struct ActionGate {
     host: std::sync::OnceLock<Arc<dyn ExtensionHost>>,
+    flags: std::sync::OnceLock<serde_json::Map<String, Value>>,
     queued_providers: Mutex<Vec<Value>>,
 }
 
@@ -340,6 +348,21 @@ impl ActionGate {
             .collect()
     }
 
+    /// The extension's flag values (set once, after loading).
+    pub(crate) fn set_flag_values(&self, values: serde_json::Map<String, Value>) {
+        let _ = self.flags.set(values);
+    }
+
+    /// The extension's flag values; empty before they are set.
+    pub(crate) fn flag_values(&self) -> serde_json::Map<String, Value> {
+        self.flags.get().cloned().unwrap_or_default()
+    }
+
+    /// The provider registrations queued so far, taken out of the queue.
+    pub(crate) fn take_queued_providers(&self) -> Vec<Value> {
+        std::mem::take(&mut *lock(&self.queued_providers))
+    }
+
     /// Queues a provider registration made while loading.
     pub(crate) fn queue_provider(&self, provider: Value) {
         lock(&self.queued_providers).push(provider);
@@ -360,6 +383,16 @@ impl ActionGate {
                 }
                 Some(host) => host.register_provider(path, params).map(|()| Value::Null),
             };
+        }
+        if method == "getFlag" {
+            // Allowed while loading too, where it answers null: values arrive after loading.
+            let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+            return Ok(self
+                .flags
+                .get()
+                .and_then(|flags| flags.get(name))
+                .cloned()
+                .unwrap_or(Value::Null));
         }
         let Some(host) = self.host.get() else {
             return Err(NOT_INITIALIZED.to_owned());

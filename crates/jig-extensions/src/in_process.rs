@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::error::{ExtensionError, HandlerError};
 use crate::handle::{ExtensionHandle, ToolInvocation};
 use crate::host::{ActionGate, ExtensionHost};
-use crate::registration::{Registrations, ToolRegistration};
+use crate::registration::{FlagRegistration, Registrations, ToolRegistration};
 
 /// A boxed future, as in-process handlers return it.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -135,10 +135,18 @@ impl InProcessExtension {
         self
     }
 
+    /// Registers a command-line flag; its value is read with the `getFlag` action.
+    #[must_use]
+    pub fn flag(mut self, flag: FlagRegistration) -> Self {
+        self.registrations.flags.push(flag);
+        self
+    }
+
     /// Registers a provider (declarative config); queued until the runtime is bound.
     #[must_use]
-    pub fn provider(self, config: Value) -> Self {
-        self.gate.queue_provider(config);
+    pub fn provider(mut self, config: Value) -> Self {
+        self.gate.queue_provider(config.clone());
+        self.registrations.providers.push(config);
         self
     }
 
@@ -207,6 +215,10 @@ impl ExtensionHandle for InProcessExtension {
 
     fn failure(&self) -> Option<String> {
         self.stopped.get().cloned()
+    }
+
+    fn set_flag_values(&self, values: serde_json::Map<String, Value>) {
+        self.gate.set_flag_values(values);
     }
 
     async fn shutdown(&self) {}

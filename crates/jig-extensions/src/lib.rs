@@ -18,7 +18,10 @@
 //!   `Failed to load extension "<path>": <reason>`, printed with [`LOAD_ERROR_HINT`].
 //! - Phases: while loading, an extension may only register; any action call is answered with
 //!   [`NOT_INITIALIZED`]. [`ExtensionRunner::bind`] connects an [`ExtensionHost`] (the session's
-//!   actions) and applies queued provider registrations.
+//!   actions) and applies queued provider registrations. Before that,
+//!   [`ExtensionRunner::apply_flag_values`] checks the command line's flag values against the
+//!   registered flags and gives each extension its own (in the `bind` notification and through
+//!   `getFlag`).
 //! - [`ExtensionTool`]: an extension's tool as a `jig_tool::DynTool`, validated and bounded like
 //!   a built-in.
 //!

@@ -378,7 +378,7 @@ impl ProcessExtension {
             }
             Ok(Ok(reply)) => reply,
         };
-        let registrations: Registrations = serde_json::from_value(reply).map_err(|error| {
+        let mut registrations: Registrations = serde_json::from_value(reply).map_err(|error| {
             connection.fail("invalid initialize reply".to_owned());
             fail(format!("invalid initialize reply: {error}"))
         })?;
@@ -386,6 +386,11 @@ impl ProcessExtension {
             connection.fail("invalid registrations".to_owned());
             return Err(fail(reason));
         }
+        // `registerProvider` calls made during `initialize` count as registrations too (so
+        // the host can check them all at load), then the reply's.
+        let mut providers = connection.gate.take_queued_providers();
+        providers.append(&mut registrations.providers);
+        registrations.providers = providers;
         for provider in &registrations.providers {
             connection.gate.queue_provider(provider.clone());
         }
@@ -514,11 +519,16 @@ impl ExtensionHandle for ProcessExtension {
     async fn bind(&self, host: Arc<dyn ExtensionHost>) -> Vec<ExtensionError> {
         let errors = self.connection.gate.bind(&self.connection.path, &host);
         let info = host.session_info().await;
+        let flags = self.connection.gate.flag_values();
         let _ = self
             .connection
-            .notify("bind", json!({ "session": info }))
+            .notify("bind", json!({ "session": info, "flagValues": flags }))
             .await;
         errors
+    }
+
+    fn set_flag_values(&self, values: serde_json::Map<String, Value>) {
+        self.connection.gate.set_flag_values(values);
     }
 
     fn timed_out(&self, event: &str) {

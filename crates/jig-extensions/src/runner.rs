@@ -379,6 +379,57 @@ impl ExtensionRunner {
             .collect()
     }
 
+    /// Gives every extension the values of its flags: `given` are the command line's
+    /// `NAME[=VALUE]` words (a boolean flag without a value is `true`; a string flag needs
+    /// one); flags not given get their defaults. Fails, naming the flag, when no extension
+    /// registers it or the value does not fit its type.
+    pub fn apply_flag_values(&self, given: &[String]) -> Result<(), String> {
+        let flags = self.flags();
+        let mut values: HashMap<&str, serde_json::Map<String, Value>> = HashMap::new();
+        for (flag, path) in &flags {
+            if let Some(default) = &flag.default {
+                values
+                    .entry(path)
+                    .or_default()
+                    .insert(flag.name.clone(), default.clone());
+            }
+        }
+        for word in given {
+            let (name, value) = match word.split_once('=') {
+                Some((name, value)) => (name.trim_start_matches("--"), Some(value)),
+                None => (word.trim_start_matches("--"), None),
+            };
+            let Some((flag, path)) = flags.iter().find(|(flag, _)| flag.name == name) else {
+                return Err(format!(
+                    "Unknown flag \"--{name}\": no loaded extension registers it"
+                ));
+            };
+            let value = match (flag.kind.as_str(), value) {
+                ("boolean", None | Some("true")) => Value::Bool(true),
+                ("boolean", Some("false")) => Value::Bool(false),
+                ("boolean", Some(other)) => {
+                    return Err(format!(
+                        "Flag \"--{name}\" is a boolean: give true or false, not \"{other}\""
+                    ));
+                }
+                (_, Some(value)) => Value::String(value.to_owned()),
+                (_, None) => {
+                    return Err(format!(
+                        "Flag \"--{name}\" needs a value: --flag {name}=VALUE"
+                    ));
+                }
+            };
+            values
+                .entry(path)
+                .or_default()
+                .insert(flag.name.clone(), value);
+        }
+        for extension in &self.extensions {
+            extension.set_flag_values(values.remove(extension.path()).unwrap_or_default());
+        }
+        Ok(())
+    }
+
     /// True when a loaded, running extension handles `event`.
     pub fn has_handlers(&self, event: &str) -> bool {
         self.subscribers

@@ -7,7 +7,8 @@
 //! | the trust decision (an untrusted project with gated resources, a store write that failed) | warning | as given |
 //! | an extension that cannot be loaded | error | `Failed to load extension "<path>": <reason>` |
 //! | a tool or flag name registered twice | error | `Failed to load extension "<path>": Tool "<name>" conflicts with <first>` |
-//! | a provider registration that fails | error | `Extension "<path>" error: <message>` |
+//! | a provider registration that is invalid or conflicts | error (no hint) | `Failed to load extension "<path>": <reason>` |
+//! | a `--flag` no extension registers, or of the wrong type | error (no hint) | `Unknown flag "--<name>": no loaded extension registers it` |
 //!
 //! Warnings print and startup continues. Any error stops startup with exit 1, in every mode;
 //! when an extension failed to load (or conflicted), the hint
@@ -43,6 +44,8 @@ pub enum DiagnosticKind {
     Conflict,
     /// A provider registration from an extension failed.
     ProviderRegistration,
+    /// A `--flag` no extension registers, or with a value of the wrong type.
+    Flag,
 }
 
 /// One diagnostic.
@@ -130,14 +133,19 @@ impl Diagnostics {
         );
     }
 
-    /// `Extension "<path>" error: <message>` for a failed provider registration (error, no
-    /// hint).
-    pub fn provider_registration_error(&mut self, path: &Path, message: &str) {
+    /// `Failed to load extension "<path>": <reason>` for a provider registration that is
+    /// invalid or conflicts (error, no hint: starting without extensions is not the fix).
+    pub fn provider_registration_error(&mut self, path: &Path, reason: &str) {
         self.push(
             Severity::Error,
             DiagnosticKind::ProviderRegistration,
-            format!("Extension \"{}\" error: {message}", path.display()),
+            format!("Failed to load extension \"{}\": {reason}", path.display()),
         );
+    }
+
+    /// A `--flag` that no extension registers or whose value does not fit (error, no hint).
+    pub fn flag_error(&mut self, message: &str) {
+        self.push(Severity::Error, DiagnosticKind::Flag, message);
     }
 
     /// The diagnostics in order.
@@ -267,7 +275,7 @@ mod tests {
         assert_eq!(diagnostics.report(&mut out), StartupVerdict::Exit(1));
         assert_eq!(
             String::from_utf8_lossy(&out),
-            "jig: error: Extension \"/p\" error: bad provider config\n"
+            "jig: error: Failed to load extension \"/p\": bad provider config\n"
         );
     }
 }

@@ -29,6 +29,9 @@ impl EnvVars {
     pub const JIG_LOG: &'static str = "JIG_LOG";
     /// `1` makes `jig tool` print how long the call took.
     pub const JIG_TIMING: &'static str = "JIG_TIMING";
+    /// Seconds jig waits for an extension's answer to an event (default 30; notifications wait
+    /// at most 5).
+    pub const JIG_EXTENSION_TIMEOUT: &'static str = "JIG_EXTENSION_TIMEOUT";
 
     /// Set for commands: the running session's id.
     pub const JIG_SESSION_ID: &'static str = "JIG_SESSION_ID";

@@ -10,6 +10,7 @@
 mod compaction;
 mod loop_behaviour;
 mod seed_002;
+mod turn_hooks;
 
 mod tools;
 

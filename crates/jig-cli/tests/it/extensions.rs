@@ -27,26 +27,26 @@ fn example(name: &str) -> String {
         .to_string()
 }
 
-fn reply(scripted: ScriptedReply) -> ReplayResponse {
+pub(crate) fn reply(scripted: ScriptedReply) -> ReplayResponse {
     match scripted {
         ScriptedReply::Message(message) => ReplayResponse::sse(openai_sse(&message)),
         other => panic!("not a message: {other:?}"),
     }
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A workspace with a `victim/` directory that `rm -rf` would remove.
-struct Workspace {
+pub(crate) struct Workspace {
     _dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) ws: PathBuf,
 }
 
 impl Workspace {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
         let ws = root.join("ws");
@@ -59,7 +59,7 @@ impl Workspace {
         }
     }
 
-    fn jig(&self, args: &[&str]) -> Command {
+    pub(crate) fn jig(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
         command
             .args(args)
@@ -77,7 +77,7 @@ impl Workspace {
 
     /// `jig mcp ARGS…` fed `requests` (after the handshake), then end of input; the replies by
     /// id.
-    fn mcp(&self, args: &[&str], requests: &[Value]) -> (Output, Vec<Value>) {
+    pub(crate) fn mcp(&self, args: &[&str], requests: &[Value]) -> (Output, Vec<Value>) {
         let mut all = vec!["mcp"];
         all.extend_from_slice(args);
         let mut child = self
@@ -253,7 +253,7 @@ fn an_extension_tool_is_listed_by_tools_and_runs_with_tool() {
     assert!(workspace.ws.join("victim/file").exists(), "rm -rf ran");
 }
 
-fn executable(path: &Path, body: &str) {
+pub(crate) fn executable(path: &Path, body: &str) {
     fs::write(path, body).unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }

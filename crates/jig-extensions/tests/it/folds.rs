@@ -594,3 +594,54 @@ fn the_runner_and_its_futures_can_cross_threads() {
     send(&runner.project_trust(std::path::Path::new("/"), "print", false));
     send(&runner.bind(host() as Arc<dyn ExtensionHost>));
 }
+
+fn flag(name: &str, kind: &str, default: &Value) -> jig_extensions::FlagRegistration {
+    serde_json::from_value(json!({"name": name, "type": kind, "default": default})).unwrap()
+}
+
+#[tokio::test]
+async fn flag_values_go_to_the_extension_that_registered_them_and_unknown_flags_fail() {
+    let a = ext("a")
+        .flag(flag("strict", "boolean", &json!(false)))
+        .flag(flag("label", "string", &Value::Null));
+    let b = ext("b").flag(flag("level", "string", &json!("low")));
+    let (a_cx, b_cx) = (a.context(), b.context());
+    let runner = runner(vec![a.into_handle(), b.into_handle()]);
+    // While loading, getFlag answers null: values arrive after every extension has loaded.
+    assert_eq!(
+        a_cx.action("getFlag", json!({"name": "strict"})).await,
+        Ok(Value::Null)
+    );
+    runner
+        .apply_flag_values(&["strict".to_owned(), "label=nightly".to_owned()])
+        .unwrap();
+    let get = |cx: &jig_extensions::HandlerContext, name: &str| {
+        let cx = cx.clone();
+        let name = name.to_owned();
+        async move { cx.action("getFlag", json!({"name": name})).await.unwrap() }
+    };
+    assert_eq!(get(&a_cx, "strict").await, json!(true));
+    assert_eq!(get(&a_cx, "label").await, json!("nightly"));
+    assert_eq!(get(&a_cx, "level").await, Value::Null, "b's flag");
+    assert_eq!(get(&b_cx, "level").await, json!("low"), "the default");
+
+    for (given, message) in [
+        (
+            "nope",
+            "Unknown flag \"--nope\": no loaded extension registers it",
+        ),
+        (
+            "strict=1",
+            "Flag \"--strict\" is a boolean: give true or false, not \"1\"",
+        ),
+        (
+            "label",
+            "Flag \"--label\" needs a value: --flag label=VALUE",
+        ),
+    ] {
+        assert_eq!(
+            runner.apply_flag_values(&[given.to_owned()]),
+            Err(message.to_owned())
+        );
+    }
+}
