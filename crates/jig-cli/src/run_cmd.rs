@@ -453,17 +453,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         thinking,
         opened.mode,
     );
-    // The actions reach the agent loop in print mode; the interactive session does not deliver
-    // them yet (it answers the extensions' questions through its user interface).
-    let host = extensions::SessionHost::new(
-        info,
-        extensions::tool_names(&tools),
-        opened.mode == "print",
-        opened.ui.clone(),
-    );
-    runner
-        .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)
-        .await;
+    let host = bind_session_host(&runner, info, &tools, opened).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -507,6 +497,27 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         settings_permission_mode: settings.permission_mode,
         host,
     })
+}
+
+/// Binds the extensions to the session's host. The actions reach the agent loop in print mode;
+/// the interactive session does not deliver them yet (it answers the extensions' questions
+/// through its user interface).
+async fn bind_session_host(
+    runner: &ExtensionRunner,
+    info: SessionInfo,
+    tools: &ToolRegistry,
+    opened: &Opened,
+) -> Arc<extensions::SessionHost> {
+    let host = extensions::SessionHost::new(
+        info,
+        extensions::tool_names(tools),
+        opened.mode == "print",
+        opened.ui.clone(),
+    );
+    runner
+        .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)
+        .await;
+    host
 }
 
 /// One print-mode run in an opened env and project.
