@@ -34,6 +34,7 @@
 //! ```
 
 mod client;
+pub mod container;
 pub mod protocol;
 mod server;
 pub mod transport;

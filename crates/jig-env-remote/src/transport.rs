@@ -234,7 +234,7 @@ pub struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
 impl StderrTail {
     const KEEP: usize = 4096;
 
-    fn push(&self, bytes: &[u8]) {
+    pub(crate) fn push(&self, bytes: &[u8]) {
         let mut tail = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         tail.extend(bytes);
         while tail.len() > Self::KEEP {
