@@ -6,6 +6,7 @@
 //! | `stdio:CMD` | `sh -c CMD`; its stdin/stdout must reach `jig env serve` |
 //! | `ssh://[user@]host[:port]/path` | the system `ssh` client (so keys, agents, `ProxyJump` and `~/.ssh/config` work) running `jig env serve` far side |
 //! | `k8s://namespace/pod[/container]/path` | `kubectl exec -i` running `jig env serve` in the pod |
+//! | `docker://container/path`, `podman://container/path` | an exec through the Docker Engine API ([`crate::container`]) |
 //!
 //! The path part is the working directory on the far side (default: its home directory).
 //! Far side, the command runs `$HOME/.jig/bin/jig` when present (where `jig env install`
