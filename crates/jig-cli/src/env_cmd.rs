@@ -69,12 +69,10 @@ fn serve() -> CliResult {
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
     let env: Arc<dyn ExecutionEnv> = Arc::new(workspace::local_env());
-    let result = runtime.block_on(jig_env_remote::serve(
-        env,
-        ServeOptions { host_files: true },
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    ));
+    let result = runtime.block_on(async {
+        let (reader, writer) = jig_env_remote::stdio::stdio();
+        jig_env_remote::serve(env, ServeOptions { host_files: true }, reader, writer).await
+    });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result
         .map(|()| ExitCode::from(exit::SUCCESS))

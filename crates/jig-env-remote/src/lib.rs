@@ -39,6 +39,7 @@ mod client;
 pub mod container;
 pub mod protocol;
 mod server;
+pub mod stdio;
 pub mod transport;
 
 pub use client::{ConnectError, Diagnostics, RemoteEnv};

@@ -12,7 +12,7 @@ use jig_env::{
     FileKind, FileLock, LineWindow, Recursive, check_path,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -75,7 +75,7 @@ fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub async fn serve<R, W>(
     env: Arc<dyn ExecutionEnv>,
     options: ServeOptions,
-    mut reader: R,
+    reader: R,
     writer: W,
 ) -> Result<(), ServeError>
 where
@@ -107,6 +107,8 @@ where
     let calls: Calls = Arc::default();
     let locks: Locks = Arc::default();
     let mut views: HashMap<u64, Result<Arc<dyn ExecutionEnv>, WireError>> = HashMap::new();
+    // Frame headers are small reads: served from the buffer, not one system call each.
+    let mut reader = BufReader::with_capacity(256 << 10, reader);
     let result = loop {
         let frame = match read_frame(&mut reader).await {
             Ok(Some(frame)) => frame,
