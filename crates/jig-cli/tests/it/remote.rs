@@ -358,6 +358,9 @@ impl Drop for Container {
 
 const IMAGE: &str = "localhost/jig-test-busybox:latest";
 
+/// Tells apart the containers of the tests of one process.
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 impl Container {
     fn podman(&self) -> Command {
         let mut command = Command::new("podman");
@@ -392,7 +395,6 @@ impl Container {
         .expect("containers.conf");
         let shared = dir.path().join("shared");
         std::fs::create_dir(&shared).expect("shared");
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let container = Self {
             name: format!(
                 "jig-test-{}-{}",
@@ -512,7 +514,7 @@ async fn conformance_in_a_podman_container() {
 /// `podman system service` on a socket of its own, with the container's containers.conf.
 /// Killed when dropped.
 struct PodmanService {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     socket: PathBuf,
     child: Child,
 }
@@ -538,18 +540,13 @@ impl PodmanService {
             .stderr(log)
             .spawn()
             .expect("start podman system service");
-        let service = Self {
-            _dir: dir,
-            socket,
-            child,
-        };
+        let service = Self { dir, socket, child };
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::os::unix::net::UnixStream::connect(&service.socket).is_err() {
             assert!(
                 Instant::now() < deadline,
                 "podman system service did not listen: {}",
-                std::fs::read_to_string(service._dir.path().join("service.log"))
-                    .unwrap_or_default()
+                std::fs::read_to_string(service.dir.path().join("service.log")).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
