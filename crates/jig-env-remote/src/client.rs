@@ -373,6 +373,26 @@ impl RemoteEnv {
         Ok(pending.finish().await?.0)
     }
 
+    /// Like [`Self::call_cancellable`] for a call whose answer is bulk bytes (`data` frames,
+    /// then the payload), which come back joined.
+    async fn call_cancellable_bulk(
+        &self,
+        operation: &'static str,
+        op: Op,
+        cancel: &jig_env::CancellationToken,
+    ) -> EnvResult<(Value, Bytes)> {
+        let finish = self.start(operation, op)?.finish();
+        tokio::pin!(finish);
+        tokio::select! {
+            result = &mut finish => result,
+            () = cancel.cancelled() => {
+                // Dropping the open call sends the cancel; the server stops the walk or search.
+                drop(finish);
+                Err(EnvError::aborted(operation))
+            }
+        }
+    }
+
     /// Waits for a call's answer, sending a cancel when `cancel` fires first.
     async fn call_cancellable(
         &self,
@@ -402,6 +422,25 @@ impl RemoteEnv {
             }
         }
     }
+}
+
+/// A result sent as JSON in the payload (`walk`, `search`), or in `value` when the payload is
+/// empty.
+fn decode_bulk<T: DeserializeOwned>(
+    operation: &'static str,
+    value: Value,
+    bytes: &[u8],
+) -> EnvResult<T> {
+    if bytes.is_empty() {
+        return decode(operation, value);
+    }
+    serde_json::from_slice(bytes).map_err(|error| {
+        EnvError::new(
+            ErrorKind::Other,
+            operation,
+            format!("unexpected answer from the remote environment: {error}"),
+        )
+    })
 }
 
 fn decode<T: DeserializeOwned>(operation: &'static str, value: Value) -> EnvResult<T> {
@@ -711,10 +750,10 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("walk"));
         }
         let op = Op::Walk(WireWalk::from(&request));
-        let value = self
-            .call_cancellable("walk", op, &request.cancel, None)
+        let (value, bytes) = self
+            .call_cancellable_bulk("walk", op, &request.cancel)
             .await?;
-        Ok(decode::<WireWalkResult>("walk", value)?.into())
+        Ok(decode_bulk::<WireWalkResult>("walk", value, &bytes)?.into())
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
@@ -722,10 +761,10 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("search"));
         }
         let op = Op::Search(WireSearch::from(&request));
-        let value = self
-            .call_cancellable("search", op, &request.cancel, None)
+        let (value, bytes) = self
+            .call_cancellable_bulk("search", op, &request.cancel)
             .await?;
-        Ok(decode::<WireSearchResult>("search", value)?.into())
+        Ok(decode_bulk::<WireSearchResult>("search", value, &bytes)?.into())
     }
 
     async fn cleanup(&self) {
