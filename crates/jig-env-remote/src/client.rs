@@ -385,11 +385,9 @@ impl RemoteEnv {
         tokio::pin!(finish);
         tokio::select! {
             result = &mut finish => result,
-            () = cancel.cancelled() => {
-                // Dropping the open call sends the cancel; the server stops the walk or search.
-                drop(finish);
-                Err(EnvError::aborted(operation))
-            }
+            // The open call is dropped on return, which sends the cancel: the server stops the
+            // walk or search.
+            () = cancel.cancelled() => Err(EnvError::aborted(operation)),
         }
     }
 
