@@ -357,6 +357,13 @@ impl Drop for Container {
 }
 
 const IMAGE: &str = "localhost/jig-test-busybox:latest";
+/// The same image, labelled for another architecture than this machine's.
+const FOREIGN_IMAGE: &str = "localhost/jig-test-busybox-foreign:latest";
+const FOREIGN_ARCH: &str = if cfg!(target_arch = "aarch64") {
+    "amd64"
+} else {
+    "arm64"
+};
 
 /// Tells apart the containers of the tests of one process.
 static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -369,15 +376,21 @@ impl Container {
     }
 
     fn start() -> Option<Self> {
-        Self::start_with(true)
+        Self::start_with(true, IMAGE)
     }
 
     /// A container whose image and mounts have no jig (the Docker-API transport copies it in).
     fn start_without_jig() -> Option<Self> {
-        Self::start_with(false)
+        Self::start_with(false, IMAGE)
     }
 
-    fn start_with(mount_jig: bool) -> Option<Self> {
+    /// Like [`Self::start_without_jig`], from an image that says it is for another CPU
+    /// architecture (its busybox is this machine's, so it runs).
+    fn start_foreign() -> Option<Self> {
+        Self::start_with(false, FOREIGN_IMAGE)
+    }
+
+    fn start_with(mount_jig: bool, image: &str) -> Option<Self> {
         if Command::new("podman").arg("--version").output().is_err()
             || !Path::new("/bin/busybox").exists()
         {
@@ -407,11 +420,11 @@ impl Container {
         };
         let exists = container
             .podman()
-            .args(["image", "exists", IMAGE])
+            .args(["image", "exists", image])
             .status()
             .is_ok_and(|status| status.success());
         if !exists {
-            container.build_image();
+            container.build_image(image);
         }
         let jig_dir = jig().parent().expect("bin dir").to_path_buf();
         let mut run_cmd = container.podman();
@@ -427,7 +440,7 @@ impl Container {
         run_cmd.args([
             "-v",
             &format!("{0}:{0}", container.shared.display()),
-            IMAGE,
+            image,
             "/bin/sleep",
             "100000",
         ]);
@@ -435,7 +448,7 @@ impl Container {
         Some(container)
     }
 
-    fn build_image(&self) {
+    fn build_image(&self, image: &str) {
         let build = tempfile::tempdir().expect("temp dir");
         let rootfs = build.path().join("rootfs");
         for dir in [
@@ -470,7 +483,12 @@ impl Container {
             .arg("-cf")
             .arg(&tar)
             .arg("."));
-        run(self.podman().arg("import").arg(&tar).arg(IMAGE));
+        let mut import = self.podman();
+        import.arg("import");
+        if image == FOREIGN_IMAGE {
+            import.args(["--arch", FOREIGN_ARCH]);
+        }
+        run(import.arg(&tar).arg(image));
     }
 
     async fn connect(&self) -> RemoteEnv {
@@ -723,6 +741,33 @@ async fn a_server_killed_in_the_container_mid_call_is_an_error_not_a_hang() {
         .expect("no hang")
         .expect_err("no fallback to the local file");
     assert!(error.to_string().contains("lost"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_of_another_architecture_is_refused_before_the_copy() {
+    let Some(container) = Container::start_foreign() else {
+        return;
+    };
+    let service = PodmanService::start(&container);
+    let inside = jig_env_remote::container::container_binary_path(&jig());
+    assert!(!in_container(&container, &inside), "the image has no jig");
+    let error = jig_env_remote::container::connect_container(
+        "docker://foreign",
+        "docker",
+        &container.name,
+        &jig_env_remote::container::ContainerOptions {
+            socket: Some(service.socket.clone()),
+            binary: Some(jig()),
+        },
+    )
+    .await
+    .expect_err("another architecture is refused");
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!("this jig is built for {}", std::env::consts::ARCH)),
+        "{message}"
+    );
+    assert!(!in_container(&container, &inside), "nothing was copied");
 }
 
 // ----- benchmarks (run by hand: `cargo test -p jig-cli --test it bench_remote -- --ignored --nocapture`)
