@@ -30,7 +30,8 @@ enum EnvCommand {
     /// docs/env-protocol.md); what `--env URL` starts on the far side.
     Serve,
     /// Copy this jig binary to the far side of an ssh:// or k8s:// URL, as `$HOME/.jig/bin/jig`
-    /// (where `--env` looks first). Refused when the CPU architectures differ.
+    /// (where `--env` looks first). Refused when the CPU architectures differ. (docker:// and
+    /// podman:// need no install: `--env` copies jig into the container when it has none.)
     Install {
         /// `ssh://[user@]host[:port]` or `k8s://namespace/pod[/container]`.
         url: String,
@@ -68,12 +69,10 @@ fn serve() -> CliResult {
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
     let env: Arc<dyn ExecutionEnv> = Arc::new(workspace::local_env());
-    let result = runtime.block_on(jig_env_remote::serve(
-        env,
-        ServeOptions { host_files: true },
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    ));
+    let result = runtime.block_on(async {
+        let (reader, writer) = jig_env_remote::stdio::stdio();
+        jig_env_remote::serve(env, ServeOptions { host_files: true }, reader, writer).await
+    });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result
         .map(|()| ExitCode::from(exit::SUCCESS))
@@ -102,6 +101,12 @@ fn far_side_output(url: &EnvUrl, script: &str) -> Result<String, CliError> {
 
 fn install(url: &str) -> CliResult {
     let url = EnvUrl::parse(url).map_err(|error| CliError::usage(error.to_string()))?;
+    if matches!(url, EnvUrl::Container { .. }) {
+        return Err(CliError::usage(
+            "docker:// and podman:// need no install: `--env` copies jig into the container \
+             (as /tmp/.jig/jig-VERSION-BUILD) when it has none",
+        ));
+    }
     let arch = far_side_output(&url, "uname -m")?;
     let ours = std::env::consts::ARCH;
     let same = arch == ours || (ours == "aarch64" && arch == "arm64");
@@ -156,20 +161,26 @@ pub(crate) async fn connect(url: &str) -> Result<(Arc<RemoteEnv>, PathBuf), CliE
     Ok((Arc::new(env), cwd))
 }
 
-#[expect(
-    clippy::unused_async,
-    reason = "the container transport connects asynchronously"
-)]
 async fn container_env(
     url: &str,
-    _parsed: &EnvUrl,
+    parsed: &EnvUrl,
 ) -> Result<RemoteEnv, jig_env_remote::ConnectError> {
-    Err(jig_env_remote::ConnectError::Transport {
-        target: url.to_owned(),
-        reason: "docker:// and podman:// are not implemented yet; use stdio:\"docker exec -i \
-                 CONTAINER jig env serve\" meanwhile"
-            .to_owned(),
-    })
+    let EnvUrl::Container {
+        engine, container, ..
+    } = parsed
+    else {
+        return Err(jig_env_remote::ConnectError::Transport {
+            target: url.to_owned(),
+            reason: "not a container URL".to_owned(),
+        });
+    };
+    jig_env_remote::container::connect_container(
+        url,
+        engine,
+        container,
+        &jig_env_remote::container::ContainerOptions::default(),
+    )
+    .await
 }
 
 /// A directory flag as the far side sees it: absolute as given, relative against `base`.
@@ -185,8 +196,11 @@ pub(crate) fn far_dir(base: &Path, dir: Option<&Path>) -> PathBuf {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct EnvFlags {
     /// Run the tools in another environment: `ssh://[user@]host[:port]/path`,
-    /// `k8s://namespace/pod[/container]/path` or `stdio:CMD` (see docs/env-protocol.md). The
-    /// path is the working directory there; relative `--cwd`/`--root` are taken against it.
+    /// `docker://container/path` and `podman://container/path` (through the engine's API
+    /// socket: DOCKER_HOST, CONTAINER_HOST or the default; jig is copied into the container
+    /// when absent), `k8s://namespace/pod[/container]/path` or `stdio:CMD` (see
+    /// docs/env-protocol.md). The path is the working directory there; relative
+    /// `--cwd`/`--root` are taken against it.
     #[arg(long = "env", value_name = "URL")]
     pub(crate) url: Option<String>,
     /// Record every environment operation (time, tool call, operation, path, bytes, duration,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use jig_env::{
     DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv,
     FileHead, FileInfo, FileLock, Line, LineWindow, LinesRead, Recursive, SearchRequest,
@@ -17,7 +17,7 @@ use jig_env::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -155,22 +155,23 @@ impl Pending<'_> {
         Ok(incoming)
     }
 
-    /// Waits for the answer, collecting data frames before it in front of its payload.
+    /// Waits for the answer, collecting data frames before it in front of its payload (the
+    /// chunks are joined once at the end, into a buffer of the exact size).
     async fn finish(mut self) -> EnvResult<(Value, Bytes)> {
-        let mut data: Option<BytesMut> = None;
+        let mut chunks: Vec<Bytes> = Vec::new();
         loop {
             match self.next().await? {
-                Incoming::Data(chunk) => data
-                    .get_or_insert_with(BytesMut::new)
-                    .extend_from_slice(&chunk),
+                Incoming::Data(chunk) => chunks.push(chunk),
                 Incoming::Ok(value, payload) => {
-                    return Ok(match data {
-                        None => (value, payload),
-                        Some(mut data) => {
-                            data.extend_from_slice(&payload);
-                            (value, data.freeze())
-                        }
-                    });
+                    if chunks.is_empty() {
+                        return Ok((value, payload));
+                    }
+                    chunks.push(payload);
+                    let mut data = Vec::with_capacity(chunks.iter().map(Bytes::len).sum::<usize>());
+                    for chunk in chunks {
+                        data.extend_from_slice(&chunk);
+                    }
+                    return Ok((value, Bytes::from(data)));
                 }
                 Incoming::Err(error) => return Err(error.into_env_error()),
             }
@@ -232,7 +233,7 @@ impl RemoteEnv {
     /// long as the connection (a child process, a temp dir).
     pub async fn connect<R, W>(
         target: impl Into<String>,
-        mut reader: R,
+        reader: R,
         writer: W,
         diagnostics: Option<Diagnostics>,
         keep_alive: Option<Box<dyn std::any::Any + Send>>,
@@ -242,6 +243,8 @@ impl RemoteEnv {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let target = target.into();
+        // Frame headers are small reads: served from the buffer, not one system call each.
+        let mut reader = BufReader::with_capacity(256 << 10, reader);
         let no_hello = |reason: String| {
             let extra = diagnostics
                 .as_ref()
@@ -370,6 +373,24 @@ impl RemoteEnv {
         Ok(pending.finish().await?.0)
     }
 
+    /// Like [`Self::call_cancellable`] for a call whose answer is bulk bytes (`data` frames,
+    /// then the payload), which come back joined.
+    async fn call_cancellable_bulk(
+        &self,
+        operation: &'static str,
+        op: Op,
+        cancel: &jig_env::CancellationToken,
+    ) -> EnvResult<(Value, Bytes)> {
+        let finish = self.start(operation, op)?.finish();
+        tokio::pin!(finish);
+        tokio::select! {
+            result = &mut finish => result,
+            // The open call is dropped on return, which sends the cancel: the server stops the
+            // walk or search.
+            () = cancel.cancelled() => Err(EnvError::aborted(operation)),
+        }
+    }
+
     /// Waits for a call's answer, sending a cancel when `cancel` fires first.
     async fn call_cancellable(
         &self,
@@ -399,6 +420,25 @@ impl RemoteEnv {
             }
         }
     }
+}
+
+/// A result sent as JSON in the payload (`walk`, `search`), or in `value` when the payload is
+/// empty.
+fn decode_bulk<T: DeserializeOwned>(
+    operation: &'static str,
+    value: Value,
+    bytes: &[u8],
+) -> EnvResult<T> {
+    if bytes.is_empty() {
+        return decode(operation, value);
+    }
+    serde_json::from_slice(bytes).map_err(|error| {
+        EnvError::new(
+            ErrorKind::Other,
+            operation,
+            format!("unexpected answer from the remote environment: {error}"),
+        )
+    })
 }
 
 fn decode<T: DeserializeOwned>(operation: &'static str, value: Value) -> EnvResult<T> {
@@ -708,10 +748,10 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("walk"));
         }
         let op = Op::Walk(WireWalk::from(&request));
-        let value = self
-            .call_cancellable("walk", op, &request.cancel, None)
+        let (value, bytes) = self
+            .call_cancellable_bulk("walk", op, &request.cancel)
             .await?;
-        Ok(decode::<WireWalkResult>("walk", value)?.into())
+        Ok(decode_bulk::<WireWalkResult>("walk", value, &bytes)?.into())
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
@@ -719,10 +759,10 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("search"));
         }
         let op = Op::Search(WireSearch::from(&request));
-        let value = self
-            .call_cancellable("search", op, &request.cancel, None)
+        let (value, bytes) = self
+            .call_cancellable_bulk("search", op, &request.cancel)
             .await?;
-        Ok(decode::<WireSearchResult>("search", value)?.into())
+        Ok(decode_bulk::<WireSearchResult>("search", value, &bytes)?.into())
     }
 
     async fn cleanup(&self) {

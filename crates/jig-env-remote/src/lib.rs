@@ -9,6 +9,8 @@
 //! - [`protocol`]: the frames and messages.
 //! - [`transport`]: env URLs (`stdio:`, `ssh://`, `k8s://`, `docker://`, `podman://`) and
 //!   the commands that carry the stream.
+//! - [`container`]: `docker://` and `podman://`, an exec through the Docker Engine API
+//!   (bollard) on the engine's unix socket, copying jig into the container when absent.
 //!
 //! Bulk bytes cross as raw frame payloads in chunks of at most 1 MiB, so no frame is ever
 //! big; a write is applied on the far side only once its whole body arrived (old or new
@@ -34,8 +36,10 @@
 //! ```
 
 mod client;
+pub mod container;
 pub mod protocol;
 mod server;
+pub mod stdio;
 pub mod transport;
 
 pub use client::{ConnectError, Diagnostics, RemoteEnv};

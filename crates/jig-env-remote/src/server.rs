@@ -12,7 +12,7 @@ use jig_env::{
     FileKind, FileLock, LineWindow, Recursive, check_path,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -75,7 +75,7 @@ fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub async fn serve<R, W>(
     env: Arc<dyn ExecutionEnv>,
     options: ServeOptions,
-    mut reader: R,
+    reader: R,
     writer: W,
 ) -> Result<(), ServeError>
 where
@@ -107,6 +107,8 @@ where
     let calls: Calls = Arc::default();
     let locks: Locks = Arc::default();
     let mut views: HashMap<u64, Result<Arc<dyn ExecutionEnv>, WireError>> = HashMap::new();
+    // Frame headers are small reads: served from the buffer, not one system call each.
+    let mut reader = BufReader::with_capacity(256 << 10, reader);
     let result = loop {
         let frame = match read_frame(&mut reader).await {
             Ok(Some(frame)) => frame,
@@ -276,6 +278,32 @@ fn start_call(ctx: CallContext, op: Op) {
 
 type Reply = (Value, Bytes);
 
+/// A big result (`walk`, `search`) as JSON in the payload, written straight from the typed
+/// value (no `Value` tree on either side); more than a chunk goes as `data` frames first.
+async fn bulk_json<T: serde::Serialize>(
+    ctx: &CallContext,
+    operation: &'static str,
+    result: &T,
+) -> EnvResult<Reply> {
+    let json = Bytes::from(serde_json::to_vec(result).map_err(|error| {
+        EnvError::new(
+            ErrorKind::Other,
+            operation,
+            format!("cannot encode the result: {error}"),
+        )
+    })?);
+    if json.len() <= CHUNK {
+        return Ok((Value::Null, json));
+    }
+    let mut offset = 0;
+    while offset < json.len() {
+        let end = (offset + CHUNK).min(json.len());
+        send_data(&ctx.out, ctx.id, json.slice(offset..end)).await?;
+        offset = end;
+    }
+    Ok((Value::Null, Bytes::new()))
+}
+
 fn value<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
@@ -439,18 +467,14 @@ async fn run_op(
         Op::Walk(walk) => {
             let mut request = walk.into_request();
             request.cancel = cancel;
-            (
-                value(&WireWalkResult::from(&env.walk(request).await?)),
-                none,
-            )
+            let result = WireWalkResult::from(&env.walk(request).await?);
+            bulk_json(ctx, "walk", &result).await?
         }
         Op::Search(search) => {
             let mut request = search.into_request();
             request.cancel = cancel;
-            (
-                value(&WireSearchResult::from(&env.search(request).await?)),
-                none,
-            )
+            let result = WireSearchResult::from(&env.search(request).await?);
+            bulk_json(ctx, "search", &result).await?
         }
         Op::Cleanup => {
             env.cleanup().await;

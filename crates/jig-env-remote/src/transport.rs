@@ -6,6 +6,7 @@
 //! | `stdio:CMD` | `sh -c CMD`; its stdin/stdout must reach `jig env serve` |
 //! | `ssh://[user@]host[:port]/path` | the system `ssh` client (so keys, agents, `ProxyJump` and `~/.ssh/config` work) running `jig env serve` far side |
 //! | `k8s://namespace/pod[/container]/path` | `kubectl exec -i` running `jig env serve` in the pod |
+//! | `docker://container/path`, `podman://container/path` | an exec through the Docker Engine API ([`crate::container`]) |
 //!
 //! The path part is the working directory on the far side (default: its home directory).
 //! Far side, the command runs `$HOME/.jig/bin/jig` when present (where `jig env install`
@@ -234,7 +235,7 @@ pub struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
 impl StderrTail {
     const KEEP: usize = 4096;
 
-    fn push(&self, bytes: &[u8]) {
+    pub(crate) fn push(&self, bytes: &[u8]) {
         let mut tail = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         tail.extend(bytes);
         while tail.len() > Self::KEEP {

@@ -357,6 +357,16 @@ impl Drop for Container {
 }
 
 const IMAGE: &str = "localhost/jig-test-busybox:latest";
+/// The same image, labelled for another architecture than this machine's.
+const FOREIGN_IMAGE: &str = "localhost/jig-test-busybox-foreign:latest";
+const FOREIGN_ARCH: &str = if cfg!(target_arch = "aarch64") {
+    "amd64"
+} else {
+    "arm64"
+};
+
+/// Tells apart the containers of the tests of one process.
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 impl Container {
     fn podman(&self) -> Command {
@@ -366,6 +376,21 @@ impl Container {
     }
 
     fn start() -> Option<Self> {
+        Self::start_with(true, IMAGE)
+    }
+
+    /// A container whose image and mounts have no jig (the Docker-API transport copies it in).
+    fn start_without_jig() -> Option<Self> {
+        Self::start_with(false, IMAGE)
+    }
+
+    /// Like [`Self::start_without_jig`], from an image that says it is for another CPU
+    /// architecture (its busybox is this machine's, so it runs).
+    fn start_foreign() -> Option<Self> {
+        Self::start_with(false, FOREIGN_IMAGE)
+    }
+
+    fn start_with(mount_jig: bool, image: &str) -> Option<Self> {
         if Command::new("podman").arg("--version").output().is_err()
             || !Path::new("/bin/busybox").exists()
         {
@@ -383,19 +408,23 @@ impl Container {
         .expect("containers.conf");
         let shared = dir.path().join("shared");
         std::fs::create_dir(&shared).expect("shared");
-        let mut container = Self {
-            name: format!("jig-test-{}", std::process::id()),
+        let container = Self {
+            name: format!(
+                "jig-test-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ),
             conf,
             _dir: dir,
             shared,
         };
         let exists = container
             .podman()
-            .args(["image", "exists", IMAGE])
+            .args(["image", "exists", image])
             .status()
             .is_ok_and(|status| status.success());
         if !exists {
-            container.build_image();
+            container.build_image(image);
         }
         let jig_dir = jig().parent().expect("bin dir").to_path_buf();
         let mut run_cmd = container.podman();
@@ -405,21 +434,21 @@ impl Container {
                 run_cmd.args(["-v", &format!("{host_dir}:{inside}:ro")]);
             }
         }
-        run_cmd
-            .args(["-v", &format!("{}:/opt/jig:ro", jig_dir.display())])
-            .args([
-                "-v",
-                &format!("{0}:{0}", container.shared.display()),
-                IMAGE,
-                "/bin/sleep",
-                "100000",
-            ]);
+        if mount_jig {
+            run_cmd.args(["-v", &format!("{}:/opt/jig:ro", jig_dir.display())]);
+        }
+        run_cmd.args([
+            "-v",
+            &format!("{0}:{0}", container.shared.display()),
+            image,
+            "/bin/sleep",
+            "100000",
+        ]);
         run(&mut run_cmd);
-        container.name = container.name.clone();
         Some(container)
     }
 
-    fn build_image(&self) {
+    fn build_image(&self, image: &str) {
         let build = tempfile::tempdir().expect("temp dir");
         let rootfs = build.path().join("rootfs");
         for dir in [
@@ -454,7 +483,12 @@ impl Container {
             .arg("-cf")
             .arg(&tar)
             .arg("."));
-        run(self.podman().arg("import").arg(&tar).arg(IMAGE));
+        let mut import = self.podman();
+        import.arg("import");
+        if image == FOREIGN_IMAGE {
+            import.args(["--arch", FOREIGN_ARCH]);
+        }
+        run(import.arg(&tar).arg(image));
     }
 
     async fn connect(&self) -> RemoteEnv {
@@ -491,6 +525,249 @@ async fn conformance_in_a_podman_container() {
         .await
         .expect("write through the mount");
     run_all(|| async { same_path_fixture(container.connect().await, &base) }).await;
+}
+
+// ----- docker:// and podman:// through the Docker Engine API (Podman's compatible socket) ----
+
+/// `podman system service` on a socket of its own, with the container's containers.conf.
+/// Killed when dropped.
+struct PodmanService {
+    dir: tempfile::TempDir,
+    socket: PathBuf,
+    child: Child,
+}
+
+impl Drop for PodmanService {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl PodmanService {
+    fn start(container: &Container) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let socket = dir.path().join("podman.sock");
+        let log = std::fs::File::create(dir.path().join("service.log")).expect("log");
+        let child = container
+            .podman()
+            .args(["system", "service", "--time=0"])
+            .arg(format!("unix://{}", socket.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start podman system service");
+        let service = Self { dir, socket, child };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::os::unix::net::UnixStream::connect(&service.socket).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "podman system service did not listen: {}",
+                std::fs::read_to_string(service.dir.path().join("service.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        service
+    }
+
+    fn host(&self) -> String {
+        format!("unix://{}", self.socket.display())
+    }
+
+    async fn connect(&self, container: &Container, engine: &str) -> RemoteEnv {
+        let url = format!(
+            "{engine}://{}{}",
+            container.name,
+            container.shared.display()
+        );
+        jig_env_remote::container::connect_container(
+            &url,
+            engine,
+            &container.name,
+            &jig_env_remote::container::ContainerOptions {
+                socket: Some(self.socket.clone()),
+                binary: Some(jig()),
+            },
+        )
+        .await
+        .expect("connect through the engine API")
+    }
+}
+
+/// Whether `path` is an executable file in the container.
+fn in_container(container: &Container, path: &Path) -> bool {
+    container
+        .podman()
+        .args(["exec", &container.name, "/bin/busybox", "test", "-x"])
+        .arg(path)
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_over_the_docker_api_copies_jig_in() {
+    let Some(container) = Container::start_without_jig() else {
+        return;
+    };
+    let service = PodmanService::start(&container);
+    let inside = jig_env_remote::container::container_binary_path(&jig());
+    assert!(!in_container(&container, &inside), "the image has no jig");
+    let env = service.connect(&container, "docker").await;
+    assert!(in_container(&container, &inside), "jig was copied in");
+    assert!(!env.exists(Path::new("/work")).await.expect("exists"));
+    drop(env);
+    let base = container.shared.clone();
+    run_all(|| async { same_path_fixture(service.connect(&container, "docker").await, &base) })
+        .await;
+}
+
+#[test]
+fn jig_tool_runs_over_podman_and_docker_urls() {
+    let Some(container) = Container::start_without_jig() else {
+        return;
+    };
+    let service = PodmanService::start(&container);
+    std::fs::write(container.shared.join("notes.txt"), "in the container\n").expect("write");
+    for (engine, variable) in [("podman", "CONTAINER_HOST"), ("docker", "DOCKER_HOST")] {
+        let url = format!(
+            "{engine}://{}{}",
+            container.name,
+            container.shared.display()
+        );
+        let output = Command::new(jig())
+            .args(["tool", "read", "--env", &url])
+            .args(["--args", r#"{"path":"notes.txt"}"#])
+            .env_remove("CONTAINER_HOST")
+            .env(variable, service.host())
+            .output()
+            .expect("jig tool");
+        assert!(
+            output.status.success(),
+            "{engine}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("in the container"),
+            "{engine}"
+        );
+    }
+    // A container that is not there is named in the error.
+    let output = Command::new(jig())
+        .args(["tool", "read", "--env", "podman://no-such-container/"])
+        .args(["--args", r#"{"path":"/etc/hostname"}"#])
+        .env("CONTAINER_HOST", service.host())
+        .output()
+        .expect("jig tool");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no container named no-such-container"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_engine_socket_is_a_clear_error_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let socket = dir.path().join("docker.sock");
+    for (engine, variable) in [("docker", "DOCKER_HOST"), ("podman", "CONTAINER_HOST")] {
+        let output = Command::new(jig())
+            .args(["tool", "read", "--env", &format!("{engine}://box/ws")])
+            .args(["--args", r#"{"path":"a.txt"}"#])
+            .env_remove("DOCKER_HOST")
+            .env_remove("CONTAINER_HOST")
+            .env(variable, format!("unix://{}", socket.display()))
+            .output()
+            .expect("jig tool");
+        assert!(!output.status.success(), "{engine}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "cannot reach the {engine} API at unix://{}",
+                socket.display()
+            )),
+            "{stderr}"
+        );
+    }
+    // A DOCKER_HOST the transport does not speak is refused, not replaced by a default.
+    let output = Command::new(jig())
+        .args(["tool", "read", "--env", "docker://box/ws"])
+        .args(["--args", r#"{"path":"a.txt"}"#])
+        .env("DOCKER_HOST", "tcp://127.0.0.1:2375")
+        .output()
+        .expect("jig tool");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is not a unix:// socket"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_in_the_container_mid_call_is_an_error_not_a_hang() {
+    let Some(container) = Container::start_without_jig() else {
+        return;
+    };
+    let service = PodmanService::start(&container);
+    let env = service.connect(&container, "podman").await;
+    let dir = container.shared.clone();
+    let mut sink = DiscardSink;
+    let waiting = env.exec(
+        ExecRequest::new("/bin/sh", vec!["-c".into(), "sleep 300".into()], &dir),
+        &mut sink,
+    );
+    let kill = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The server is the parent of the commands it runs.
+        let mut sink = DiscardSink;
+        env.exec(
+            ExecRequest::new("/bin/sh", vec!["-c".into(), "kill -9 $PPID".into()], &dir),
+            &mut sink,
+        )
+        .await
+    };
+    let (waited, killed) = tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::join!(waiting, kill)
+    })
+    .await
+    .expect("no hang when the server dies");
+    for result in [waited, killed] {
+        let error = result.expect_err("a dead server is an error");
+        assert!(error.to_string().contains("lost"), "{error}");
+    }
+    let file = dir.join("a.txt");
+    std::fs::write(&file, "local").expect("write");
+    let error = tokio::time::timeout(Duration::from_secs(5), env.read(&file))
+        .await
+        .expect("no hang")
+        .expect_err("no fallback to the local file");
+    assert!(error.to_string().contains("lost"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_of_another_architecture_is_refused_before_the_copy() {
+    let Some(container) = Container::start_foreign() else {
+        return;
+    };
+    let service = PodmanService::start(&container);
+    let inside = jig_env_remote::container::container_binary_path(&jig());
+    assert!(!in_container(&container, &inside), "the image has no jig");
+    let error = jig_env_remote::container::connect_container(
+        "docker://foreign",
+        "docker",
+        &container.name,
+        &jig_env_remote::container::ContainerOptions {
+            socket: Some(service.socket.clone()),
+            binary: Some(jig()),
+        },
+    )
+    .await
+    .expect_err("another architecture is refused");
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!("this jig is built for {}", std::env::consts::ARCH)),
+        "{message}"
+    );
+    assert!(!in_container(&container, &inside), "nothing was copied");
 }
 
 // ----- benchmarks (run by hand: `cargo test -p jig-cli --test it bench_remote -- --ignored --nocapture`)

@@ -12,6 +12,7 @@
     reason = "set-up helpers of tests: a failed step is a failed test; client and served ends"
 )]
 
+mod bulk;
 mod conformance;
 mod faults;
 mod support;

@@ -1,0 +1,574 @@
+//! `docker://container/path` and `podman://container/path`: `jig env serve` run in a container
+//! through the Docker Engine API (Docker's, or Podman's compatible one), its attached
+//! stdin/stdout carrying the byte stream.
+//!
+//! - **The socket**: `podman://` takes `CONTAINER_HOST`, then `DOCKER_HOST`, then
+//!   `$XDG_RUNTIME_DIR/podman/podman.sock` (when it exists) or `/run/podman/podman.sock`;
+//!   `docker://` takes `DOCKER_HOST`, then `/var/run/docker.sock`. Only `unix://` sockets are
+//!   spoken. A socket that cannot be reached is an error naming it; nothing falls back.
+//! - **jig in the container**: the server runs from [`container_binary_path`]
+//!   (`/tmp/.jig/jig-VERSION-BUILD`). When that file is absent (or does not run), the jig
+//!   binary is uploaded there with the API's archive upload (a tar streamed from the file),
+//!   after checking that the image's CPU architecture is this binary's.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, LazyLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use bollard::query_parameters::UploadToContainerOptions;
+use bytes::Bytes;
+use futures::{Stream, StreamExt as _};
+use tokio::io::AsyncWrite;
+use tokio_util::io::{ReaderStream, StreamReader};
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{ConnectError, Diagnostics, RemoteEnv};
+use crate::transport::StderrTail;
+
+/// How the server is reached in a container.
+#[derive(Debug, Clone, Default)]
+pub struct ContainerOptions {
+    /// The engine's API socket; `None`: from the environment and the engine's default.
+    pub socket: Option<PathBuf>,
+    /// The jig binary copied into the container when it has none; `None`: the running
+    /// executable.
+    pub binary: Option<PathBuf>,
+}
+
+/// Where jig's binary lives in a container (`/tmp/.jig/jig-VERSION-BUILD`; BUILD tells builds
+/// of one version apart by the binary's size and modification time).
+pub fn container_binary_path(binary: &Path) -> PathBuf {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the jig binary on this machine, not a file of the env"
+    )]
+    let build = std::fs::metadata(binary)
+        .map(|meta| {
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos());
+            fnv1a(&[&meta.len().to_le_bytes(), &modified.to_le_bytes()])
+        })
+        .unwrap_or_default();
+    PathBuf::from(format!(
+        "/tmp/.jig/jig-{}-{build:016x}",
+        env!("CARGO_PKG_VERSION")
+    ))
+}
+
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|part| part.iter()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// The socket `engine` (`docker` or `podman`) is reached on, from the environment and the
+/// engine's defaults.
+pub fn default_socket(engine: &str) -> Result<PathBuf, String> {
+    let variables: &[&str] = if engine == "podman" {
+        &["CONTAINER_HOST", "DOCKER_HOST"]
+    } else {
+        &["DOCKER_HOST"]
+    };
+    for variable in variables {
+        let Ok(value) = std::env::var(variable) else {
+            continue;
+        };
+        if value.trim().is_empty() {
+            continue;
+        }
+        return match value.strip_prefix("unix://") {
+            Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
+            _ => Err(format!(
+                "{variable}={value} is not a unix:// socket; {engine}:// reaches the engine's API \
+                 over a unix socket (set {variable}=unix:///path/to/{engine}.sock)"
+            )),
+        };
+    }
+    if engine == "podman" {
+        if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") {
+            let user = PathBuf::from(runtime).join("podman/podman.sock");
+            if user.exists() {
+                return Ok(user);
+            }
+        }
+        Ok(PathBuf::from("/run/podman/podman.sock"))
+    } else {
+        Ok(PathBuf::from("/var/run/docker.sock"))
+    }
+}
+
+fn start_hint(engine: &str, socket: &Path) -> String {
+    if engine == "podman" {
+        format!(
+            "is Podman's API service running? Start it with `podman system service --time=0 \
+             unix://{}` (or `systemctl start podman.socket`), or name another socket with \
+             CONTAINER_HOST=unix:///path/to/podman.sock",
+            socket.display()
+        )
+    } else {
+        "is the Docker daemon running? Name another socket with \
+         DOCKER_HOST=unix:///path/to/docker.sock (Podman's works too)"
+            .to_owned()
+    }
+}
+
+/// One upload at a time per container in this process, so concurrent connects do not write
+/// the same file at once.
+static UPLOADS: LazyLock<tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
+    LazyLock::new(Default::default);
+
+/// Runs `jig env serve` in `container` through the engine's API and connects to it, copying
+/// jig into the container first when it has none. `target` names the far side in messages.
+pub async fn connect_container(
+    target: &str,
+    engine: &str,
+    container: &str,
+    options: &ContainerOptions,
+) -> Result<RemoteEnv, ConnectError> {
+    let fail = |reason: String| ConnectError::Transport {
+        target: target.to_owned(),
+        reason,
+    };
+    let socket = match &options.socket {
+        Some(socket) => socket.clone(),
+        None => default_socket(engine).map_err(fail)?,
+    };
+    let api = Api::connect(engine, &socket).await.map_err(fail)?;
+    let binary = match &options.binary {
+        Some(binary) => binary.clone(),
+        None => std::env::current_exe()
+            .map_err(|error| fail(format!("cannot locate the running jig binary: {error}")))?,
+    };
+    let inside = container_binary_path(&binary);
+    api.check_running(container).await.map_err(fail)?;
+    {
+        let lock = Arc::clone(
+            UPLOADS
+                .lock()
+                .await
+                .entry(format!("{}\0{container}", socket.display()))
+                .or_default(),
+        );
+        let _one_at_a_time = lock.lock().await;
+        if !api.runs_jig(container, &inside).await.map_err(fail)? {
+            api.check_arch(container).await.map_err(fail)?;
+            api.upload_binary(container, &binary, &inside)
+                .await
+                .map_err(fail)?;
+            if !api.runs_jig(container, &inside).await.map_err(fail)? {
+                let said = api
+                    .output(container, &[&inside.to_string_lossy(), "--version"])
+                    .await
+                    .map(|(_, output)| output)
+                    .unwrap_or_default();
+                return Err(fail(format!(
+                    "jig was copied to {container}:{} but does not run there ({}); the \
+                     container needs the C library jig is linked against, or use a statically \
+                     linked jig (target x86_64-unknown-linux-musl)",
+                    inside.display(),
+                    said.trim()
+                )));
+            }
+        }
+    }
+    api.serve(target, container, &inside).await.map_err(fail)
+}
+
+/// A connected engine API.
+struct Api {
+    docker: Docker,
+    engine: String,
+    socket: PathBuf,
+}
+
+impl Api {
+    async fn connect(engine: &str, socket: &Path) -> Result<Self, String> {
+        let unreachable = |reason: String| {
+            format!(
+                "cannot reach the {engine} API at unix://{}: {reason}; {}",
+                socket.display(),
+                start_hint(engine, socket)
+            )
+        };
+        if !socket.exists() {
+            return Err(unreachable("no such socket".to_owned()));
+        }
+        let docker =
+            Docker::connect_with_unix(&socket.to_string_lossy(), 600, bollard::API_DEFAULT_VERSION)
+                .map_err(|error| unreachable(error.to_string()))?;
+        match tokio::time::timeout(Duration::from_secs(20), docker.ping()).await {
+            Err(_) => return Err(unreachable("no answer within 20 s".to_owned())),
+            Ok(Err(error)) => return Err(unreachable(error.to_string())),
+            Ok(Ok(_)) => {}
+        }
+        Ok(Self {
+            docker,
+            engine: engine.to_owned(),
+            socket: socket.to_path_buf(),
+        })
+    }
+
+    fn where_(&self) -> String {
+        format!("{} API at unix://{}", self.engine, self.socket.display())
+    }
+
+    async fn check_running(&self, container: &str) -> Result<(), String> {
+        let inspect = self
+            .docker
+            .inspect_container(container, None)
+            .await
+            .map_err(|error| match error {
+                bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                } => format!(
+                    "no container named {container} (asked the {})",
+                    self.where_()
+                ),
+                other => format!("cannot inspect container {container}: {other}"),
+            })?;
+        let state = inspect.state.unwrap_or_default();
+        if state.running != Some(true) {
+            let status = state
+                .status
+                .map_or_else(|| "not running".to_owned(), |status| status.to_string());
+            return Err(format!(
+                "container {container} is not running ({status}); start it first"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs `argv` in the container to completion: its exit code and output (stdout and
+    /// stderr). An exec the engine refuses to start (no such file) is exit code 127.
+    async fn output(&self, container: &str, argv: &[&str]) -> Result<(i64, String), String> {
+        let created = self
+            .docker
+            .create_exec(
+                container,
+                CreateExecOptions {
+                    cmd: Some(argv.to_vec()),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|error| format!("cannot exec in {container}: {error}"))?;
+        let mut text = String::new();
+        match self.docker.start_exec(&created.id, None).await {
+            Ok(StartExecResults::Attached { mut output, .. }) => {
+                while let Some(item) = output.next().await {
+                    match item {
+                        Ok(chunk) => text.push_str(&String::from_utf8_lossy(&chunk.into_bytes())),
+                        Err(error) => {
+                            text.push_str(&error.to_string());
+                            break;
+                        }
+                    }
+                }
+            }
+            Ok(StartExecResults::Detached) => {}
+            Err(error) => return Ok((127, error.to_string())),
+        }
+        let code = self
+            .docker
+            .inspect_exec(&created.id)
+            .await
+            .ok()
+            .and_then(|inspect| inspect.exit_code)
+            .unwrap_or(127);
+        Ok((code, text))
+    }
+
+    async fn runs_jig(&self, container: &str, inside: &Path) -> Result<bool, String> {
+        let (code, output) = self
+            .output(container, &[&inside.to_string_lossy(), "--version"])
+            .await?;
+        Ok(code == 0 && output.contains(concat!("jig ", env!("CARGO_PKG_VERSION"))))
+    }
+
+    /// Refuses a container whose image is for another CPU architecture than this jig.
+    async fn check_arch(&self, container: &str) -> Result<(), String> {
+        let image = self
+            .docker
+            .inspect_container(container, None)
+            .await
+            .ok()
+            .and_then(|inspect| inspect.image);
+        let mut arch = match image {
+            Some(image) => self
+                .docker
+                .inspect_image(&image)
+                .await
+                .ok()
+                .and_then(|inspect| inspect.architecture)
+                .map(|arch| rust_arch(&arch).to_owned()),
+            None => None,
+        };
+        if arch.as_deref().is_none_or(str::is_empty)
+            && let Ok((0, machine)) = self.output(container, &["uname", "-m"]).await
+        {
+            arch = Some(rust_arch(machine.trim()).to_owned());
+        }
+        let ours = std::env::consts::ARCH;
+        match arch {
+            Some(arch) if !arch.is_empty() && arch != ours => Err(format!(
+                "container {container} is {arch}, this jig is built for {ours}: build jig for \
+                 {arch}, or run a jig built for {arch} in the container through \
+                 stdio:\"docker exec -i {container} /path/to/jig env serve\""
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Streams `binary` into the container as `inside` (mode 755), a tar of one directory and
+    /// one file built on the fly.
+    async fn upload_binary(
+        &self,
+        container: &str,
+        binary: &Path,
+        inside: &Path,
+    ) -> Result<(), String> {
+        let fail = |reason: String| {
+            format!(
+                "cannot copy jig into {container}:{}: {reason}",
+                inside.display()
+            )
+        };
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the jig binary on this machine, not a file of the env"
+        )]
+        let file = tokio::fs::File::open(binary)
+            .await
+            .map_err(|error| fail(format!("{}: {error}", binary.display())))?;
+        let size = file
+            .metadata()
+            .await
+            .map_err(|error| fail(format!("{}: {error}", binary.display())))?
+            .len();
+        let (Some(dir), Some(name)) = (inside.parent(), inside.file_name()) else {
+            return Err(fail("not a file path".to_owned()));
+        };
+        let (Some(base), Some(dir_name)) = (dir.parent(), dir.file_name()) else {
+            return Err(fail("not a file path".to_owned()));
+        };
+        let header = |path: &Path, kind: tar::EntryType, size: u64| -> Result<Bytes, String> {
+            let mut header = tar::Header::new_gnu();
+            header
+                .set_path(path)
+                .map_err(|error| fail(error.to_string()))?;
+            header.set_entry_type(kind);
+            header.set_size(size);
+            header.set_mode(0o755);
+            header.set_mtime(0);
+            header.set_cksum();
+            Ok(Bytes::copy_from_slice(header.as_bytes()))
+        };
+        let dir_header = header(Path::new(dir_name), tar::EntryType::Directory, 0)?;
+        let file_header = header(
+            &Path::new(dir_name).join(name),
+            tar::EntryType::Regular,
+            size,
+        )?;
+        let padding = usize::try_from((512 - size % 512) % 512).unwrap_or(0);
+        let trailer = Bytes::from(vec![0_u8; padding + 1024]);
+        let body = futures::stream::iter([Ok(dir_header), Ok(file_header)])
+            .chain(ReaderStream::with_capacity(file, 1 << 20))
+            .chain(futures::stream::iter([Ok(trailer)]));
+        let options = UploadToContainerOptions {
+            path: base.to_string_lossy().into_owned(),
+            ..Default::default()
+        };
+        self.docker
+            .upload_to_container(container, Some(options), bollard::body_try_stream(body))
+            .await
+            .map_err(|error| fail(error.to_string()))
+    }
+
+    /// Starts `inside env serve` with attached stdin/stdout and connects to it.
+    async fn serve(
+        self,
+        target: &str,
+        container: &str,
+        inside: &Path,
+    ) -> Result<RemoteEnv, String> {
+        let created = self
+            .docker
+            .create_exec(
+                container,
+                CreateExecOptions {
+                    cmd: Some(vec![
+                        inside.to_string_lossy().into_owned(),
+                        "env".into(),
+                        "serve".into(),
+                    ]),
+                    attach_stdin: Some(true),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    tty: Some(false),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|error| format!("cannot exec jig in {container}: {error}"))?;
+        let started = self
+            .docker
+            .start_exec(
+                &created.id,
+                Some(StartExecOptions {
+                    detach: false,
+                    tty: false,
+                    output_capacity: Some(crate::protocol::CHUNK * 2),
+                }),
+            )
+            .await
+            .map_err(|error| format!("cannot start jig in {container}: {error}"))?;
+        let StartExecResults::Attached { output, input } = started else {
+            return Err(format!("the {} did not attach to the exec", self.where_()));
+        };
+        let tail = StderrTail::default();
+        let sink = tail.clone();
+        let stdout = output.filter_map(move |item| {
+            let chunk = match item {
+                Ok(bollard::container::LogOutput::StdErr { message }) => {
+                    sink.push(&message);
+                    None
+                }
+                Ok(other) => Some(Ok(other.into_bytes())),
+                Err(error) => Some(Err(std::io::Error::other(error))),
+            };
+            std::future::ready(chunk)
+        });
+        // Dropping the env (or `close_transport`) ends both directions of the attached
+        // stream, so the engine closes the server's stdin and the server exits.
+        let closed = CancellationToken::new();
+        let reader = StreamReader::new(Cut {
+            inner: stdout.boxed(),
+            closed: Box::pin(closed.clone().cancelled_owned()),
+        });
+        let writer = CutWriter {
+            inner: input,
+            closed: Box::pin(closed.clone().cancelled_owned()),
+        };
+        let diagnostics: Diagnostics = Arc::new(move || tail.text());
+        RemoteEnv::connect(
+            target,
+            reader,
+            writer,
+            Some(diagnostics),
+            Some(Box::new(closed.drop_guard())),
+        )
+        .await
+        .map_err(|error| error.to_string())
+    }
+}
+
+/// The Go architecture names images carry, as Rust names them.
+fn rust_arch(arch: &str) -> &str {
+    match arch {
+        "amd64" => "x86_64",
+        "arm64" => "aarch64",
+        "386" => "x86",
+        "ppc64le" => "powerpc64",
+        "mips64le" => "mips64",
+        other => other,
+    }
+}
+
+type Closed = Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// A stream that ends when `closed` fires.
+struct Cut<S> {
+    inner: S,
+    closed: Closed,
+}
+
+impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Cut<S> {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.closed.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the transport was closed",
+            ))));
+        }
+        self.inner.poll_next_unpin(cx)
+    }
+}
+
+/// A writer that fails once `closed` fired.
+struct CutWriter {
+    inner: Pin<Box<dyn AsyncWrite + Send>>,
+    closed: Closed,
+}
+
+impl CutWriter {
+    fn check(&mut self, cx: &mut Context<'_>) -> std::io::Result<()> {
+        if self.closed.as_mut().poll(cx).is_ready() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the transport was closed",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl AsyncWrite for CutWriter {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.check(cx)?;
+        self.inner.as_mut().poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.check(cx)?;
+        self.inner.as_mut().poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.inner.as_mut().poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_architectures_map_to_rust_names() {
+        assert_eq!(rust_arch("amd64"), "x86_64");
+        assert_eq!(rust_arch("arm64"), "aarch64");
+        assert_eq!(rust_arch("s390x"), "s390x");
+    }
+
+    #[test]
+    fn the_binary_path_names_the_version() {
+        let path = container_binary_path(Path::new("/nonexistent/jig"));
+        assert!(
+            path.to_string_lossy().starts_with(concat!(
+                "/tmp/.jig/jig-",
+                env!("CARGO_PKG_VERSION"),
+                "-"
+            )),
+            "{}",
+            path.display()
+        );
+    }
+}
