@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// The protocol version both sides announce in their hello; a peer with another major version
 /// is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Bulk data crosses in chunks of at most this many bytes (one frame each).
 pub const CHUNK: usize = 1 << 20;
