@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
-use crate::http::{Endpoint, SseParser, Wire, error_message, key_header};
+use crate::http::{HttpProvider, SseParser, Wire, error_message, key_header};
 use crate::provider::{ModelRequest, StreamEvent, ThinkingLevel};
 use crate::transcript::prepare_messages;
 
@@ -19,22 +19,14 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Output-token limit when the request sets none (and thinking is off).
 const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-/// A provider speaking Anthropic Messages.
+/// The Anthropic Messages protocol.
 #[derive(Debug)]
-pub struct AnthropicProvider {
-    endpoint: Endpoint,
-}
+pub struct AnthropicMessages;
 
-impl AnthropicProvider {
-    /// A provider for `config`.
-    pub fn new(config: ProviderConfig) -> Self {
-        Self {
-            endpoint: Endpoint::new(config),
-        }
-    }
-}
+/// A provider speaking Anthropic Messages.
+pub type AnthropicProvider = HttpProvider<AnthropicMessages>;
 
-impl Wire for AnthropicProvider {
+impl Wire for AnthropicMessages {
     type Parser = EventParser;
     const PATH: &'static str = "/v1/messages";
 
@@ -51,7 +43,7 @@ impl Wire for AnthropicProvider {
     }
 
     /// The JSON body sent for `request`.
-    fn request_body(&self, request: &ModelRequest) -> Value {
+    fn request_body(_config: &ProviderConfig, request: &ModelRequest) -> Value {
         let budget = match request.thinking {
             ThinkingLevel::Off => None,
             ThinkingLevel::Low => Some(2048u32),
@@ -91,10 +83,6 @@ impl Wire for AnthropicProvider {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
         body
-    }
-
-    fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
     }
 }
 

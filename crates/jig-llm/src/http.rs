@@ -1,3 +1,4 @@
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use eventsource_stream::{Event, Eventsource};
@@ -11,24 +12,41 @@ use crate::error::{LlmError, TimeoutKind, root_cause};
 use crate::provider::{EventStream, ModelRequest, Provider, RetryHook, RetryNotice, StreamEvent};
 
 /// What one HTTP protocol adds to an [`Endpoint`]: its path, headers, body and stream parser.
-/// Every `Wire` is a [`Provider`]: the request, retries, timeouts and SSE handling are shared.
-pub(crate) trait Wire: Send + Sync + std::fmt::Debug {
+/// An [`HttpProvider`] of any `Wire` is a [`Provider`]: the request, retries, timeouts and SSE
+/// handling are shared.
+pub(crate) trait Wire: Send + Sync + std::fmt::Debug + 'static {
     /// Parses the protocol's server-sent events.
     type Parser: SseParser;
     /// The path after the base URL (`/chat/completions`, `/v1/messages`).
     const PATH: &'static str;
-    /// The endpoint requests go to.
-    fn endpoint(&self) -> &Endpoint;
     /// The headers of every request (authentication, API version).
     fn headers(config: &ProviderConfig) -> Result<HeaderMap, LlmError>;
     /// The JSON body sent for `request`.
-    fn request_body(&self, request: &ModelRequest) -> Value;
+    fn request_body(config: &ProviderConfig, request: &ModelRequest) -> Value;
+}
+
+/// A provider speaking the HTTP protocol `W` to one endpoint: [`crate::OpenAiProvider`],
+/// [`crate::AnthropicProvider`].
+#[derive(Debug)]
+pub struct HttpProvider<W> {
+    endpoint: Endpoint,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> HttpProvider<W> {
+    /// A provider for `config`.
+    pub fn new(config: ProviderConfig) -> Self {
+        Self {
+            endpoint: Endpoint::new(config),
+            wire: PhantomData,
+        }
+    }
 }
 
 #[async_trait::async_trait]
-impl<W: Wire> Provider for W {
+impl<W: Wire> Provider for HttpProvider<W> {
     fn name(&self) -> &str {
-        &self.endpoint().config.name
+        &self.endpoint.config.name
     }
 
     async fn stream(
@@ -36,9 +54,9 @@ impl<W: Wire> Provider for W {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, LlmError> {
-        let endpoint = self.endpoint();
+        let endpoint = &self.endpoint;
         let headers = W::headers(&endpoint.config)?;
-        let body = self.request_body(&request);
+        let body = W::request_body(&endpoint.config, &request);
         let parser = W::Parser::new(&endpoint.config.name);
         endpoint
             .stream(W::PATH, headers, &body, &request, &cancel, parser)

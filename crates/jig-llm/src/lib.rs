@@ -37,15 +37,16 @@ pub mod scripted;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
-pub use anthropic::{ANTHROPIC_VERSION, AnthropicProvider};
+pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, AnthropicProvider};
 pub use builder::MessageBuilder;
 pub use config::{
     Api, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IDLE_TIMEOUT, KNOWN_PROVIDERS, KnownProvider,
     ProviderConfig,
 };
 pub use error::{LlmError, TimeoutKind};
+pub use http::HttpProvider;
 pub use models::{Cost, ModelCost, ModelInfo, ModelTable, PRICES_TAKEN};
-pub use openai::OpenAiProvider;
+pub use openai::{OpenAiCompletions, OpenAiProvider};
 pub use provider::{
     EventStream, ModelRequest, Provider, RetryHook, RetryNotice, StreamEvent, ThinkingLevel,
     ToolDefinition,

@@ -10,26 +10,18 @@ use serde_json::{Value, json};
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
-use crate::http::{Endpoint, SseParser, Wire, key_header};
+use crate::http::{HttpProvider, SseParser, Wire, key_header};
 use crate::provider::{ModelRequest, StreamEvent, ThinkingLevel};
 use crate::transcript::prepare_messages;
 
-/// A provider speaking OpenAI Chat Completions.
+/// The OpenAI Chat Completions protocol.
 #[derive(Debug)]
-pub struct OpenAiProvider {
-    endpoint: Endpoint,
-}
+pub struct OpenAiCompletions;
 
-impl OpenAiProvider {
-    /// A provider for `config`.
-    pub fn new(config: ProviderConfig) -> Self {
-        Self {
-            endpoint: Endpoint::new(config),
-        }
-    }
-}
+/// A provider speaking OpenAI Chat Completions.
+pub type OpenAiProvider = HttpProvider<OpenAiCompletions>;
 
-impl Wire for OpenAiProvider {
+impl Wire for OpenAiCompletions {
     type Parser = ChunkParser;
     const PATH: &'static str = "/chat/completions";
 
@@ -42,7 +34,7 @@ impl Wire for OpenAiProvider {
     }
 
     /// The JSON body sent for `request`.
-    fn request_body(&self, request: &ModelRequest) -> Value {
+    fn request_body(config: &ProviderConfig, request: &ModelRequest) -> Value {
         let mut body = json!({
             "model": request.model,
             "messages": convert_messages(&request.system_prompt, &prepare_messages(&request.messages)),
@@ -67,7 +59,7 @@ impl Wire for OpenAiProvider {
         }
         if let Some(max) = request.max_output_tokens {
             // OpenAI's own API wants the newer name; compatible servers know the older one.
-            let key = if self.endpoint.config.name == "openai" {
+            let key = if config.name == "openai" {
                 "max_completion_tokens"
             } else {
                 "max_tokens"
@@ -78,10 +70,6 @@ impl Wire for OpenAiProvider {
             body["reasoning_effort"] = json!(request.thinking.as_str());
         }
         body
-    }
-
-    fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
     }
 }
 
