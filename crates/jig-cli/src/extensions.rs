@@ -121,7 +121,13 @@ pub(crate) async fn bind(
     ui: Option<Arc<dyn ExtensionUi>>,
 ) {
     runner
-        .bind(SessionHost::new(info, tool_names(registry), false, ui))
+        .bind(SessionHost::new(
+            info,
+            tool_names(registry),
+            false,
+            ui,
+            Vec::new(),
+        ))
         .await;
 }
 

@@ -414,7 +414,13 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     warn_damaged(&session);
 
     let settings = settings::with_project(user_settings, project.settings.as_ref());
-    let providers = settings.providers();
+    let settings_providers = settings.providers();
+    let settings_names: Vec<String> = settings_providers
+        .usable
+        .iter()
+        .map(|provider| provider.name.clone())
+        .collect();
+    let providers = settings_providers.with_extensions(&runner);
     let resolved = model::resolve(&model::ModelArgs {
         provider: args.provider.as_deref(),
         model: args.model.as_deref(),
@@ -453,7 +459,13 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         thinking,
         opened.mode,
     );
-    let host = bind_session_host(&runner, info, &tools, opened).await;
+    let from_extensions = providers
+        .usable
+        .iter()
+        .map(|provider| provider.name.clone())
+        .filter(|name| settings_names.iter().all(|known| known != name))
+        .collect();
+    let host = bind_session_host(&runner, info, &tools, from_extensions, opened).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -501,11 +513,13 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
 
 /// Binds the extensions to the session's host. The actions reach the agent loop in print mode;
 /// the interactive session does not deliver them yet (it answers the extensions' questions
-/// through its user interface).
+/// through its user interface). `providers` are the extensions' providers already offered
+/// (registered while loading).
 async fn bind_session_host(
     runner: &ExtensionRunner,
     info: SessionInfo,
     tools: &ToolRegistry,
+    providers: Vec<String>,
     opened: &Opened,
 ) -> Arc<extensions::SessionHost> {
     let host = extensions::SessionHost::new(
@@ -513,6 +527,7 @@ async fn bind_session_host(
         extensions::tool_names(tools),
         opened.mode == "print",
         opened.ui.clone(),
+        providers,
     );
     runner
         .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)

@@ -39,6 +39,8 @@ pub(crate) struct SessionHost {
     finished: AtomicBool,
     /// Asks the user on an extension's behalf, in a mode with a user interface.
     ui: Option<Arc<dyn ExtensionUi>>,
+    /// The providers the extensions registered while loading, offered before bind.
+    providers: Vec<String>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -47,12 +49,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl SessionHost {
     /// A host for `info` offering `tools`; `live` when a run takes the actions; `ui` answers
-    /// the extensions' `ui/*` requests (`hasUI` is whether there is one).
+    /// the extensions' `ui/*` requests (`hasUI` is whether there is one); `providers` are the
+    /// providers the extensions registered while loading, already offered, whose registrations
+    /// (applied at bind) are accepted.
     pub(crate) fn new(
         mut info: SessionInfo,
         tools: Vec<String>,
         live: bool,
         ui: Option<Arc<dyn ExtensionUi>>,
+        providers: Vec<String>,
     ) -> Arc<Self> {
         info.has_ui = ui.is_some();
         Arc::new(Self {
@@ -66,6 +71,7 @@ impl SessionHost {
             entries: Mutex::new(Entries::Held(Vec::new())),
             finished: AtomicBool::new(false),
             ui,
+            providers,
         })
     }
 
@@ -191,8 +197,15 @@ impl ExtensionHost for SessionHost {
         }
     }
 
-    fn register_provider(&self, _extension: &str, _provider: Value) -> Result<(), String> {
-        Err(self.unavailable("registerProvider"))
+    fn register_provider(&self, _extension: &str, provider: Value) -> Result<(), String> {
+        let name = provider.get("name").and_then(Value::as_str).unwrap_or("");
+        if self.providers.iter().any(|offered| offered == name) {
+            return Ok(());
+        }
+        Err(format!(
+            "registerProvider after loading is not available in jig {} mode: register providers in the initialize reply or during initialize",
+            self.info.mode
+        ))
     }
 
     async fn ui(&self, extension: &str, request: UiRequest) -> Value {

@@ -229,6 +229,12 @@ fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Targe
         return Ok(Target::Custom(custom.clone()));
     }
     if let Some(bad) = args.providers.bad(name) {
+        if let Some(extension) = &bad.extension {
+            return Err(CliError::usage(format!(
+                "provider `{name}` of extension {extension} cannot be used: {}; fix its registration",
+                bad.problem
+            )));
+        }
         let file = super::settings::path().map_or_else(
             || "the settings file".to_owned(),
             |path| path.display().to_string(),

@@ -140,6 +140,8 @@ pub(super) struct BadEntry {
     pub(super) label: String,
     /// What is wrong, for the user.
     pub(super) problem: String,
+    /// The extension that registered it; none for the settings file's entries.
+    pub(super) extension: Option<String>,
 }
 
 /// The settings' custom providers: the usable ones and the bad entries.
@@ -180,6 +182,7 @@ impl Settings {
                     ),
                     name,
                     problem,
+                    extension: None,
                 }),
             }
         }
@@ -248,6 +251,83 @@ fn check_provider(raw: &Value, known: &Providers) -> Result<CustomProvider, Stri
         return Err(format!("a model has an empty `id`: {model:?}"));
     }
     Ok(provider)
+}
+
+impl Providers {
+    /// These providers and those the extensions of `runner` registered while loading (in their
+    /// `initialize` reply or by `registerProvider` during `initialize`). An extension's entry
+    /// is read like a settings entry; `api` (`openai-completions`, `anthropic-messages`) may
+    /// stand for `kind`, and a model's other fields (display name, capabilities) are ignored.
+    /// An entry that cannot be used is a bad entry naming the extension.
+    pub(super) fn with_extensions(mut self, runner: &jig_extensions::ExtensionRunner) -> Self {
+        for extension in runner.extensions() {
+            for raw in &extension.registrations().providers {
+                let name = raw.get("name").and_then(Value::as_str).map(str::to_owned);
+                let checked = extension_entry(raw).and_then(|entry| check_provider(&entry, &self));
+                match checked {
+                    Ok(provider) => self.usable.push(provider),
+                    Err(problem) => self.bad.push(BadEntry {
+                        label: format!(
+                            "provider `{}` of extension {}",
+                            name.as_deref().unwrap_or("?"),
+                            extension.path()
+                        ),
+                        name,
+                        problem,
+                        extension: Some(extension.path().to_owned()),
+                    }),
+                }
+            }
+        }
+        self
+    }
+}
+
+/// An extension's provider registration as a settings `providers` entry.
+fn extension_entry(raw: &Value) -> Result<Value, String> {
+    let object = raw
+        .as_object()
+        .ok_or_else(|| format!("a provider registration must be an object, got {raw}"))?;
+    if object.contains_key("apiKey") {
+        return Err(
+            "`apiKey` is not read: name the environment variable holding the key in `apiKeyEnv`"
+                .to_owned(),
+        );
+    }
+    let mut entry = serde_json::Map::new();
+    for key in ["name", "kind", "baseUrl", "apiKeyEnv"] {
+        if let Some(value) = object.get(key) {
+            entry.insert(key.to_owned(), value.clone());
+        }
+    }
+    if !entry.contains_key("kind") {
+        let kind = match object.get("api").and_then(Value::as_str) {
+            None | Some("openai-completions" | "openai") => "openai",
+            Some("anthropic-messages" | "anthropic") => "anthropic",
+            Some(other) => {
+                return Err(format!(
+                    "`api` `{other}` is not spoken here (openai-completions or anthropic-messages)"
+                ));
+            }
+        };
+        entry.insert("kind".to_owned(), Value::from(kind));
+    }
+    if let Some(models) = object.get("models").and_then(Value::as_array) {
+        let models = models
+            .iter()
+            .map(|model| {
+                let mut kept = serde_json::Map::new();
+                for key in ["id", "contextWindow", "cost"] {
+                    if let Some(value) = model.get(key) {
+                        kept.insert(key.to_owned(), value.clone());
+                    }
+                }
+                Value::Object(kept)
+            })
+            .collect();
+        entry.insert("models".to_owned(), Value::Array(models));
+    }
+    Ok(Value::Object(entry))
 }
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.

@@ -559,6 +559,75 @@ fn bad_or_conflicting_provider_registrations_stop_run_mcp_and_tool() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_registered_while_loading_is_offered_and_a_later_one_is_refused() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![reply(ScriptedReply::text("served by ext-llm"))])
+        .await
+        .unwrap();
+    let extension = scripted(&workspace);
+    let log = workspace.root.join("ext.log");
+    let providers = json!([{
+        "name": "ext-llm",
+        "api": "openai-completions",
+        "baseUrl": format!("{}/v1", server.url()),
+        "models": [{"id": "ext-model", "name": "Ext model", "contextWindow": 32000}],
+    }]);
+    let plan = json!({"session_start": [["registerProvider", {"name": "late-llm"}]]});
+    let mut command = workspace.jig(&["run", "--provider", "ext-llm", "-e", &extension, "hi"]);
+    command
+        .env("EXT_LOG", &log)
+        .env("EXT_PROVIDERS", providers.to_string())
+        .env("EXT_EVENTS", json!(["session_start"]).to_string())
+        .env("EXT_PLAN", plan.to_string());
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("served by ext-llm"),
+        "{}",
+        text(&output.stdout)
+    );
+    let request = server.requests()[0].json();
+    assert_eq!(
+        request["model"], "ext-model",
+        "its first model is the default"
+    );
+    let bind = log_lines(&log)
+        .into_iter()
+        .find_map(|line| line.get("bind").cloned())
+        .unwrap();
+    assert_eq!(bind["session"]["provider"], "ext-llm");
+    assert_eq!(
+        answers(&log_lines(&log), "session_start"),
+        vec![(
+            "registerProvider".to_owned(),
+            json!({"error": "registerProvider after loading is not available in jig print mode: register providers in the initialize reply or during initialize"})
+        )]
+    );
+
+    // A registration that cannot be used (a key given in the open) is left out; selecting it
+    // names the extension and says what to fix.
+    let providers =
+        json!([{"name": "keyed", "baseUrl": "http://localhost:1/v1", "apiKey": "sk-1"}]);
+    let mut command = workspace.jig(&["run", "--provider", "keyed", "-e", &extension, "hi"]);
+    command
+        .env("EXT_LOG", &log)
+        .env("EXT_PROVIDERS", providers.to_string());
+    let output = command.output().unwrap();
+    assert_ne!(output.status.code(), Some(0));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "provider `keyed` of extension {extension} cannot be used"
+        )) && stderr.contains(
+            "`apiKey` is not read: name the environment variable holding the key in `apiKeyEnv`"
+        ),
+        "{stderr}"
+    );
+}
+
 /// The runtime's scripted test extension in `mode`, started through a script in `workspace`
 /// whose command line carries the workspace's path (to find its processes afterwards).
 fn faulty(workspace: &Workspace, mode: &str) -> String {
