@@ -414,13 +414,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     warn_damaged(&session);
 
     let settings = settings::with_project(user_settings, project.settings.as_ref());
-    let settings_providers = settings.providers();
-    let settings_names: Vec<String> = settings_providers
-        .usable
-        .iter()
-        .map(|provider| provider.name.clone())
-        .collect();
-    let providers = settings_providers.with_extensions(&runner);
+    let providers = settings.providers().with_extensions(&runner);
     let resolved = model::resolve(&model::ModelArgs {
         provider: args.provider.as_deref(),
         model: args.model.as_deref(),
@@ -459,13 +453,8 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         thinking,
         opened.mode,
     );
-    let from_extensions = providers
-        .usable
-        .iter()
-        .map(|provider| provider.name.clone())
-        .filter(|name| settings_names.iter().all(|known| known != name))
-        .collect();
-    let host = bind_session_host(&runner, info, &tools, from_extensions, opened).await;
+    let offered = providers.from_extensions.clone();
+    let host = bind_session_host(&runner, info, &tools, offered, opened).await;
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()

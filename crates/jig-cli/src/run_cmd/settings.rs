@@ -149,6 +149,8 @@ pub(super) struct BadEntry {
 pub(super) struct Providers {
     pub(super) usable: Vec<CustomProvider>,
     pub(super) bad: Vec<BadEntry>,
+    /// The names of the usable ones that extensions registered.
+    pub(super) from_extensions: Vec<String>,
 }
 
 impl Providers {
@@ -265,7 +267,10 @@ impl Providers {
                 let name = raw.get("name").and_then(Value::as_str).map(str::to_owned);
                 let checked = extension_entry(raw).and_then(|entry| check_provider(&entry, &self));
                 match checked {
-                    Ok(provider) => self.usable.push(provider),
+                    Ok(provider) => {
+                        self.from_extensions.push(provider.name.clone());
+                        self.usable.push(provider);
+                    }
                     Err(problem) => self.bad.push(BadEntry {
                         label: format!(
                             "provider `{}` of extension {}",
