@@ -140,6 +140,34 @@ fn answers(log: &[Value], event: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// `jig run --base-url <server> --model m -e <extension>` followed by `extra`.
+fn jig_run(
+    workspace: &Workspace,
+    server: &ReplayServer,
+    extension: &str,
+    extra: &[&str],
+) -> std::process::Command {
+    let base_url = format!("{}/v1", server.url());
+    let mut args = vec![
+        "run",
+        "--base-url",
+        &base_url,
+        "--model",
+        "m",
+        "-e",
+        extension,
+    ];
+    args.extend_from_slice(extra);
+    workspace.jig(&args)
+}
+
+/// Runs `command` to its end off the async runtime (the replay server runs on it).
+async fn output_of(mut command: std::process::Command) -> Output {
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
 /// `jig run` with the scripted extension, `plan`, `events` and `answers`, against `server`.
 async fn run(
     workspace: &Workspace,
@@ -148,28 +176,14 @@ async fn run(
     extra: &[&str],
 ) -> (Output, PathBuf) {
     let log = workspace.root.join("ext.log");
-    let base_url = format!("{}/v1", server.url());
     let extension = scripted(workspace);
-    let mut args = vec![
-        "run",
-        "--base-url",
-        &base_url,
-        "--model",
-        "m",
-        "-e",
-        &extension,
-    ];
-    args.extend_from_slice(extra);
-    let mut command = workspace.jig(&args);
+    let mut command = jig_run(workspace, server, &extension, extra);
     command
         .env("EXT_LOG", &log)
         .env("EXT_PLAN", setup["plan"].to_string())
         .env("EXT_EVENTS", setup["events"].to_string())
         .env("EXT_ANSWERS", setup["answers"].to_string());
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
-    (output, log)
+    (output_of(command).await, log)
 }
 
 /// The tool names a request offered.
@@ -431,27 +445,15 @@ async fn message_end_replaces_the_reply_the_run_keeps_and_prints() {
         .unwrap();
     let setup = json!({"events": ["message_end"], "plan": {}, "answers": {}});
     let log = workspace.root.join("ext.log");
-    let base_url = format!("{}/v1", server.url());
     let extension = scripted(&workspace);
-    let mut command = workspace.jig(&[
-        "run",
-        "--base-url",
-        &base_url,
-        "--model",
-        "m",
-        "-e",
-        &extension,
-        "hi",
-    ]);
+    let mut command = jig_run(&workspace, &server, &extension, &["hi"]);
     command
         .env("EXT_LOG", &log)
         .env("EXT_SHOUT", "1")
         .env("EXT_PLAN", setup["plan"].to_string())
         .env("EXT_EVENTS", setup["events"].to_string())
         .env("EXT_ANSWERS", "{}");
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    let output = output_of(command).await;
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(text(&output.stdout), "QUIET REPLY\n");
     let roles: Vec<Value> = seen_events(&log)
@@ -580,9 +582,7 @@ async fn a_provider_registered_while_loading_is_offered_and_a_later_one_is_refus
         .env("EXT_PROVIDERS", providers.to_string())
         .env("EXT_EVENTS", json!(["session_start"]).to_string())
         .env("EXT_PLAN", plan.to_string());
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    let output = output_of(command).await;
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(
         text(&output.stdout).contains("served by ext-llm"),
@@ -680,24 +680,11 @@ async fn a_faulty_tool_call_handler_blocks_and_the_run_goes_on(mode: &str, error
     ])
     .await
     .unwrap();
-    let base_url = format!("{}/v1", server.url());
     let extension = faulty(&workspace, mode);
-    let mut command = workspace.jig(&[
-        "run",
-        "--base-url",
-        &base_url,
-        "--model",
-        "m",
-        "--no-session",
-        "-e",
-        &extension,
-        "go",
-    ]);
+    let mut command = jig_run(&workspace, &server, &extension, &["--no-session", "go"]);
     command.env("JIG_EXTENSION_TIMEOUT", "1");
     let started = std::time::Instant::now();
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    let output = output_of(command).await;
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),
         "{mode}: too slow"
@@ -780,7 +767,6 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
         .unwrap();
     let extension = scripted(&workspace);
     let log = workspace.root.join("ext.log");
-    let base_url = format!("{}/v1", server.url());
     let flags = json!([
         {"name": "strict", "type": "boolean", "default": false},
         {"name": "label", "type": "string"},
@@ -788,29 +774,25 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
     ]);
     let plan =
         json!({"session_start": [["getFlag", {"name": "strict"}], ["getFlag", {"name": "other"}]]});
-    let mut command = workspace.jig(&[
-        "run",
-        "--base-url",
-        &base_url,
-        "--model",
-        "m",
-        "--no-session",
-        "-e",
+    let mut command = jig_run(
+        &workspace,
+        &server,
         &extension,
-        "--flag",
-        "strict",
-        "--flag",
-        "label=nightly",
-        "hi",
-    ]);
+        &[
+            "--no-session",
+            "--flag",
+            "strict",
+            "--flag",
+            "label=nightly",
+            "hi",
+        ],
+    );
     command
         .env("EXT_LOG", &log)
         .env("EXT_FLAGS", flags.to_string())
         .env("EXT_EVENTS", r#"["session_start"]"#)
         .env("EXT_PLAN", plan.to_string());
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    let output = output_of(command).await;
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let lines = log_lines(&log);
     let bind = lines.iter().find_map(|line| line.get("bind")).unwrap();
