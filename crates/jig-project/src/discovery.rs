@@ -169,13 +169,15 @@ impl Found {
     /// An extensions directory: every matching entry, one level deep. A missing directory is
     /// simply empty.
     fn directory(&mut self, dir: &Path, origin: Origin, diagnostics: &mut Diagnostics) {
+        // Listed first, so that a missing directory (the usual case) costs one call rather than
+        // a probe for every manifest and index name.
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
         if let Some(entry) = directory_entry(dir) {
             self.add(dir, origin, entry);
             return;
         }
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
         let mut paths: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
