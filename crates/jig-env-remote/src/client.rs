@@ -374,17 +374,17 @@ impl RemoteEnv {
     }
 
     /// Like [`Self::call_cancellable`] for a call whose answer is bulk bytes (`data` frames,
-    /// then the payload), which come back joined.
+    /// then the payload), which come back joined; the answer's `value` is unused.
     async fn call_cancellable_bulk(
         &self,
         operation: &'static str,
         op: Op,
         cancel: &jig_env::CancellationToken,
-    ) -> EnvResult<(Value, Bytes)> {
+    ) -> EnvResult<Bytes> {
         let finish = self.start(operation, op)?.finish();
         tokio::pin!(finish);
         tokio::select! {
-            result = &mut finish => result,
+            result = &mut finish => result.map(|(_, bytes)| bytes),
             // The open call is dropped on return, which sends the cancel: the server stops the
             // walk or search.
             () = cancel.cancelled() => Err(EnvError::aborted(operation)),
@@ -422,16 +422,8 @@ impl RemoteEnv {
     }
 }
 
-/// A result sent as JSON in the payload (`walk`, `search`), or in `value` when the payload is
-/// empty.
-fn decode_bulk<T: DeserializeOwned>(
-    operation: &'static str,
-    value: Value,
-    bytes: &[u8],
-) -> EnvResult<T> {
-    if bytes.is_empty() {
-        return decode(operation, value);
-    }
+/// A result sent as JSON in the payload (`walk`, `search`).
+fn decode_bulk<T: DeserializeOwned>(operation: &'static str, bytes: &[u8]) -> EnvResult<T> {
     serde_json::from_slice(bytes).map_err(|error| {
         EnvError::new(
             ErrorKind::Other,
@@ -748,10 +740,10 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("walk"));
         }
         let op = Op::Walk(WireWalk::from(&request));
-        let (value, bytes) = self
+        let bytes = self
             .call_cancellable_bulk("walk", op, &request.cancel)
             .await?;
-        Ok(decode_bulk::<WireWalkResult>("walk", value, &bytes)?.into())
+        Ok(decode_bulk::<WireWalkResult>("walk", &bytes)?.into())
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
@@ -759,10 +751,10 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("search"));
         }
         let op = Op::Search(WireSearch::from(&request));
-        let (value, bytes) = self
+        let bytes = self
             .call_cancellable_bulk("search", op, &request.cancel)
             .await?;
-        Ok(decode_bulk::<WireSearchResult>("search", value, &bytes)?.into())
+        Ok(decode_bulk::<WireSearchResult>("search", &bytes)?.into())
     }
 
     async fn cleanup(&self) {
