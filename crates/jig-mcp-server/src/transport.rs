@@ -139,14 +139,22 @@ where
                 "input closed; finishing the requests already received"
             );
             let answered = self.state.all_answered();
-            match self.peer_gone.as_mut() {
-                Some(gone) => {
-                    tokio::select! {
-                        () = answered => {}
-                        () = gone => tracing::info!("the client is gone; aborting running calls"),
+            let all_answered = if let Some(gone) = self.peer_gone.as_mut() {
+                tokio::select! {
+                    () = answered => true,
+                    () = gone => {
+                        tracing::info!("the client is gone; aborting running calls");
+                        false
                     }
                 }
-                None => answered.await,
+            } else {
+                answered.await;
+                true
+            };
+            if all_answered {
+                // The last answer's id is freed just before it is written: wait for that
+                // write too.
+                drop(self.writer.lock().await);
             }
         }
         self.eof.cancel();
@@ -272,7 +280,7 @@ where
     fn reply_in_background(&self, message: TxJsonRpcMessage<RoleServer>) {
         let writer = Arc::clone(&self.writer);
         tokio::spawn(async move {
-            if let Err(error) = write_message(&writer, &message).await {
+            if let Err(error) = write_message(&writer, &message, || {}).await {
                 tracing::warn!(%error, "cannot send an error response");
             }
         });
@@ -300,16 +308,23 @@ async fn write_bytes<W: AsyncWrite + Unpin>(
     writer: &SharedWriter<W>,
     value: &Value,
 ) -> io::Result<()> {
-    write_line(writer, serde_json::to_vec(value).map_err(io::Error::other)?).await
+    write_line(
+        writer,
+        serde_json::to_vec(value).map_err(io::Error::other)?,
+        || {},
+    )
+    .await
 }
 
 /// Writes one serialised message and its newline, and flushes.
 async fn write_line<W: AsyncWrite + Unpin>(
     writer: &SharedWriter<W>,
     mut bytes: Vec<u8>,
+    before_write: impl FnOnce(),
 ) -> io::Result<()> {
     bytes.push(b'\n');
     let mut guard = writer.lock().await;
+    before_write();
     let Some(writer) = guard.as_mut() else {
         return Err(io::Error::new(
             io::ErrorKind::NotConnected,
@@ -320,9 +335,12 @@ async fn write_line<W: AsyncWrite + Unpin>(
     writer.flush().await
 }
 
+/// Writes `message` as one line; `before_write` runs once the writer is held, before the bytes
+/// can reach the client.
 async fn write_message<W: AsyncWrite + Unpin>(
     writer: &SharedWriter<W>,
     message: &TxJsonRpcMessage<RoleServer>,
+    before_write: impl FnOnce(),
 ) -> io::Result<()> {
     let bytes = match message {
         // JSON-RPC 2.0: an error that cannot name its request carries `"id": null` (rmcp's
@@ -336,7 +354,7 @@ async fn write_message<W: AsyncWrite + Unpin>(
         }
         _ => serde_json::to_vec(message).map_err(io::Error::other)?,
     };
-    write_line(writer, bytes).await
+    write_line(writer, bytes, before_write).await
 }
 
 /// What to do with one input line.
@@ -461,11 +479,14 @@ where
                 JsonRpcMessage::Error(error) => error.id.clone(),
                 JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
             };
-            let sent = write_message(&writer, &item).await;
-            if let Some(id) = answered {
-                state.answered(&id);
-            }
-            sent
+            // The id is free again before the answer can reach the client, which may reuse it
+            // as soon as it reads the answer.
+            write_message(&writer, &item, || {
+                if let Some(id) = &answered {
+                    state.answered(id);
+                }
+            })
+            .await
         }
     }
 
