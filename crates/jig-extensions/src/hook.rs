@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use crate::error::{ExtensionError, HandlerError};
 use crate::handle::ExtensionHandle;
 use crate::host::ExtensionHost;
-use crate::registration::{Registrations, events};
+use crate::registration::{FlagRegistration, Registrations, events};
 use crate::spawn::spawn_piped;
 
 /// Most a hook may write on stdout (its answer): 1 MiB. More is an error, not buffered.
@@ -24,7 +24,7 @@ const HOOK_MAX_STDERR_BYTES: usize = 64 * 1024;
 /// An extension made of command hooks (`[hooks]` in `extension.toml`).
 ///
 /// For each event it subscribes to, one process runs per event: the event's payload plus
-/// `"event": "<name>"` as one JSON object on stdin. Exit 0 with empty stdout is no opinion;
+/// `"event": "<name>"` (and `"flags"`, when it declares any) as one JSON object on stdin. Exit 0 with empty stdout is no opinion;
 /// exit 0 with JSON on stdout is the event's result; exit 2 blocks, with stderr as the reason
 /// (`tool_call`: `{"block": true}`, `session_before_*`: `{"cancel": true}`, `project_trust`:
 /// `{"trusted": "no"}`; other events have nothing to block and report an error); any other
@@ -34,6 +34,8 @@ pub struct HookExtension {
     hooks: BTreeMap<String, Vec<OsString>>,
     cwd: PathBuf,
     registrations: Registrations,
+    /// The values of the declared flags, set once after loading.
+    flag_values: OnceLock<serde_json::Map<String, Value>>,
 }
 
 impl fmt::Debug for HookExtension {
@@ -61,7 +63,16 @@ impl HookExtension {
             hooks,
             cwd: cwd.into(),
             registrations,
+            flag_values: OnceLock::new(),
         }
+    }
+
+    /// Declares `flags` (`[flags.NAME]` in the manifest): each hook then receives their
+    /// values as `"flags": {NAME: value}` in its input.
+    #[must_use]
+    pub fn with_flags(mut self, flags: Vec<FlagRegistration>) -> Self {
+        self.registrations.flags = flags;
+        self
     }
 
     /// The handle a runner holds.
@@ -136,6 +147,10 @@ impl ExtensionHandle for HookExtension {
         let mut input = payload.clone();
         if let Value::Object(map) = &mut input {
             map.insert("event".to_owned(), Value::from(event));
+            if !self.registrations.flags.is_empty() {
+                let values = self.flag_values.get().cloned().unwrap_or_default();
+                map.insert("flags".to_owned(), Value::Object(values));
+            }
         }
         let mut input = serde_json::to_vec(&input)
             .map_err(|error| HandlerError::Failed(format!("cannot encode the event: {error}")))?;
@@ -216,6 +231,10 @@ impl ExtensionHandle for HookExtension {
 
     fn failure(&self) -> Option<String> {
         None
+    }
+
+    fn set_flag_values(&self, values: serde_json::Map<String, Value>) {
+        let _ = self.flag_values.set(values);
     }
 
     async fn shutdown(&self) {}

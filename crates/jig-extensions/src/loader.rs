@@ -13,6 +13,7 @@ use crate::handle::ExtensionHandle;
 use crate::hook::HookExtension;
 use crate::options::LoadOptions;
 use crate::process::ProcessExtension;
+use crate::registration::FlagRegistration;
 
 /// The manifest file of an extension directory.
 pub const MANIFEST_FILE: &str = "extension.toml";
@@ -59,7 +60,11 @@ pub async fn load_manifest_dir(
         parse_manifest(&text, dir).map_err(|reason| fail(format!("{MANIFEST_FILE}: {reason}")))?;
     match manifest {
         Manifest::Command(argv) => load_process(dir, &argv, options).await,
-        Manifest::Hooks(hooks) => Ok(HookExtension::new(name, hooks, &options.cwd).into_handle()),
+        Manifest::Hooks { hooks, flags } => {
+            let hooks = HookExtension::new(&name, hooks, &options.cwd).with_flags(flags);
+            hooks.registrations().check().map_err(fail)?;
+            Ok(hooks.into_handle())
+        }
     }
 }
 
@@ -116,8 +121,13 @@ pub async fn load_index_dir(
 pub enum Manifest {
     /// A long-lived JSON-RPC process.
     Command(Vec<OsString>),
-    /// Command hooks by event.
-    Hooks(BTreeMap<String, Vec<OsString>>),
+    /// Command hooks by event, and the flags they declare (`[flags.NAME]`).
+    Hooks {
+        /// The argv run for each event.
+        hooks: BTreeMap<String, Vec<OsString>>,
+        /// The flags, whose values each hook receives as `"flags"` in its input.
+        flags: Vec<FlagRegistration>,
+    },
 }
 
 /// Parses `extension.toml`; `./` and `../` words (and a relative program with a `/`) resolve
@@ -129,6 +139,10 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
     match (command, hooks) {
         (Some(_), Some(_)) => Err("give either `command` or `[hooks]`, not both".to_owned()),
         (None, None) => Err("give `command = [...]` or a `[hooks]` table".to_owned()),
+        (Some(_), None) if document.get("flags").is_some() => Err(
+            "`[flags]` is for command hooks: a process registers its flags in its initialize reply"
+                .to_owned(),
+        ),
         (Some(command), None) => Ok(Manifest::Command(argv(command, dir, "command")?)),
         (None, Some(hooks)) => {
             let table = hooks
@@ -144,9 +158,64 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
             if map.is_empty() {
                 return Err("`[hooks]` is empty".to_owned());
             }
-            Ok(Manifest::Hooks(map))
+            let flags = match document.get("flags") {
+                Some(flags) => manifest_flags(flags)?,
+                None => Vec::new(),
+            };
+            Ok(Manifest::Hooks { hooks: map, flags })
         }
     }
+}
+
+/// `[flags.NAME]` tables: `type = "boolean" | "string"`, `default`, `description`. The type
+/// and default are checked like a process's registrations when the extension loads.
+fn manifest_flags(item: &Item) -> Result<Vec<FlagRegistration>, String> {
+    let table = item
+        .as_table_like()
+        .ok_or("`flags` must be a table of [flags.NAME] tables")?;
+    let mut flags = Vec::new();
+    for (name, flag) in table.iter() {
+        let key = format!("flags.{name}");
+        let flag = flag
+            .as_table_like()
+            .ok_or_else(|| format!("`{key}` must be a table with `type`"))?;
+        for (field, _) in flag.iter() {
+            if !matches!(field, "type" | "default" | "description") {
+                return Err(format!(
+                    "`{key}.{field}` is not a flag field (type, default, description)"
+                ));
+            }
+        }
+        let text = |field: &str| -> Result<Option<String>, String> {
+            match flag.get(field) {
+                None => Ok(None),
+                Some(item) => item
+                    .as_str()
+                    .map(|text| Some(text.to_owned()))
+                    .ok_or_else(|| format!("`{key}.{field}` must be a string")),
+            }
+        };
+        let kind = text("type")?.ok_or_else(|| format!("`{key}` needs a `type`"))?;
+        let default = flag
+            .get("default")
+            .and_then(Item::as_value)
+            .map(|value| match value {
+                TomlValue::Boolean(value) => serde_json::Value::Bool(*value.value()),
+                TomlValue::String(value) => serde_json::Value::String(value.value().clone()),
+                TomlValue::Integer(value) => serde_json::Value::from(*value.value()),
+                TomlValue::Float(value) => serde_json::Value::from(*value.value()),
+                TomlValue::Datetime(_) | TomlValue::Array(_) | TomlValue::InlineTable(_) => {
+                    serde_json::Value::Array(Vec::new())
+                }
+            });
+        flags.push(FlagRegistration {
+            name: name.to_owned(),
+            kind,
+            default,
+            description: text("description")?,
+        });
+    }
+    Ok(flags)
 }
 
 fn argv(item: &Item, dir: &Path, key: &str) -> Result<Vec<OsString>, String> {
@@ -199,11 +268,60 @@ mod tests {
         );
         assert_eq!(
             parse_manifest("[hooks]\ntool_call = [\"./guard.sh\"]\n", dir).unwrap(),
-            Manifest::Hooks(BTreeMap::from([(
-                "tool_call".to_owned(),
-                vec!["/ext/guard.sh".into()]
-            )]))
+            Manifest::Hooks {
+                hooks: BTreeMap::from([("tool_call".to_owned(), vec!["/ext/guard.sh".into()])]),
+                flags: Vec::new(),
+            }
         );
+        assert_eq!(
+            parse_manifest(
+                "[hooks]\ntool_call = \"./g\"\n[flags.strict]\ntype = \"boolean\"\ndefault = true\n\
+                 description = \"block more\"\n[flags.label]\ntype = \"string\"\n",
+                dir
+            )
+            .unwrap(),
+            Manifest::Hooks {
+                hooks: BTreeMap::from([("tool_call".to_owned(), vec!["/ext/g".into()])]),
+                flags: vec![
+                    FlagRegistration {
+                        name: "strict".to_owned(),
+                        kind: "boolean".to_owned(),
+                        default: Some(serde_json::Value::Bool(true)),
+                        description: Some("block more".to_owned()),
+                    },
+                    FlagRegistration {
+                        name: "label".to_owned(),
+                        kind: "string".to_owned(),
+                        default: None,
+                        description: None,
+                    },
+                ],
+            }
+        );
+        for (manifest, error) in [
+            (
+                "command = \"x\"\n[flags.a]\ntype = \"string\"\n",
+                "`[flags]` is for command hooks: a process registers its flags in its initialize reply",
+            ),
+            (
+                "[hooks]\na = \"b\"\n[flags.a]\ndefault = true\n",
+                "`flags.a` needs a `type`",
+            ),
+            (
+                "[hooks]\na = \"b\"\n[flags.a]\ntype = \"string\"\nvalue = 1\n",
+                "`flags.a.value` is not a flag field (type, default, description)",
+            ),
+            (
+                "flags = 1\n[hooks]\na = \"b\"\n",
+                "`flags` must be a table of [flags.NAME] tables",
+            ),
+        ] {
+            assert_eq!(
+                parse_manifest(manifest, dir).unwrap_err(),
+                error,
+                "{manifest}"
+            );
+        }
         assert_eq!(
             parse_manifest("command = \"x\"\n[hooks]\na = \"b\"\n", dir).unwrap_err(),
             "give either `command` or `[hooks]`, not both"

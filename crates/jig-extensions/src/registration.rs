@@ -97,7 +97,7 @@ pub struct CommandRegistration {
 }
 
 /// A CLI flag.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FlagRegistration {
     /// The name, without `--`.

@@ -414,9 +414,7 @@ impl ExtensionRunner {
                 }
                 (_, Some(value)) => Value::String(value.to_owned()),
                 (_, None) => {
-                    return Err(format!(
-                        "Flag \"--{name}\" needs a value: --flag {name}=VALUE"
-                    ));
+                    return Err(format!("Flag \"--{name}\" needs a value: --{name}=VALUE"));
                 }
             };
             values

@@ -1,11 +1,16 @@
 #!/bin/sh
 # Blocks write/edit calls whose path is a .env file or inside .git/, and bash commands that
-# mention them. Input: {"event":"tool_call","toolCallId":…,"toolName":…,"input":{…}} on stdin.
+# mention them; with --protect-reads, read calls too. Input on stdin:
+# {"event":"tool_call","toolCallId":…,"toolName":…,"input":{…},"flags":{"protect-reads":…}}.
 event=$(cat)
 
 tool=$(printf '%s' "$event" | sed -n 's/.*"toolName" *: *"\([^"]*\)".*/\1/p')
+if [ "$tool" = read ] && printf '%s' "$event" | grep -Eq '"protect-reads" *: *true'; then
+  tool=read-protected
+fi
 case "$tool" in
-  write|edit)
+  write|edit|read-protected)
+    tool=${tool%-protected}
     target=$(printf '%s' "$event" | sed -n 's/.*"path" *: *"\([^"]*\)".*/\1/p') ;;
   bash)
     target=$(printf '%s' "$event" | sed -n 's/.*"command" *: *"\(\([^"\\]\|\\.\)*\)".*/\1/p') ;;

@@ -253,6 +253,57 @@ fn an_extension_tool_is_listed_by_tools_and_runs_with_tool() {
     assert!(workspace.ws.join("victim/file").exists(), "rm -rf ran");
 }
 
+#[test]
+fn a_command_hook_gets_the_flags_its_manifest_declares() {
+    let workspace = Workspace::new();
+    fs::write(workspace.ws.join(".env"), "TOKEN=1\n").unwrap();
+    let guard = example("protected-paths");
+    let read_env = |flags: &[&str]| {
+        let mut args = vec!["tool", "read", "-e", &guard, "--args", r#"{"path":".env"}"#];
+        args.extend_from_slice(flags);
+        workspace.jig(&args).output().unwrap()
+    };
+    // The default (false): reads pass.
+    let read = read_env(&[]);
+    assert_eq!(read.status.code(), Some(0), "{}", text(&read.stderr));
+    assert_eq!(text(&read.stdout), "   1│ TOKEN=1\n");
+    for flags in [
+        &["--protect-reads"][..],
+        &["--flag", "protect-reads=true"][..],
+    ] {
+        let blocked = read_env(flags);
+        assert_eq!(blocked.status.code(), Some(1), "{flags:?}");
+        assert_eq!(
+            text(&blocked.stdout),
+            "Blocked by protected-paths: read may not touch .env files or .git/ (.env)\n"
+        );
+    }
+    let read = read_env(&["--protect-reads=false"]);
+    assert_eq!(read.status.code(), Some(0), "{}", text(&read.stderr));
+
+    // A declared flag is checked like a process's registration.
+    let bad = workspace.root.join("bad-flag");
+    fs::create_dir_all(&bad).unwrap();
+    fs::write(
+        bad.join("extension.toml"),
+        "[hooks]\ntool_call = [\"true\"]\n[flags.level]\ntype = \"string\"\ndefault = 3\n",
+    )
+    .unwrap();
+    let output = workspace
+        .jig(&["tool", "ls", "-e", &bad.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: error: Failed to load extension \"{}\": Invalid default for flag \"level\": expected string, got number\n\
+             Hint: Start without extensions using \"jig -ne\".\n",
+            bad.display()
+        )
+    );
+}
+
 pub(crate) fn executable(path: &Path, body: &str) {
     fs::write(path, body).unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();

@@ -634,10 +634,7 @@ async fn flag_values_go_to_the_extension_that_registered_them_and_unknown_flags_
             "strict=1",
             "Flag \"--strict\" is a boolean: give true or false, not \"1\"",
         ),
-        (
-            "label",
-            "Flag \"--label\" needs a value: --flag label=VALUE",
-        ),
+        ("label", "Flag \"--label\" needs a value: --label=VALUE"),
     ] {
         assert_eq!(
             runner.apply_flag_values(&[given.to_owned()]),
