@@ -43,7 +43,7 @@ mod workspace;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 use crate::exit::CliError;
 
@@ -79,7 +79,11 @@ fn main() -> ExitCode {
         jig_env_local::run_watchdog();
         return ExitCode::SUCCESS;
     }
-    let cli = match Cli::try_parse_from(project::normalize_args(std::env::args_os())) {
+    let mut command = Cli::command();
+    let args = project::normalize_args(std::env::args_os(), &command);
+    let cli = match command.try_get_matches_from_mut(args).and_then(|matches| {
+        Cli::from_arg_matches(&matches).map_err(|error| error.format(&mut Cli::command()))
+    }) {
         Ok(cli) => cli,
         Err(error) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
@@ -106,7 +110,6 @@ fn main() -> ExitCode {
                 interactive::run(&run_cmd::RunArgs::defaults())
             } else {
                 // Not a terminal: what `jig` alone always did, help as a usage error.
-                use clap::CommandFactory as _;
                 use std::io::Write as _;
                 let help = Cli::command().render_help();
                 let _ = write!(std::io::stderr(), "{help}");

@@ -44,7 +44,7 @@ pub(crate) struct ProjectArgs {
     #[arg(long = "no-approve")]
     pub(crate) no_approve: bool,
     /// Set a flag an extension registers: NAME=VALUE, or NAME alone for a boolean flag
-    /// (repeatable).
+    /// (repeatable). `--NAME[=VALUE]` does the same for a name jig does not use itself.
     #[arg(long = "flag", value_name = "NAME[=VALUE]")]
     pub(crate) flags: Vec<String>,
 }
@@ -65,9 +65,15 @@ impl ProjectArgs {
 const PROJECT_SUBCOMMANDS: &[&str] = &["run", "mcp", "tool", "tools"];
 
 /// The command line with the two-letter flags spelled long (`-ne` → `--no-extensions`, `-na`
-/// → `--no-approve`) and those flags, when written before the subcommand (`jig -ne run …`),
-/// moved after it. Nothing after a `--` is touched.
-pub(crate) fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+/// → `--no-approve`), those flags, when written before the subcommand (`jig -ne run …`), moved
+/// after it, and the long options the subcommand does not know (`--plan`, `--label=x`) spelled
+/// as the extension flags they name (`--flag=plan`, `--flag=label=x`): extensions register
+/// their flags only once they are loaded, which is after the command line is read. Nothing
+/// after a `--` is touched. `cli` is the command line's definition.
+pub(crate) fn normalize_args(
+    args: impl IntoIterator<Item = OsString>,
+    cli: &clap::Command,
+) -> Vec<OsString> {
     let mut args: Vec<OsString> = args.into_iter().collect();
     let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
     for arg in &mut args[..end] {
@@ -94,17 +100,61 @@ pub(crate) fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<Os
         }
         index += if takes_value { 2 } else { 1 };
     }
-    if index > 1
-        && index < end
-        && PROJECT_SUBCOMMANDS.contains(&args[index].to_string_lossy().as_ref())
+    let subcommand = args.get(index).map(|a| a.to_string_lossy().into_owned());
+    if let Some(name) = subcommand
+        .as_deref()
+        .filter(|name| index < end && PROJECT_SUBCOMMANDS.contains(name))
     {
-        let flags: Vec<OsString> = args.drain(1..index).collect();
-        let at = 2;
-        for (offset, flag) in flags.into_iter().enumerate() {
-            args.insert(at + offset, flag);
+        if index > 1 {
+            let flags: Vec<OsString> = args.drain(1..index).collect();
+            let at = 2;
+            for (offset, flag) in flags.into_iter().enumerate() {
+                args.insert(at + offset, flag);
+            }
+        }
+        if let Some(command) = cli.find_subcommand(name) {
+            spell_extension_flags(&mut args[2..end], command);
         }
     }
     args
+}
+
+/// Rewrites each long option `command` does not define, `--NAME` or `--NAME=VALUE`, as
+/// `--flag=NAME[=VALUE]`; the values of the options it does define are skipped.
+fn spell_extension_flags(args: &mut [OsString], command: &clap::Command) {
+    let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
+    let mut index = 0;
+    while index < args.len() {
+        let word = args[index].to_string_lossy().into_owned();
+        index += 1;
+        if let Some(option) = word.strip_prefix("--").filter(|o| !o.is_empty()) {
+            let (name, value) = match option.split_once('=') {
+                Some((name, _)) => (name, true),
+                None => (option, false),
+            };
+            match command.get_arguments().find(|arg| {
+                arg.get_long_and_visible_aliases()
+                    .is_some_and(|l| l.contains(&name))
+            }) {
+                Some(arg) => {
+                    if takes_value(arg) && !value {
+                        index += 1;
+                    }
+                }
+                None if name == "help" || name == "version" => {}
+                None => args[index - 1] = format!("--flag={option}").into(),
+            }
+        } else if let Some(shorts) = word.strip_prefix('-').filter(|s| !s.is_empty()) {
+            // `-e PATH` takes the next word; `-ePATH` and clusters of switches do not.
+            let first = shorts.chars().next();
+            let defined = command
+                .get_arguments()
+                .find(|arg| arg.get_short().is_some() && arg.get_short() == first);
+            if shorts.chars().count() == 1 && defined.is_some_and(takes_value) {
+                index += 1;
+            }
+        }
+    }
 }
 
 /// What startup decided about the project.
@@ -647,7 +697,8 @@ mod tests {
     use super::*;
 
     fn normalized(line: &str) -> String {
-        normalize_args(line.split(' ').map(OsString::from))
+        use clap::CommandFactory as _;
+        normalize_args(line.split(' ').map(OsString::from), &crate::Cli::command())
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect::<Vec<_>>()
@@ -672,5 +723,33 @@ mod tests {
             "jig --no-extensions sessions"
         );
         assert_eq!(normalized("jig run -- -ne"), "jig run -- -ne");
+    }
+
+    #[test]
+    fn unknown_long_options_are_spelled_as_extension_flags() {
+        assert_eq!(
+            normalized("jig run --plan --label=nightly hi"),
+            "jig run --flag=plan --flag=label=nightly hi"
+        );
+        // jig's own options and their values are left alone, wherever they are.
+        assert_eq!(
+            normalized("jig run --model --plan --tools=read --strict"),
+            "jig run --model --plan --tools=read --flag=strict"
+        );
+        assert_eq!(
+            normalized("jig tool read --args --x --cwd /w -e x.py --json --dry"),
+            "jig tool read --args --x --cwd /w -e x.py --json --flag=dry"
+        );
+        assert_eq!(
+            normalized("jig -ne mcp --strict"),
+            "jig mcp --no-extensions --flag=strict"
+        );
+        assert_eq!(
+            normalized("jig run --help --flag x"),
+            "jig run --help --flag x"
+        );
+        // After `--`, and in subcommands without extensions: untouched.
+        assert_eq!(normalized("jig run -- --plan"), "jig run -- --plan");
+        assert_eq!(normalized("jig sessions --plan"), "jig sessions --plan");
     }
 }

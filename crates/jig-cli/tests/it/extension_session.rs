@@ -778,14 +778,8 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
         &workspace,
         &server,
         &extension,
-        &[
-            "--no-session",
-            "--flag",
-            "strict",
-            "--flag",
-            "label=nightly",
-            "hi",
-        ],
+        // As jig's own options are written, and through `--flag`.
+        &["--no-session", "--strict", "--flag", "label=nightly", "hi"],
     );
     command
         .env("EXT_LOG", &log)
@@ -817,18 +811,18 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
             "strict=maybe",
             "Flag \"--strict\" is a boolean: give true or false, not \"maybe\"",
         ),
-        (
-            "label",
-            "Flag \"--label\" needs a value: --flag label=VALUE",
-        ),
+        ("label", "Flag \"--label\" needs a value: --label=VALUE"),
     ] {
-        for mode in [
-            &["run", "--no-session", "hi"][..],
-            &["tool", "ls"][..],
-            &["mcp"][..],
+        let bare = format!("--{flag}");
+        for (mode, spelled) in [
+            (&["run", "--no-session", "hi"][..], &["--flag", flag][..]),
+            (&["run", "--no-session", "hi"][..], &[bare.as_str()][..]),
+            (&["tool", "ls"][..], &[bare.as_str()][..]),
+            (&["mcp"][..], &["--flag", flag][..]),
         ] {
             let mut args = mode.to_vec();
-            args.extend_from_slice(&["-e", &extension, "--flag", flag]);
+            args.extend_from_slice(&["-e", &extension]);
+            args.extend_from_slice(spelled);
             let output = workspace
                 .jig(&args)
                 .env("EXT_LOG", &log)
