@@ -119,8 +119,21 @@ pub(crate) fn normalize_args(
     args
 }
 
+/// Whether `name` is close enough to a long option of `command` to be a misspelling of it.
+fn resembles_an_option(name: &str, command: &clap::Command) -> bool {
+    command
+        .get_arguments()
+        .filter_map(clap::Arg::get_long)
+        .any(|long| strsim::jaro_winkler(name, long) >= TYPO_SIMILARITY)
+}
+
+/// How alike (Jaro-Winkler) an unknown option and one of jig's must be to be taken for a typo.
+const TYPO_SIMILARITY: f64 = 0.9;
+
 /// Rewrites each long option `command` does not define, `--NAME` or `--NAME=VALUE`, as
-/// `--flag=NAME[=VALUE]`; the values of the options it does define are skipped.
+/// `--flag=NAME[=VALUE]`; the values of the options it does define are skipped. A name close
+/// to one of the command's own (`--modle`) is most likely a typo: it is left for clap to
+/// report with its suggestion (`--flag modle` still reaches such an extension flag).
 fn spell_extension_flags(args: &mut [OsString], command: &clap::Command) {
     let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
     let mut index = 0;
@@ -142,6 +155,7 @@ fn spell_extension_flags(args: &mut [OsString], command: &clap::Command) {
                     }
                 }
                 None if name == "help" || name == "version" => {}
+                None if resembles_an_option(name, command) => {}
                 None => args[index - 1] = format!("--flag={option}").into(),
             }
         } else if let Some(shorts) = word.strip_prefix('-').filter(|s| !s.is_empty()) {
@@ -748,6 +762,27 @@ mod tests {
             normalized("jig run --help --flag x"),
             "jig run --help --flag x"
         );
+        // A likely typo of one of jig's options is left for clap to report.
+        assert_eq!(normalized("jig run --modle x hi"), "jig run --modle x hi");
+        assert_eq!(normalized("jig run --sesion=a"), "jig run --sesion=a");
+        for typo in ["modle", "provder", "continu", "sytem-prompt", "max-turn"] {
+            let line = format!("jig run --{typo} hi");
+            assert_eq!(normalized(&line), line);
+        }
+        for flag in [
+            "plan",
+            "strict",
+            "dry",
+            "protect-reads",
+            "label",
+            "fast",
+            "debug",
+        ] {
+            assert_eq!(
+                normalized(&format!("jig run --{flag} hi")),
+                format!("jig run --flag={flag} hi")
+            );
+        }
         // After `--`, and in subcommands without extensions: untouched.
         assert_eq!(normalized("jig run -- --plan"), "jig run -- --plan");
         assert_eq!(normalized("jig sessions --plan"), "jig sessions --plan");
