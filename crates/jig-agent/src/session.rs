@@ -88,9 +88,16 @@ pub struct SessionHeader {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EntryKind {
     /// A conversation message.
+    #[serde(rename_all = "camelCase")]
     Message {
         /// The message.
         message: Message,
+        /// For a message an extension sent (`sendMessage`): its own type tag.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        custom_type: Option<String>,
+        /// For a message an extension sent: `false` when it is not shown to the user.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<bool>,
     },
     /// The model used from here on.
     #[serde(rename_all = "camelCase")]
@@ -360,7 +367,7 @@ impl Session {
         let messages = entries[start..]
             .iter()
             .filter_map(|entry| match &entry.kind {
-                Some(EntryKind::Message { message }) => Some(message.clone()),
+                Some(EntryKind::Message { message, .. }) => Some(message.clone()),
                 _ => None,
             })
             .collect();
@@ -433,7 +440,7 @@ impl Session {
         self.branch()
             .into_iter()
             .filter_map(|kind| match kind {
-                EntryKind::Message { message } => Some(message.clone()),
+                EntryKind::Message { message, .. } => Some(message.clone()),
                 _ => None,
             })
             .collect()
@@ -447,6 +454,7 @@ impl Session {
             } => Some((provider.clone(), model_id.clone())),
             EntryKind::Message {
                 message: Message::Assistant(reply),
+                ..
             } => Some((reply.provider.clone(), reply.model.clone())),
             _ => None,
         })
@@ -511,11 +519,25 @@ impl Session {
 
     /// Appends a message.
     pub fn append_message(&mut self, message: &Message) -> Result<(), SessionError> {
+        self.append_tagged_message(message, None, None)
+    }
+
+    /// Appends a message an extension sent, with its type tag and whether it is shown to the
+    /// user (both recorded on the entry as `customType` and `display`; the message is part of
+    /// the conversation like any other).
+    pub fn append_tagged_message(
+        &mut self,
+        message: &Message,
+        custom_type: Option<String>,
+        display: Option<bool>,
+    ) -> Result<(), SessionError> {
         let is_reply = matches!(message, Message::Assistant(reply)
             if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted));
         self.append(
             EntryKind::Message {
                 message: message.clone(),
+                custom_type,
+                display,
             },
             is_reply,
         )

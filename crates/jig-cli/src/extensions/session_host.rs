@@ -1,6 +1,8 @@
-//! The host side of the action API for a session: what extensions may ask of `jig run` once
-//! the runtime is bound, and the agent's turn hooks that deliver it.
+//! The host side of the action API for a session: what extensions may ask of `jig run` and
+//! the interactive session once the runtime is bound, and the agent's turn hooks that deliver
+//! it.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -15,28 +17,81 @@ use serde_json::{Value, json};
 
 use super::ExtensionUi;
 
-/// Where `appendEntry` goes: held until the session recorder starts, then written through it.
+/// Where `appendEntry` writes once the session exists: the interactive session's writer.
+pub(crate) trait EntrySink: Send + Sync {
+    /// Appends `{"type": "custom", "customType", "data"}` to the session.
+    fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), String>;
+}
+
+/// Where `appendEntry` goes: held until the session recorder starts, then written through it
+/// (`jig run`), or through the interactive session's writer.
 enum Entries {
     Held(Vec<(String, Value)>),
     Recording(SessionRecorder),
+    Writing(Arc<dyn EntrySink>),
     Closed,
 }
 
+/// Whether and how the actions that change the session reach an agent loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// No agent loop here (`mcp`, `tool`): they answer `<method> is not available in jig
+    /// <mode> mode`.
+    Unavailable,
+    /// One run (`jig run`): messages are queued into it until it ends.
+    Run,
+    /// The interactive session: a message sent while a turn runs is queued into it; sent while
+    /// the agent is idle it starts a turn (`sendUserMessage`, `triggerTurn`) or waits for the
+    /// next one.
+    Interactive,
+}
+
+/// How a message an extension sent into the interactive session is shown and recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sent {
+    /// `sendMessage`'s `customType`.
+    pub(crate) custom_type: Option<String>,
+    /// Whether it is shown in the transcript.
+    pub(crate) display: bool,
+    /// Sent by `sendUserMessage` (shown like a typed message), not `sendMessage`.
+    pub(crate) user: bool,
+}
+
+/// A turn an extension asked for while the interactive session was idle.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum IdleTurn {
+    /// `sendUserMessage`: sent as if the user had typed it (through `input` and
+    /// `before_agent_start`, source `extension`).
+    User(String),
+    /// `sendMessage` with `triggerTurn`, or messages queued too late for the turn that ended:
+    /// the first starts the turn, the others follow it before the first request.
+    Messages(Vec<Message>),
+}
+
 /// The session as extensions act on it. In a mode that runs no agent loop here (`mcp`,
-/// `tool`, and the interactive session for now) the actions that change the session answer
-/// `<method> is not available in jig <mode> mode`.
+/// `tool`) the actions that change the session answer `<method> is not available in jig
+/// <mode> mode`; in `jig run` they reach the run ([`Delivery::Run`]), in the interactive
+/// session every turn and the session file, following the session when the user switches
+/// ([`Delivery::Interactive`]).
 pub(crate) struct SessionHost {
-    info: SessionInfo,
-    /// Whether the actions reach a run (`jig run`).
-    live: bool,
+    info: Mutex<SessionInfo>,
+    delivery: Delivery,
     message_count: AtomicUsize,
     all_tools: Vec<String>,
     active: Mutex<Option<Vec<String>>>,
     steering: Mutex<Vec<Message>>,
     follow_ups: Mutex<Vec<Message>>,
     entries: Mutex<Entries>,
-    /// Set when the run ended: no turn is left to take a message.
+    /// Set when the run (or the interactive session) ended: no turn is left to take a message.
     finished: AtomicBool,
+    /// Interactive: whether a turn runs (messages are queued into it).
+    turn_running: AtomicBool,
+    /// Interactive: turns to start when the agent is idle.
+    idle_turns: Mutex<VecDeque<IdleTurn>>,
+    /// Interactive: messages delivered with the user's next prompt.
+    next_turn: Mutex<Vec<Message>>,
+    /// Interactive: the messages extensions sent, not yet seen finished, with how they show.
+    sent: Mutex<Vec<(Message, Sent)>>,
     /// Asks the user on an extension's behalf, in a mode with a user interface.
     ui: Option<Arc<dyn ExtensionUi>>,
     /// The providers the extensions registered while loading, offered before bind.
@@ -48,28 +103,32 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl SessionHost {
-    /// A host for `info` offering `tools`; `live` when a run takes the actions; `ui` answers
-    /// the extensions' `ui/*` requests (`hasUI` is whether there is one); `providers` are the
-    /// providers the extensions registered while loading, already offered, whose registrations
-    /// (applied at bind) are accepted.
+    /// A host for `info` offering `tools`; `delivery` says whether and how the actions reach
+    /// an agent loop; `ui` answers the extensions' `ui/*` requests (`hasUI` is whether there
+    /// is one); `providers` are the providers the extensions registered while loading, already
+    /// offered, whose registrations (applied at bind) are accepted.
     pub(crate) fn new(
         mut info: SessionInfo,
         tools: Vec<String>,
-        live: bool,
+        delivery: Delivery,
         ui: Option<Arc<dyn ExtensionUi>>,
         providers: Vec<String>,
     ) -> Arc<Self> {
         info.has_ui = ui.is_some();
         Arc::new(Self {
             message_count: AtomicUsize::new(info.message_count),
-            info,
-            live,
+            info: Mutex::new(info),
+            delivery,
             all_tools: tools,
             active: Mutex::new(None),
             steering: Mutex::new(Vec::new()),
             follow_ups: Mutex::new(Vec::new()),
             entries: Mutex::new(Entries::Held(Vec::new())),
             finished: AtomicBool::new(false),
+            turn_running: AtomicBool::new(false),
+            idle_turns: Mutex::new(VecDeque::new()),
+            next_turn: Mutex::new(Vec::new()),
+            sent: Mutex::new(Vec::new()),
             ui,
             providers,
         })
@@ -86,6 +145,28 @@ impl SessionHost {
         *entries = Entries::Recording(recorder.clone());
     }
 
+    /// From now on `appendEntry` writes through `sink` (held entries first): the interactive
+    /// session's writer, again each time the user switches session.
+    pub(crate) fn write_into(&self, sink: Arc<dyn EntrySink>) {
+        let mut entries = lock(&self.entries);
+        if let Entries::Held(held) = &mut *entries {
+            for (custom_type, data) in held.drain(..) {
+                if let Err(error) = sink.append_custom(&custom_type, data) {
+                    crate::project::warn(&format!("appendEntry: {error}"));
+                }
+            }
+        }
+        *entries = Entries::Writing(sink);
+    }
+
+    /// The session became another one (the interactive `/new`, `/resume`) or changed model:
+    /// `update` changes what `getSessionInfo` answers; `message_count` is its conversation's
+    /// length.
+    pub(crate) fn follow(&self, message_count: usize, update: impl FnOnce(&mut SessionInfo)) {
+        update(&mut lock(&self.info));
+        self.message_count.store(message_count, Ordering::Relaxed);
+    }
+
     /// The run ended: messages can no longer be delivered. Entries still are, until
     /// [`SessionHost::close`].
     pub(crate) fn finish(&self) {
@@ -97,26 +178,81 @@ impl SessionHost {
         *lock(&self.entries) = Entries::Closed;
     }
 
-    fn unavailable(&self, method: &str) -> String {
-        format!("{method} is not available in jig {} mode", self.info.mode)
+    /// Interactive: a turn starts (`true`: messages are queued into it from now on) or ended
+    /// (`false`: what was queued too late for it becomes a turn of its own).
+    pub(crate) fn set_turn_running(&self, running: bool) {
+        // Under the idle turns' lock, as in `deliver`: a message is queued either into the
+        // turn or after it, never lost in between.
+        let mut idle_turns = lock(&self.idle_turns);
+        self.turn_running.store(running, Ordering::Release);
+        if running {
+            return;
+        }
+        let mut late = std::mem::take(&mut *lock(&self.steering));
+        late.append(&mut lock(&self.follow_ups));
+        if !late.is_empty() {
+            idle_turns.push_back(IdleTurn::Messages(late));
+        }
     }
 
-    fn queue(&self, method: &str, text: String, deliver_as: Option<&str>) -> Result<(), String> {
-        if !self.live {
-            return Err(self.unavailable(method));
-        }
-        if self.finished.load(Ordering::Acquire) {
-            return Err(format!(
-                "{method}: the run has ended; no turn is left to take it"
-            ));
+    /// Interactive: the user's prompt was sent; the messages held for it follow it before the
+    /// first request.
+    pub(crate) fn deliver_next_turn(&self) {
+        let held = std::mem::take(&mut *lock(&self.next_turn));
+        lock(&self.steering).extend(held);
+    }
+
+    /// Interactive: the next turn an extension asked for while the agent was idle.
+    pub(crate) fn take_idle_turn(&self) -> Option<IdleTurn> {
+        lock(&self.idle_turns).pop_front()
+    }
+
+    /// Interactive: queues `messages` to follow the message that starts a turn.
+    pub(crate) fn steer(&self, messages: Vec<Message>) {
+        lock(&self.steering).extend(messages);
+    }
+
+    /// Interactive: how `message` shows, when an extension sent it (forgotten once asked).
+    pub(crate) fn take_sent(&self, message: &Message) -> Option<Sent> {
+        let mut sent = lock(&self.sent);
+        let index = sent.iter().position(|(sent, _)| sent == message)?;
+        Some(sent.remove(index).1)
+    }
+
+    fn unavailable(&self, method: &str) -> String {
+        format!(
+            "{method} is not available in jig {} mode",
+            lock(&self.info).mode
+        )
+    }
+
+    /// Delivers a message an extension sent: `trigger` starts a turn when the interactive
+    /// session is idle; `sent` is how it shows there.
+    fn deliver(
+        &self,
+        method: &str,
+        message: Message,
+        deliver_as: Option<&str>,
+        trigger: bool,
+        sent: Sent,
+    ) -> Result<(), String> {
+        match self.delivery {
+            Delivery::Unavailable => return Err(self.unavailable(method)),
+            Delivery::Run | Delivery::Interactive if self.finished.load(Ordering::Acquire) => {
+                return Err(format!(
+                    "{method}: the run has ended; no turn is left to take it"
+                ));
+            }
+            Delivery::Run | Delivery::Interactive => {}
         }
         let queue = match deliver_as {
             None | Some("steer") => &self.steering,
             Some("followUp") => &self.follow_ups,
+            Some("nextTurn") if self.delivery == Delivery::Interactive => &self.next_turn,
             Some("nextTurn") => {
                 return Err(format!(
                     "{method}: deliverAs nextTurn needs a next prompt, and jig {} mode sends one prompt",
-                    self.info.mode
+                    lock(&self.info).mode
                 ));
             }
             Some(other) => {
@@ -125,7 +261,24 @@ impl SessionHost {
                 ));
             }
         };
-        lock(queue).push(Message::user_text(text));
+        if self.delivery == Delivery::Run {
+            lock(queue).push(message);
+            return Ok(());
+        }
+        // The tag is known before the message can reach the agent.
+        lock(&self.sent).push((message.clone(), sent));
+        let next_turn = deliver_as == Some("nextTurn");
+        let mut idle_turns = lock(&self.idle_turns);
+        if next_turn || self.turn_running.load(Ordering::Acquire) {
+            lock(queue).push(message);
+        } else if trigger {
+            match (method, idle_turns.back_mut()) {
+                ("sendMessage", Some(IdleTurn::Messages(messages))) => messages.push(message),
+                _ => idle_turns.push_back(IdleTurn::Messages(vec![message])),
+            }
+        } else {
+            lock(&self.next_turn).push(message);
+        }
         Ok(())
     }
 }
@@ -133,10 +286,17 @@ impl SessionHost {
 #[async_trait]
 impl ExtensionHost for SessionHost {
     async fn send_message(&self, _extension: &str, message: SendMessage) -> Result<(), String> {
-        self.queue(
+        let sent = Sent {
+            custom_type: message.custom_type,
+            display: message.display,
+            user: false,
+        };
+        self.deliver(
             "sendMessage",
-            message.content,
+            Message::user_text(message.content),
             message.deliver_as.as_deref(),
+            message.trigger_turn,
+            sent,
         )
     }
 
@@ -146,7 +306,27 @@ impl ExtensionHost for SessionHost {
         text: String,
         deliver_as: Option<String>,
     ) -> Result<(), String> {
-        self.queue("sendUserMessage", text, deliver_as.as_deref())
+        let idle = self.delivery == Delivery::Interactive
+            && !self.finished.load(Ordering::Acquire)
+            && !self.turn_running.load(Ordering::Acquire)
+            && matches!(deliver_as.as_deref(), None | Some("steer" | "followUp"));
+        if idle {
+            // As if the user had typed it: through `input` and `before_agent_start`.
+            lock(&self.idle_turns).push_back(IdleTurn::User(text));
+            return Ok(());
+        }
+        let sent = Sent {
+            custom_type: None,
+            display: true,
+            user: true,
+        };
+        self.deliver(
+            "sendUserMessage",
+            Message::user_text(text),
+            deliver_as.as_deref(),
+            true,
+            sent,
+        )
     }
 
     async fn append_entry(
@@ -155,12 +335,17 @@ impl ExtensionHost for SessionHost {
         custom_type: String,
         data: Value,
     ) -> Result<(), String> {
-        if !self.live {
+        if self.delivery == Delivery::Unavailable {
             return Err(self.unavailable("appendEntry"));
         }
         match &mut *lock(&self.entries) {
             Entries::Held(held) => held.push((custom_type, data)),
             Entries::Recording(recorder) => recorder.record_custom(custom_type, data),
+            Entries::Writing(sink) => {
+                return sink
+                    .append_custom(&custom_type, data)
+                    .map_err(|error| format!("appendEntry: {error}"));
+            }
             Entries::Closed => return Err("appendEntry: the session is closed".to_owned()),
         }
         Ok(())
@@ -177,7 +362,7 @@ impl ExtensionHost for SessionHost {
     }
 
     async fn set_active_tools(&self, _extension: &str, names: Vec<String>) -> Result<(), String> {
-        if !self.live {
+        if self.delivery == Delivery::Unavailable {
             return Err(self.unavailable("setActiveTools"));
         }
         if let Some(unknown) = names.iter().find(|name| !self.all_tools.contains(name)) {
@@ -193,7 +378,7 @@ impl ExtensionHost for SessionHost {
     async fn session_info(&self) -> SessionInfo {
         SessionInfo {
             message_count: self.message_count.load(Ordering::Relaxed),
-            ..self.info.clone()
+            ..lock(&self.info).clone()
         }
     }
 
@@ -204,7 +389,7 @@ impl ExtensionHost for SessionHost {
         }
         Err(format!(
             "registerProvider after loading is not available in jig {} mode: register providers in the initialize reply or during initialize",
-            self.info.mode
+            lock(&self.info).mode
         ))
     }
 

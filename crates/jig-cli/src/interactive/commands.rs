@@ -197,6 +197,7 @@ impl App {
                         agent.messages().to_vec(),
                     ));
                 }
+                self.sync_host();
             }
         }
     }
