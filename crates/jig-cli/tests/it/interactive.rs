@@ -845,10 +845,12 @@ async fn extension_ui_questions_are_answered_in_the_session() {
 }
 
 /// An extension whose `/act METHOD PARAMS` command calls the action `METHOD` with the JSON
-/// `PARAMS` and answers `ok METHOD` or `error: <message>`; every answer is appended to
+/// `PARAMS` and answers `ok METHOD` or `error: <message>`; `EXT_ON` maps an event (or
+/// `message_end/<role>`) to the `[METHOD, PARAMS]` it calls the first time it sees it. Every answer is appended to
 /// `EXT_LOG` as `{"method", "result"|"error"}`.
 const ACTING_EXTENSION: &str = r#"import json, os, sys
 log = open(os.environ["EXT_LOG"], "a")
+on = json.loads(os.environ.get("EXT_ON", "{}"))
 def send(message):
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
@@ -864,7 +866,22 @@ for line in sys.stdin:
     method = message.get("method")
     if method == "initialize":
         result = {"protocolVersion": 1, "name": "actor",
+                  "events": [key.split("/")[0] for key in on],
                   "commands": [{"name": "act", "description": "calls an action"}]}
+    elif method == "event":
+        event = message["params"]["event"]
+        role = (message["params"].get("message") or {}).get("role")
+        if "%s/%s" % (event, role) in on:
+            event = "%s/%s" % (event, role)
+        if event in on:
+            name, params = on.pop(event)
+            calls += 1
+            answer = call(name, params, "a%d" % calls)
+            log.write(json.dumps({"method": name, "event": event,
+                                  "result": answer.get("result"),
+                                  "error": answer.get("error", {}).get("message")}) + "\n")
+            log.flush()
+        result = None
     elif method == "command":
         name, _, params = message["params"]["args"].partition(" ")
         calls += 1
@@ -1128,4 +1145,46 @@ async fn extension_actions_reach_the_interactive_session() {
     assert_eq!(infos[0]["messageCount"], 10);
     assert_eq!(infos[1]["sessionId"], files[1][0]["id"]);
     assert_eq!(infos[1]["messageCount"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_events_start_and_steer_interactive_turns() {
+    if tmux_missing("extension_events_start_and_steer_interactive_turns") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("started")),
+        reply(ScriptedReply::text("steered")),
+    ])
+    .await;
+    let extension = pane.root.join("actor");
+    fs::create_dir(&extension).unwrap();
+    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
+    let log = pane.root.join("ext.log");
+    let log_text = log.display().to_string();
+    // session_start (idle) starts the first turn; message_end of its reply (the turn runs)
+    // steers it on.
+    let on = json!({
+        "session_start": ["sendUserMessage", {"text": "from session_start"}],
+        "message_end/assistant": ["sendMessage", {"content": "keep going", "customType": "nudge"}],
+    })
+    .to_string();
+    pane.start(
+        &format!("-e '{}'", extension.display()),
+        &[("EXT_LOG", &log_text), ("EXT_ON", &on)],
+    );
+    let screen = pane.wait_for("steered");
+    pane.wait_idle();
+    assert!(screen.contains("› from session_start"), "{screen}");
+    assert!(screen.contains("[nudge] keep going"), "{screen}");
+    let requests = pane.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(user_texts(&requests[0].json()), ["from session_start"]);
+    assert_eq!(
+        user_texts(&requests[1].json()),
+        ["from session_start", "keep going"]
+    );
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
 }
