@@ -824,6 +824,34 @@ mod tests {
     }
 
     #[test]
+    fn a_tagged_message_keeps_its_tag_in_the_file_and_its_place_in_the_conversation() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create_in(dir.path(), Path::new("/work/p"));
+        session
+            .append_tagged_message(
+                &Message::user_text("note"),
+                Some("memo".into()),
+                Some(false),
+            )
+            .unwrap();
+        session.append_message(&reply("ok")).unwrap();
+        let path = session.path().unwrap().to_path_buf();
+        let lines: Vec<Value> = fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines[1]["type"], "message");
+        assert_eq!(lines[1]["customType"], "memo");
+        assert_eq!(lines[1]["display"], false);
+        assert!(lines[2].get("customType").is_none(), "{}", lines[2]);
+        assert!(lines[2].get("display").is_none(), "{}", lines[2]);
+        let reopened = Session::open(&path).unwrap();
+        assert_eq!(reopened.messages(), session.messages());
+        assert_eq!(reopened.messages().len(), 2);
+    }
+
+    #[test]
     fn the_file_appears_at_the_first_reply_and_reopens_with_the_same_branch() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = Session::create_in(dir.path(), Path::new("/work/p"));

@@ -445,3 +445,137 @@ impl TurnHooks for ExtensionTurnHooks {
             .cancel
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(delivery: Delivery) -> Arc<SessionHost> {
+        let info = SessionInfo {
+            mode: "interactive".to_owned(),
+            ..SessionInfo::default()
+        };
+        SessionHost::new(
+            info,
+            vec!["read".to_owned(), "bash".to_owned()],
+            delivery,
+            None,
+            Vec::new(),
+        )
+    }
+
+    fn message(content: &str, deliver_as: Option<&str>, trigger_turn: bool) -> SendMessage {
+        SendMessage {
+            custom_type: Some("memo".to_owned()),
+            content: content.to_owned(),
+            display: true,
+            trigger_turn,
+            deliver_as: deliver_as.map(str::to_owned),
+        }
+    }
+
+    fn texts(messages: &[Message]) -> Vec<String> {
+        messages
+            .iter()
+            .map(|message| match message {
+                Message::User(user) => user
+                    .content
+                    .iter()
+                    .filter_map(|block| block.as_text())
+                    .collect(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn idle_interactive_messages_start_a_turn_or_wait_for_the_next() {
+        let host = host(Delivery::Interactive);
+        host.send_user_message("x", "typed".to_owned(), None)
+            .await
+            .unwrap();
+        host.send_message("x", message("go", None, true))
+            .await
+            .unwrap();
+        host.send_message("x", message("and this", None, true))
+            .await
+            .unwrap();
+        host.send_message("x", message("later", None, false))
+            .await
+            .unwrap();
+        host.send_message("x", message("next", Some("nextTurn"), true))
+            .await
+            .unwrap();
+        assert_eq!(
+            host.take_idle_turn(),
+            Some(IdleTurn::User("typed".to_owned()))
+        );
+        let Some(IdleTurn::Messages(messages)) = host.take_idle_turn() else {
+            panic!("a turn of messages");
+        };
+        assert_eq!(texts(&messages), ["go", "and this"]);
+        assert_eq!(host.take_idle_turn(), None);
+        // Held for the user's next prompt, then steered after it.
+        let hooks = ExtensionTurnHooks {
+            host: Arc::clone(&host),
+            runner: Arc::new(ExtensionRunner::new(jig_extensions::Timeouts::default())),
+        };
+        assert!(hooks.take_steering().is_empty());
+        host.deliver_next_turn();
+        assert_eq!(texts(&hooks.take_steering()), ["later", "next"]);
+        let sent = host.take_sent(&Message::user_text("go")).unwrap();
+        assert_eq!(sent.custom_type.as_deref(), Some("memo"));
+        assert!(!sent.user);
+    }
+
+    #[tokio::test]
+    async fn messages_sent_while_a_turn_runs_are_queued_and_late_ones_make_a_turn() {
+        let host = host(Delivery::Interactive);
+        let hooks = ExtensionTurnHooks {
+            host: Arc::clone(&host),
+            runner: Arc::new(ExtensionRunner::new(jig_extensions::Timeouts::default())),
+        };
+        host.set_turn_running(true);
+        host.send_user_message("x", "steer".to_owned(), None)
+            .await
+            .unwrap();
+        host.send_message("x", message("after", Some("followUp"), false))
+            .await
+            .unwrap();
+        assert_eq!(texts(&hooks.take_steering()), ["steer"]);
+        assert_eq!(texts(&hooks.take_follow_ups()), ["after"]);
+        host.send_message("x", message("too late", None, false))
+            .await
+            .unwrap();
+        host.set_turn_running(false);
+        let Some(IdleTurn::Messages(messages)) = host.take_idle_turn() else {
+            panic!("a turn of the late message");
+        };
+        assert_eq!(texts(&messages), ["too late"]);
+        host.finish();
+        assert_eq!(
+            host.send_user_message("x", "bye".to_owned(), None).await,
+            Err("sendUserMessage: the run has ended; no turn is left to take it".to_owned())
+        );
+    }
+
+    #[tokio::test]
+    async fn print_mode_still_refuses_next_turn_and_mcp_refuses_everything() {
+        let run = host(Delivery::Run);
+        assert!(
+            run.send_message("x", message("n", Some("nextTurn"), false))
+                .await
+                .unwrap_err()
+                .contains("deliverAs nextTurn needs a next prompt")
+        );
+        let none = host(Delivery::Unavailable);
+        assert_eq!(
+            none.send_user_message("x", "t".to_owned(), None).await,
+            Err("sendUserMessage is not available in jig interactive mode".to_owned())
+        );
+        assert_eq!(
+            none.append_entry("x", "t".to_owned(), Value::Null).await,
+            Err("appendEntry is not available in jig interactive mode".to_owned())
+        );
+    }
+}

@@ -197,9 +197,10 @@ impl App {
                         agent.messages().to_vec(),
                     ));
                 }
-                self.sync_host();
             }
         }
+        // The model or thinking level `getSessionInfo` answers.
+        self.sync_host();
     }
 
     fn new_session(&mut self) {
