@@ -23,6 +23,7 @@ use std::io::{self, Stdout};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
@@ -288,6 +289,9 @@ struct App {
     extension_questions: VecDeque<ui::ExtensionQuestion>,
     /// The extensions' actions on the session (it follows `/new` and `/resume`).
     host: Arc<SessionHost>,
+    /// Raised by the host when an extension asks for a turn while idle: the prompt editor
+    /// stops waiting (its text is kept) and the turn starts.
+    wake: Arc<AtomicBool>,
 }
 
 /// Runs the interactive session.
@@ -389,6 +393,8 @@ impl App {
             .and_then(|store| store.root().parent().map(|dir| dir.join("history.txt")));
         let custom_base_url = session.base_url();
         let custom_endpoint = session.custom_endpoint();
+        let wake = Arc::new(AtomicBool::new(false));
+        host.wake_with(Arc::clone(&wake));
         let mut app = Self {
             editor: editor::editor(
                 &cwd,
@@ -404,7 +410,8 @@ impl App {
                         )
                     })
                     .collect(),
-            ),
+            )
+            .with_break_signal(Arc::clone(&wake)),
             runtime,
             config,
             agent: None,
@@ -431,6 +438,7 @@ impl App {
                 gated: Vec::new(),
             },
             host,
+            wake,
         };
         app.install(session);
         app
@@ -507,6 +515,8 @@ impl App {
         self.note(&banner);
         self.show_history(4);
         loop {
+            // Lowered before looking: a turn asked for from now on stops the editor.
+            self.wake.store(false, Ordering::Release);
             if self.queued.is_empty()
                 && let Some(turn) = self.host.take_idle_turn()
             {
@@ -546,6 +556,12 @@ impl App {
                         continue;
                     }
                     Signal::CtrlD => return Ok(()),
+                    Signal::ExternalBreak(_) => {
+                        // An extension asked for a turn. The editor keeps what was typed
+                        // for after it; its prompt stays on screen as it was.
+                        leave_prompt()?;
+                        continue;
+                    }
                     _ => continue,
                 }
             };
@@ -895,6 +911,16 @@ impl App {
             self.say(&lines);
         }
     }
+}
+
+/// The editor stopped without a line: the cursor goes below its prompt, which is left as
+/// it was (the editor, asked again, then starts a new prompt below what was printed).
+fn leave_prompt() -> io::Result<()> {
+    use std::io::Write as _;
+    let mut out = io::stdout();
+    crossterm::queue!(out, crossterm::cursor::MoveToColumn(0))?;
+    out.write_all(b"\r\n")?;
+    out.flush()
 }
 
 /// What the user answered, as a finished line.

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use async_trait::async_trait;
 use jig_agent::compaction::CompactionReason;
@@ -92,6 +92,9 @@ pub(crate) struct SessionHost {
     next_turn: Mutex<Vec<Message>>,
     /// Interactive: the messages extensions sent, not yet seen finished, with how they show.
     sent: Mutex<Vec<(Message, Sent)>>,
+    /// Interactive: raised when a turn is asked for while idle (the prompt editor then stops
+    /// waiting for the user).
+    wake: OnceLock<Arc<AtomicBool>>,
     /// Asks the user on an extension's behalf, in a mode with a user interface.
     ui: Option<Arc<dyn ExtensionUi>>,
     /// The providers the extensions registered while loading, offered before bind.
@@ -129,6 +132,7 @@ impl SessionHost {
             idle_turns: Mutex::new(VecDeque::new()),
             next_turn: Mutex::new(Vec::new()),
             sent: Mutex::new(Vec::new()),
+            wake: OnceLock::new(),
             ui,
             providers,
         })
@@ -191,7 +195,7 @@ impl SessionHost {
         let mut late = std::mem::take(&mut *lock(&self.steering));
         late.append(&mut lock(&self.follow_ups));
         if !late.is_empty() {
-            idle_turns.push_back(IdleTurn::Messages(late));
+            self.push_idle_turn(&mut idle_turns, IdleTurn::Messages(late));
         }
     }
 
@@ -200,6 +204,23 @@ impl SessionHost {
     pub(crate) fn deliver_next_turn(&self) {
         let held = std::mem::take(&mut *lock(&self.next_turn));
         lock(&self.steering).extend(held);
+    }
+
+    /// Interactive: `flag` is raised whenever a turn is asked for while the agent is idle.
+    pub(crate) fn wake_with(&self, flag: Arc<AtomicBool>) {
+        let _ = self.wake.set(flag);
+    }
+
+    fn push_idle_turn(&self, idle_turns: &mut VecDeque<IdleTurn>, turn: IdleTurn) {
+        match (turn, idle_turns.back_mut()) {
+            (IdleTurn::Messages(mut more), Some(IdleTurn::Messages(messages))) => {
+                messages.append(&mut more);
+            }
+            (turn, _) => idle_turns.push_back(turn),
+        }
+        if let Some(flag) = self.wake.get() {
+            flag.store(true, Ordering::Release);
+        }
     }
 
     /// Interactive: the next turn an extension asked for while the agent was idle.
@@ -272,10 +293,7 @@ impl SessionHost {
         if next_turn || self.turn_running.load(Ordering::Acquire) {
             lock(queue).push(message);
         } else if trigger {
-            match (method, idle_turns.back_mut()) {
-                ("sendMessage", Some(IdleTurn::Messages(messages))) => messages.push(message),
-                _ => idle_turns.push_back(IdleTurn::Messages(vec![message])),
-            }
+            self.push_idle_turn(&mut idle_turns, IdleTurn::Messages(vec![message]));
         } else {
             lock(&self.next_turn).push(message);
         }
@@ -312,7 +330,7 @@ impl ExtensionHost for SessionHost {
             && matches!(deliver_as.as_deref(), None | Some("steer" | "followUp"));
         if idle {
             // As if the user had typed it: through `input` and `before_agent_start`.
-            lock(&self.idle_turns).push_back(IdleTurn::User(text));
+            self.push_idle_turn(&mut lock(&self.idle_turns), IdleTurn::User(text));
             return Ok(());
         }
         let sent = Sent {

@@ -846,20 +846,27 @@ async fn extension_ui_questions_are_answered_in_the_session() {
 
 /// An extension whose `/act METHOD PARAMS` command calls the action `METHOD` with the JSON
 /// `PARAMS` and answers `ok METHOD` or `error: <message>`; `EXT_ON` maps an event (or
-/// `message_end/<role>`) to the `[METHOD, PARAMS]` it calls the first time it sees it. Every answer is appended to
+/// `message_end/<role>`) to the `[METHOD, PARAMS]` it calls the first time it sees it.
+/// `/act later METHOD PARAMS` answers `ok later` at once and calls the action two seconds later
+/// from a thread of its own (its answer is not read). Every answer is appended to
 /// `EXT_LOG` as `{"method", "result"|"error"}`.
-const ACTING_EXTENSION: &str = r#"import json, os, sys
+const ACTING_EXTENSION: &str = r#"import json, os, sys, threading, time
 log = open(os.environ["EXT_LOG"], "a")
+out = threading.Lock()
 on = json.loads(os.environ.get("EXT_ON", "{}"))
 def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    with out:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
 def call(method, params, id):
     send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
     for line in sys.stdin:
         message = json.loads(line)
         if message.get("id") == id and "method" not in message:
             return message
+def later(method, params):
+    time.sleep(2)
+    send({"jsonrpc": "2.0", "id": "later", "method": method, "params": params})
 calls = 0
 for line in sys.stdin:
     message = json.loads(line)
@@ -884,6 +891,11 @@ for line in sys.stdin:
         result = None
     elif method == "command":
         name, _, params = message["params"]["args"].partition(" ")
+        if name == "later":
+            name, _, params = params.partition(" ")
+            threading.Thread(target=later, args=(name, json.loads(params)), daemon=True).start()
+            send({"jsonrpc": "2.0", "id": message["id"], "result": "ok later"})
+            continue
         calls += 1
         answer = call(name, json.loads(params or "{}"), "a%d" % calls)
         if "error" in answer:
@@ -1183,6 +1195,53 @@ async fn extension_events_start_and_steer_interactive_turns() {
     assert_eq!(
         user_texts(&requests[1].json()),
         ["from session_start", "keep going"]
+    );
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_asked_for_while_the_editor_waits_starts_at_once_and_keeps_the_typing() {
+    if tmux_missing("a_turn_asked_for_while_the_editor_waits_starts_at_once_and_keeps_the_typing") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("timer answer")),
+        reply(ScriptedReply::text("draft answer")),
+    ])
+    .await;
+    let extension = pane.root.join("actor");
+    fs::create_dir(&extension).unwrap();
+    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
+    let log = pane.root.join("ext.log");
+    let log_text = log.display().to_string();
+    pane.start(
+        &format!("-e '{}'", extension.display()),
+        &[("EXT_LOG", &log_text)],
+    );
+    pane.wait_for("/help for commands");
+    pane.type_text(r#"/act later sendUserMessage {"text": "from a timer"}"#);
+    pane.key("Enter");
+    pane.wait_for("ok later");
+    // Typed but not sent when the extension's message arrives.
+    pane.type_text("draft");
+    let screen = pane.wait_for("timer answer");
+    assert!(screen.contains("› from a timer"), "{screen}");
+    pane.wait_idle();
+    assert_eq!(
+        user_texts(&pane.server.requests()[0].json()),
+        ["from a timer"]
+    );
+    // The typing is back in the editor.
+    let screen = pane.wait_for("› draft");
+    insta::assert_snapshot!("turn_from_a_timer", pane.normalised(&screen));
+    pane.key("Enter");
+    pane.wait_for("draft answer");
+    pane.wait_idle();
+    assert_eq!(
+        user_texts(&pane.server.requests()[1].json()),
+        ["from a timer", "draft"]
     );
     pane.type_text("/quit");
     pane.key("Enter");
