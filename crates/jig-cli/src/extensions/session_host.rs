@@ -197,6 +197,15 @@ impl SessionHost {
         if !late.is_empty() {
             self.push_idle_turn(&mut idle_turns, IdleTurn::Messages(late));
         }
+        // A message a `message_end` handler replaced was never seen as sent: forget it.
+        let next_turn = lock(&self.next_turn);
+        lock(&self.sent).retain(|(message, _)| {
+            next_turn.contains(message)
+                || idle_turns.iter().any(|turn| match turn {
+                    IdleTurn::Messages(messages) => messages.contains(message),
+                    IdleTurn::User(_) => false,
+                })
+        });
     }
 
     /// Interactive: the user's prompt was sent; the messages held for it follow it before the

@@ -561,7 +561,10 @@ async fn answer_trust(keys: &[&str]) -> TrustOutcome {
     for key in keys {
         pane.key(key);
     }
-    let after = pane.wait_for("/help for commands");
+    pane.wait_for("/help for commands");
+    // The prompt is drawn after the banner (the editor asks the terminal where the cursor is
+    // first): wait for its status line too.
+    let after = pane.wait_for("openai/m · ask");
     let store = fs::read_to_string(config.join("trust.json")).ok();
     let marker = marker.exists();
     TrustOutcome {
