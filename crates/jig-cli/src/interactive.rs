@@ -9,7 +9,10 @@
 //! from the permission hook are answered. [`commands`] are the slash commands (with the
 //! extensions' own); [`trust`] asks whether to trust the project at startup and is `/trust`;
 //! [`ui`] shows the extensions' `ui/*` questions. Each typed message goes through the
-//! extensions' `input` and `before_agent_start` first.
+//! extensions' `input` and `before_agent_start` first. The extensions' actions are live: the
+//! session's `SessionHost` queues their messages into a running turn, starts a turn they ask
+//! for while idle (stopping the prompt editor if it waits), writes their entries into the
+//! current session file and follows `/new` and `/resume`.
 
 mod commands;
 mod editor;
