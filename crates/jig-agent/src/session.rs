@@ -88,9 +88,16 @@ pub struct SessionHeader {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EntryKind {
     /// A conversation message.
+    #[serde(rename_all = "camelCase")]
     Message {
         /// The message.
         message: Message,
+        /// For a message an extension sent (`sendMessage`): its own type tag.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        custom_type: Option<String>,
+        /// For a message an extension sent: `false` when it is not shown to the user.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<bool>,
     },
     /// The model used from here on.
     #[serde(rename_all = "camelCase")]
@@ -360,7 +367,7 @@ impl Session {
         let messages = entries[start..]
             .iter()
             .filter_map(|entry| match &entry.kind {
-                Some(EntryKind::Message { message }) => Some(message.clone()),
+                Some(EntryKind::Message { message, .. }) => Some(message.clone()),
                 _ => None,
             })
             .collect();
@@ -433,7 +440,7 @@ impl Session {
         self.branch()
             .into_iter()
             .filter_map(|kind| match kind {
-                EntryKind::Message { message } => Some(message.clone()),
+                EntryKind::Message { message, .. } => Some(message.clone()),
                 _ => None,
             })
             .collect()
@@ -447,6 +454,7 @@ impl Session {
             } => Some((provider.clone(), model_id.clone())),
             EntryKind::Message {
                 message: Message::Assistant(reply),
+                ..
             } => Some((reply.provider.clone(), reply.model.clone())),
             _ => None,
         })
@@ -511,11 +519,25 @@ impl Session {
 
     /// Appends a message.
     pub fn append_message(&mut self, message: &Message) -> Result<(), SessionError> {
+        self.append_tagged_message(message, None, None)
+    }
+
+    /// Appends a message an extension sent, with its type tag and whether it is shown to the
+    /// user (both recorded on the entry as `customType` and `display`; the message is part of
+    /// the conversation like any other).
+    pub fn append_tagged_message(
+        &mut self,
+        message: &Message,
+        custom_type: Option<String>,
+        display: Option<bool>,
+    ) -> Result<(), SessionError> {
         let is_reply = matches!(message, Message::Assistant(reply)
             if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted));
         self.append(
             EntryKind::Message {
                 message: message.clone(),
+                custom_type,
+                display,
             },
             is_reply,
         )
@@ -799,6 +821,34 @@ mod tests {
             .content
             .push(AssistantBlock::Text { text: text.into() });
         Message::Assistant(message)
+    }
+
+    #[test]
+    fn a_tagged_message_keeps_its_tag_in_the_file_and_its_place_in_the_conversation() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create_in(dir.path(), Path::new("/work/p"));
+        session
+            .append_tagged_message(
+                &Message::user_text("note"),
+                Some("memo".into()),
+                Some(false),
+            )
+            .unwrap();
+        session.append_message(&reply("ok")).unwrap();
+        let path = session.path().unwrap().to_path_buf();
+        let lines: Vec<Value> = fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines[1]["type"], "message");
+        assert_eq!(lines[1]["customType"], "memo");
+        assert_eq!(lines[1]["display"], false);
+        assert!(lines[2].get("customType").is_none(), "{}", lines[2]);
+        assert!(lines[2].get("display").is_none(), "{}", lines[2]);
+        let reopened = Session::open(&path).unwrap();
+        assert_eq!(reopened.messages(), session.messages());
+        assert_eq!(reopened.messages().len(), 2);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The loaded extensions at work in each mode: their tools in the registry, `tool_call` and
 //! `tool_result` around each tool execution, and the host side of their action API
-//! ([`SessionHost`]: live in `jig run`, where [`ExtensionTurnHooks`] deliver queued messages,
+//! ([`SessionHost`]: live in `jig run` and the interactive session, where
+//! [`ExtensionTurnHooks`] deliver queued messages,
 //! active tools, `context`, `message_end` and `session_before_compact` to the agent loop).
 //!
 //! Nothing here costs a tool call anything when no extension subscribes to `tool_call` or
@@ -19,7 +20,9 @@ use serde_json::Value;
 
 mod session_host;
 
-pub(crate) use session_host::{ExtensionTurnHooks, SessionHost};
+pub(crate) use session_host::{
+    Delivery, EntrySink, ExtensionTurnHooks, IdleTurn, Sent, SessionHost,
+};
 
 /// Whether any extension sees tool calls or their results.
 pub(crate) fn hooks_tools(runner: &ExtensionRunner) -> bool {
@@ -124,7 +127,7 @@ pub(crate) async fn bind(
         .bind(SessionHost::new(
             info,
             tool_names(registry),
-            false,
+            Delivery::Unavailable,
             ui,
             Vec::new(),
         ))

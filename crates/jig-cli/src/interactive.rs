@@ -9,7 +9,10 @@
 //! from the permission hook are answered. [`commands`] are the slash commands (with the
 //! extensions' own); [`trust`] asks whether to trust the project at startup and is `/trust`;
 //! [`ui`] shows the extensions' `ui/*` questions. Each typed message goes through the
-//! extensions' `input` and `before_agent_start` first.
+//! extensions' `input` and `before_agent_start` first. The extensions' actions are live: the
+//! session's `SessionHost` queues their messages into a running turn, starts a turn they ask
+//! for while idle (stopping the prompt editor if it waits), writes their entries into the
+//! current session file and follows `/new` and `/resume`.
 
 mod commands;
 mod editor;
@@ -23,6 +26,7 @@ use std::io::{self, Stdout};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
@@ -44,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
 use crate::exit::CliError;
+use crate::extensions::{IdleTurn, Sent, SessionHost};
 use crate::permissions;
 use crate::run_cmd::{self, Prepared, RunArgs};
 use session::SessionWriter;
@@ -80,6 +85,8 @@ enum UiMsg {
     Ask(ApprovalRequest, oneshot::Sender<Answer>),
     /// An extension's `ui/*` request: (extension, request, where the answer goes).
     Extension(String, UiRequest, oneshot::Sender<Value>),
+    /// A message an extension sent, as the transcript shows it.
+    Line(Line),
 }
 
 /// The extensions' `ui/*` requests, asked through the terminal loop. They are answered while a
@@ -105,17 +112,52 @@ impl crate::extensions::ExtensionUi for ExtensionQuestions {
     }
 }
 
-/// Writes the session and forwards every event to the terminal loop.
+/// Writes the session and forwards every event to the terminal loop. A message an extension
+/// sent is recorded with its `customType` and `display`, and shown unless `display` is false.
 struct Forward {
     printer: Arc<SessionWriter>,
     tx: Sender<UiMsg>,
+    host: Arc<SessionHost>,
 }
 
 impl AgentObserver for Forward {
     fn on_event(&self, event: &AgentEvent) {
-        self.printer.on_event(event);
+        let sent = match event {
+            AgentEvent::MessageEnd {
+                message: message @ Message::User(_),
+            } => self.host.take_sent(message).map(|sent| (message, sent)),
+            _ => None,
+        };
+        match sent {
+            Some((message, sent)) => {
+                self.printer.append_sent(message, &sent);
+                if sent.display {
+                    let _ = self.tx.send(UiMsg::Line(sent_line(message, &sent)));
+                }
+            }
+            None => self.printer.on_event(event),
+        }
         let _ = self.tx.send(UiMsg::Event(Box::new(event.clone())));
     }
+}
+
+/// How the transcript shows a message an extension sent: `sendUserMessage`'s like a typed
+/// message, `sendMessage`'s after its `customType` in brackets.
+fn sent_line(message: &Message, sent: &Sent) -> Line {
+    let text = match message {
+        Message::User(user) => user
+            .content
+            .iter()
+            .filter_map(|block| block.as_text())
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    };
+    if sent.user {
+        return Line::styled(format!("› {text}"), Style::Plain);
+    }
+    let label = sent.custom_type.as_deref().unwrap_or("extension");
+    Line::styled(format!("[{label}] "), Style::Dim).with(text, Style::Plain)
 }
 
 /// Asks through the terminal loop; an unanswered question (the turn was interrupted) denies.
@@ -248,6 +290,11 @@ struct App {
     runner: Arc<ExtensionRunner>,
     /// The extensions' questions waiting for an answer, the first on screen.
     extension_questions: VecDeque<ui::ExtensionQuestion>,
+    /// The extensions' actions on the session (it follows `/new` and `/resume`).
+    host: Arc<SessionHost>,
+    /// Raised by the host when an extension asks for a turn while idle: the prompt editor
+    /// stops waiting (its text is kept) and the turn starts.
+    wake: Arc<AtomicBool>,
 }
 
 /// Runs the interactive session.
@@ -281,10 +328,13 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         || serde_json::json!({"reason": "startup"}),
     ));
     let ended = app.main_loop();
+    let host = Arc::clone(&app.host);
+    host.finish();
     app.runtime.block_on(async {
         runner
             .notify(events::SESSION_SHUTDOWN, || serde_json::json!({}))
             .await;
+        host.close();
         opened.close().await;
     });
     ended.map_err(|e| CliError::Failure(e.into()))?;
@@ -305,8 +355,15 @@ impl App {
             provider_name,
             context_window,
             settings_permission_mode,
+            host,
             ..
         } = prepared;
+        if !runner.extensions().is_empty() {
+            config.turn_hooks = Arc::new(crate::extensions::ExtensionTurnHooks {
+                host: Arc::clone(&host),
+                runner: Arc::clone(runner),
+            });
+        }
         let mode = args
             .permission_mode
             .or(settings_permission_mode)
@@ -339,6 +396,8 @@ impl App {
             .and_then(|store| store.root().parent().map(|dir| dir.join("history.txt")));
         let custom_base_url = session.base_url();
         let custom_endpoint = session.custom_endpoint();
+        let wake = Arc::new(AtomicBool::new(false));
+        host.wake_with(Arc::clone(&wake));
         let mut app = Self {
             editor: editor::editor(
                 &cwd,
@@ -354,7 +413,8 @@ impl App {
                         )
                     })
                     .collect(),
-            ),
+            )
+            .with_break_signal(Arc::clone(&wake)),
             runtime,
             config,
             agent: None,
@@ -380,6 +440,8 @@ impl App {
                 step: jig_project::TrustStep::NothingToGate,
                 gated: Vec::new(),
             },
+            host,
+            wake,
         };
         app.install(session);
         app
@@ -412,6 +474,25 @@ impl App {
             None => Agent::with_messages(config, history),
         });
         self.printer = SessionWriter::new(session);
+        self.host
+            .write_into(Arc::clone(&self.printer) as Arc<dyn crate::extensions::EntrySink>);
+        self.sync_host();
+    }
+
+    /// What `getSessionInfo` answers: the current session, model and thinking level.
+    fn sync_host(&self) {
+        let session = self.printer.session();
+        let count = self
+            .agent
+            .as_ref()
+            .map_or(session.messages().len(), |agent| agent.messages().len());
+        self.host.follow(count, |info| {
+            info.session_id = Some(session.id().to_owned());
+            info.session_file = session.path().map(|path| path.display().to_string());
+            info.model = Some(format!("{}/{}", self.provider_name, self.config.model));
+            info.provider = Some(self.provider_name.clone());
+            info.thinking_level = Some(format!("{:?}", self.config.thinking).to_lowercase());
+        });
     }
 
     /// Prints finished lines (outside a turn).
@@ -437,6 +518,20 @@ impl App {
         self.note(&banner);
         self.show_history(4);
         loop {
+            // Lowered before looking: a turn asked for from now on stops the editor.
+            self.wake.store(false, Ordering::Release);
+            if self.queued.is_empty()
+                && let Some(turn) = self.host.take_idle_turn()
+            {
+                match turn {
+                    IdleTurn::User(text) => {
+                        self.say(&[Line::styled(format!("› {text}"), Style::Plain)]);
+                        self.send(text, "extension")?;
+                    }
+                    IdleTurn::Messages(messages) => self.send_messages(messages)?,
+                }
+                continue;
+            }
             let input = if let Some(text) = self.queued.pop_front() {
                 self.say(&[Line::styled(format!("› {text}"), Style::Plain)]);
                 text
@@ -464,6 +559,12 @@ impl App {
                         continue;
                     }
                     Signal::CtrlD => return Ok(()),
+                    Signal::ExternalBreak(_) => {
+                        // An extension asked for a turn. The editor keeps what was typed
+                        // for after it; its prompt stays on screen as it was.
+                        leave_prompt()?;
+                        continue;
+                    }
                     _ => continue,
                 }
             };
@@ -477,7 +578,7 @@ impl App {
                 }
                 continue;
             }
-            self.send(text)?;
+            self.send(text, "interactive")?;
         }
     }
 
@@ -485,42 +586,83 @@ impl App {
         Arc::new(Forward {
             printer: Arc::clone(&self.printer),
             tx: self.tx.clone(),
+            host: Arc::clone(&self.host),
         })
     }
 
-    /// Sends one message and runs the turn. The extensions' `input` may transform the message
-    /// or handle it (then nothing is sent); `before_agent_start` may add to it and change the
-    /// system prompt for this turn.
-    fn send(&mut self, text: String) -> io::Result<()> {
+    /// Sends one message and runs the turn. The extensions' `input` (told `source`:
+    /// `interactive` for a typed message, `extension` for one an extension sent) may transform
+    /// the message or handle it (then nothing is sent); `before_agent_start` may add to it and
+    /// change the system prompt for this turn. The messages extensions held for the next
+    /// prompt follow it.
+    fn send(&mut self, text: String, source: &'static str) -> io::Result<()> {
         let Some(mut agent) = self.agent.take() else {
             return Ok(());
         };
         let base_prompt = self.config.system_prompt.clone();
         let runner = Arc::clone(&self.runner);
         let observer = self.observer();
+        let host = Arc::clone(&self.host);
         let cancel = CancellationToken::new();
         let token = cancel.clone();
-        let (agent, sent) = self.drive(&cancel, async move {
+        // Messages sent while the hooks run join this turn.
+        self.host.set_turn_running(true);
+        let driven = self.drive(&cancel, async move {
             let Some((message, system_prompt)) =
-                run_cmd::extension_prompt(&runner, text, base_prompt, "interactive").await
+                run_cmd::extension_prompt(&runner, text, base_prompt, source).await
             else {
                 return (agent, false);
             };
             agent.set_system_prompt(system_prompt);
+            host.deliver_next_turn();
             let _outcome = agent.run(message, &token, &observer).await;
             (agent, true)
-        })?;
+        });
+        self.host.set_turn_running(false);
+        let (agent, sent) = driven?;
         self.agent = Some(agent);
         if !sent {
             self.note("(handled by an extension: nothing sent)");
         }
+        self.after_turn();
+        Ok(())
+    }
+
+    /// Runs a turn an extension started with its messages (`sendMessage` with `triggerTurn`):
+    /// the first is the turn's message, the others follow it.
+    fn send_messages(&mut self, mut messages: Vec<Message>) -> io::Result<()> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let Some(mut agent) = self.agent.take() else {
+            return Ok(());
+        };
+        let first = messages.remove(0);
+        self.host.steer(messages);
+        agent.set_system_prompt(self.config.system_prompt.clone());
+        let observer = self.observer();
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        self.host.set_turn_running(true);
+        let driven = self.drive(&cancel, async move {
+            let _outcome = agent.run(first, &token, &observer).await;
+            agent
+        });
+        self.host.set_turn_running(false);
+        self.agent = Some(driven?);
+        self.after_turn();
+        Ok(())
+    }
+
+    /// After a turn: the session's message count for the extensions, and a write error.
+    fn after_turn(&mut self) {
+        self.sync_host();
         if let Some(error) = self.printer.session_error() {
             self.say(&[Line::styled(
                 format!("warning: the session could not be saved: {error:#}"),
                 Style::Error,
             )]);
         }
-        Ok(())
     }
 
     /// Runs `task` while drawing its events and reading keys (raw mode); returns its output.
@@ -574,6 +716,7 @@ impl App {
                     self.extension_questions
                         .push_back(ui::ExtensionQuestion::new(extension, request, reply));
                 }
+                UiMsg::Line(line) => self.view.push(line),
             }
         }
         any
@@ -771,6 +914,16 @@ impl App {
             self.say(&lines);
         }
     }
+}
+
+/// The editor stopped without a line: the cursor goes below its prompt, which is left as
+/// it was (the editor, asked again, then starts a new prompt below what was printed).
+fn leave_prompt() -> io::Result<()> {
+    use std::io::Write as _;
+    let mut out = io::stdout();
+    crossterm::queue!(out, crossterm::cursor::MoveToColumn(0))?;
+    out.write_all(b"\r\n")?;
+    out.flush()
 }
 
 /// What the user answered, as a finished line.

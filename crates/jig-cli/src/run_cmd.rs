@@ -500,10 +500,10 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     })
 }
 
-/// Binds the extensions to the session's host. The actions reach the agent loop in print mode;
-/// the interactive session does not deliver them yet (it answers the extensions' questions
-/// through its user interface). `providers` are the extensions' providers already offered
-/// (registered while loading).
+/// Binds the extensions to the session's host. The actions reach the agent loop in print mode
+/// and in the interactive session (which also answers the extensions' questions through its
+/// user interface). `providers` are the extensions' providers already offered (registered while
+/// loading).
 async fn bind_session_host(
     runner: &ExtensionRunner,
     info: SessionInfo,
@@ -514,7 +514,11 @@ async fn bind_session_host(
     let host = extensions::SessionHost::new(
         info,
         extensions::tool_names(tools),
-        opened.mode == "print",
+        if opened.mode == "interactive" {
+            extensions::Delivery::Interactive
+        } else {
+            extensions::Delivery::Run
+        },
         opened.ui.clone(),
         providers,
     );

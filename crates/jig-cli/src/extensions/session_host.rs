@@ -1,8 +1,10 @@
-//! The host side of the action API for a session: what extensions may ask of `jig run` once
-//! the runtime is bound, and the agent's turn hooks that deliver it.
+//! The host side of the action API for a session: what extensions may ask of `jig run` and
+//! the interactive session once the runtime is bound, and the agent's turn hooks that deliver
+//! it.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use async_trait::async_trait;
 use jig_agent::compaction::CompactionReason;
@@ -15,28 +17,84 @@ use serde_json::{Value, json};
 
 use super::ExtensionUi;
 
-/// Where `appendEntry` goes: held until the session recorder starts, then written through it.
+/// Where `appendEntry` writes once the session exists: the interactive session's writer.
+pub(crate) trait EntrySink: Send + Sync {
+    /// Appends `{"type": "custom", "customType", "data"}` to the session.
+    fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), String>;
+}
+
+/// Where `appendEntry` goes: held until the session recorder starts, then written through it
+/// (`jig run`), or through the interactive session's writer.
 enum Entries {
     Held(Vec<(String, Value)>),
     Recording(SessionRecorder),
+    Writing(Arc<dyn EntrySink>),
     Closed,
 }
 
+/// Whether and how the actions that change the session reach an agent loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// No agent loop here (`mcp`, `tool`): they answer `<method> is not available in jig
+    /// <mode> mode`.
+    Unavailable,
+    /// One run (`jig run`): messages are queued into it until it ends.
+    Run,
+    /// The interactive session: a message sent while a turn runs is queued into it; sent while
+    /// the agent is idle it starts a turn (`sendUserMessage`, `triggerTurn`) or waits for the
+    /// next one.
+    Interactive,
+}
+
+/// How a message an extension sent into the interactive session is shown and recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sent {
+    /// `sendMessage`'s `customType`.
+    pub(crate) custom_type: Option<String>,
+    /// Whether it is shown in the transcript.
+    pub(crate) display: bool,
+    /// Sent by `sendUserMessage` (shown like a typed message), not `sendMessage`.
+    pub(crate) user: bool,
+}
+
+/// A turn an extension asked for while the interactive session was idle.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum IdleTurn {
+    /// `sendUserMessage`: sent as if the user had typed it (through `input` and
+    /// `before_agent_start`, source `extension`).
+    User(String),
+    /// `sendMessage` with `triggerTurn`, or messages queued too late for the turn that ended:
+    /// the first starts the turn, the others follow it before the first request.
+    Messages(Vec<Message>),
+}
+
 /// The session as extensions act on it. In a mode that runs no agent loop here (`mcp`,
-/// `tool`, and the interactive session for now) the actions that change the session answer
-/// `<method> is not available in jig <mode> mode`.
+/// `tool`) the actions that change the session answer `<method> is not available in jig
+/// <mode> mode`; in `jig run` they reach the run ([`Delivery::Run`]), in the interactive
+/// session every turn and the session file, following the session when the user switches
+/// ([`Delivery::Interactive`]).
 pub(crate) struct SessionHost {
-    info: SessionInfo,
-    /// Whether the actions reach a run (`jig run`).
-    live: bool,
+    info: Mutex<SessionInfo>,
+    delivery: Delivery,
     message_count: AtomicUsize,
     all_tools: Vec<String>,
     active: Mutex<Option<Vec<String>>>,
     steering: Mutex<Vec<Message>>,
     follow_ups: Mutex<Vec<Message>>,
     entries: Mutex<Entries>,
-    /// Set when the run ended: no turn is left to take a message.
+    /// Set when the run (or the interactive session) ended: no turn is left to take a message.
     finished: AtomicBool,
+    /// Interactive: whether a turn runs (messages are queued into it).
+    turn_running: AtomicBool,
+    /// Interactive: turns to start when the agent is idle.
+    idle_turns: Mutex<VecDeque<IdleTurn>>,
+    /// Interactive: messages delivered with the user's next prompt.
+    next_turn: Mutex<Vec<Message>>,
+    /// Interactive: the messages extensions sent, not yet seen finished, with how they show.
+    sent: Mutex<Vec<(Message, Sent)>>,
+    /// Interactive: raised when a turn is asked for while idle (the prompt editor then stops
+    /// waiting for the user).
+    wake: OnceLock<Arc<AtomicBool>>,
     /// Asks the user on an extension's behalf, in a mode with a user interface.
     ui: Option<Arc<dyn ExtensionUi>>,
     /// The providers the extensions registered while loading, offered before bind.
@@ -48,28 +106,33 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl SessionHost {
-    /// A host for `info` offering `tools`; `live` when a run takes the actions; `ui` answers
-    /// the extensions' `ui/*` requests (`hasUI` is whether there is one); `providers` are the
-    /// providers the extensions registered while loading, already offered, whose registrations
-    /// (applied at bind) are accepted.
+    /// A host for `info` offering `tools`; `delivery` says whether and how the actions reach
+    /// an agent loop; `ui` answers the extensions' `ui/*` requests (`hasUI` is whether there
+    /// is one); `providers` are the providers the extensions registered while loading, already
+    /// offered, whose registrations (applied at bind) are accepted.
     pub(crate) fn new(
         mut info: SessionInfo,
         tools: Vec<String>,
-        live: bool,
+        delivery: Delivery,
         ui: Option<Arc<dyn ExtensionUi>>,
         providers: Vec<String>,
     ) -> Arc<Self> {
         info.has_ui = ui.is_some();
         Arc::new(Self {
             message_count: AtomicUsize::new(info.message_count),
-            info,
-            live,
+            info: Mutex::new(info),
+            delivery,
             all_tools: tools,
             active: Mutex::new(None),
             steering: Mutex::new(Vec::new()),
             follow_ups: Mutex::new(Vec::new()),
             entries: Mutex::new(Entries::Held(Vec::new())),
             finished: AtomicBool::new(false),
+            turn_running: AtomicBool::new(false),
+            idle_turns: Mutex::new(VecDeque::new()),
+            next_turn: Mutex::new(Vec::new()),
+            sent: Mutex::new(Vec::new()),
+            wake: OnceLock::new(),
             ui,
             providers,
         })
@@ -86,6 +149,28 @@ impl SessionHost {
         *entries = Entries::Recording(recorder.clone());
     }
 
+    /// From now on `appendEntry` writes through `sink` (held entries first): the interactive
+    /// session's writer, again each time the user switches session.
+    pub(crate) fn write_into(&self, sink: Arc<dyn EntrySink>) {
+        let mut entries = lock(&self.entries);
+        if let Entries::Held(held) = &mut *entries {
+            for (custom_type, data) in held.drain(..) {
+                if let Err(error) = sink.append_custom(&custom_type, data) {
+                    crate::project::warn(&format!("appendEntry: {error}"));
+                }
+            }
+        }
+        *entries = Entries::Writing(sink);
+    }
+
+    /// The session became another one (the interactive `/new`, `/resume`) or changed model:
+    /// `update` changes what `getSessionInfo` answers; `message_count` is its conversation's
+    /// length.
+    pub(crate) fn follow(&self, message_count: usize, update: impl FnOnce(&mut SessionInfo)) {
+        update(&mut lock(&self.info));
+        self.message_count.store(message_count, Ordering::Relaxed);
+    }
+
     /// The run ended: messages can no longer be delivered. Entries still are, until
     /// [`SessionHost::close`].
     pub(crate) fn finish(&self) {
@@ -97,26 +182,107 @@ impl SessionHost {
         *lock(&self.entries) = Entries::Closed;
     }
 
-    fn unavailable(&self, method: &str) -> String {
-        format!("{method} is not available in jig {} mode", self.info.mode)
+    /// Interactive: a turn starts (`true`: messages are queued into it from now on) or ended
+    /// (`false`: what was queued too late for it becomes a turn of its own).
+    pub(crate) fn set_turn_running(&self, running: bool) {
+        // Under the idle turns' lock, as in `deliver`: a message is queued either into the
+        // turn or after it, never lost in between.
+        let mut idle_turns = lock(&self.idle_turns);
+        self.turn_running.store(running, Ordering::Release);
+        if running {
+            return;
+        }
+        let mut late = std::mem::take(&mut *lock(&self.steering));
+        late.append(&mut lock(&self.follow_ups));
+        if !late.is_empty() {
+            self.push_idle_turn(&mut idle_turns, IdleTurn::Messages(late));
+        }
+        // A message a `message_end` handler replaced was never seen as sent: forget it.
+        let next_turn = lock(&self.next_turn);
+        lock(&self.sent).retain(|(message, _)| {
+            next_turn.contains(message)
+                || idle_turns.iter().any(|turn| match turn {
+                    IdleTurn::Messages(messages) => messages.contains(message),
+                    IdleTurn::User(_) => false,
+                })
+        });
     }
 
-    fn queue(&self, method: &str, text: String, deliver_as: Option<&str>) -> Result<(), String> {
-        if !self.live {
-            return Err(self.unavailable(method));
+    /// Interactive: the user's prompt was sent; the messages held for it follow it before the
+    /// first request.
+    pub(crate) fn deliver_next_turn(&self) {
+        let held = std::mem::take(&mut *lock(&self.next_turn));
+        lock(&self.steering).extend(held);
+    }
+
+    /// Interactive: `flag` is raised whenever a turn is asked for while the agent is idle.
+    pub(crate) fn wake_with(&self, flag: Arc<AtomicBool>) {
+        let _ = self.wake.set(flag);
+    }
+
+    fn push_idle_turn(&self, idle_turns: &mut VecDeque<IdleTurn>, turn: IdleTurn) {
+        match (turn, idle_turns.back_mut()) {
+            (IdleTurn::Messages(mut more), Some(IdleTurn::Messages(messages))) => {
+                messages.append(&mut more);
+            }
+            (turn, _) => idle_turns.push_back(turn),
         }
-        if self.finished.load(Ordering::Acquire) {
-            return Err(format!(
-                "{method}: the run has ended; no turn is left to take it"
-            ));
+        if let Some(flag) = self.wake.get() {
+            flag.store(true, Ordering::Release);
+        }
+    }
+
+    /// Interactive: the next turn an extension asked for while the agent was idle.
+    pub(crate) fn take_idle_turn(&self) -> Option<IdleTurn> {
+        lock(&self.idle_turns).pop_front()
+    }
+
+    /// Interactive: queues `messages` to follow the message that starts a turn.
+    pub(crate) fn steer(&self, messages: Vec<Message>) {
+        lock(&self.steering).extend(messages);
+    }
+
+    /// Interactive: how `message` shows, when an extension sent it (forgotten once asked).
+    pub(crate) fn take_sent(&self, message: &Message) -> Option<Sent> {
+        let mut sent = lock(&self.sent);
+        let index = sent.iter().position(|(sent, _)| sent == message)?;
+        Some(sent.remove(index).1)
+    }
+
+    fn unavailable(&self, method: &str) -> String {
+        format!(
+            "{method} is not available in jig {} mode",
+            lock(&self.info).mode
+        )
+    }
+
+    /// Delivers a message an extension sent: `trigger` starts a turn when the interactive
+    /// session is idle; `sent` is how it shows there.
+    fn deliver(
+        &self,
+        method: &str,
+        message: Message,
+        deliver_as: Option<&str>,
+        trigger: bool,
+        sent: Sent,
+    ) -> Result<(), String> {
+        match self.delivery {
+            Delivery::Unavailable => return Err(self.unavailable(method)),
+            Delivery::Run | Delivery::Interactive if self.finished.load(Ordering::Acquire) => {
+                return Err(format!(
+                    "{method}: the run has ended; no turn is left to take it"
+                ));
+            }
+            Delivery::Run | Delivery::Interactive => {}
         }
         let queue = match deliver_as {
             None | Some("steer") => &self.steering,
             Some("followUp") => &self.follow_ups,
+            Some("nextTurn") if self.delivery == Delivery::Interactive => &self.next_turn,
             Some("nextTurn") => {
                 return Err(format!(
                     "{method}: deliverAs nextTurn needs a next prompt, and jig {} mode sends one prompt",
-                    self.info.mode
+                    lock(&self.info).mode
                 ));
             }
             Some(other) => {
@@ -125,7 +291,21 @@ impl SessionHost {
                 ));
             }
         };
-        lock(queue).push(Message::user_text(text));
+        if self.delivery == Delivery::Run {
+            lock(queue).push(message);
+            return Ok(());
+        }
+        // The tag is known before the message can reach the agent.
+        lock(&self.sent).push((message.clone(), sent));
+        let next_turn = deliver_as == Some("nextTurn");
+        let mut idle_turns = lock(&self.idle_turns);
+        if next_turn || self.turn_running.load(Ordering::Acquire) {
+            lock(queue).push(message);
+        } else if trigger {
+            self.push_idle_turn(&mut idle_turns, IdleTurn::Messages(vec![message]));
+        } else {
+            lock(&self.next_turn).push(message);
+        }
         Ok(())
     }
 }
@@ -133,10 +313,17 @@ impl SessionHost {
 #[async_trait]
 impl ExtensionHost for SessionHost {
     async fn send_message(&self, _extension: &str, message: SendMessage) -> Result<(), String> {
-        self.queue(
+        let sent = Sent {
+            custom_type: message.custom_type,
+            display: message.display,
+            user: false,
+        };
+        self.deliver(
             "sendMessage",
-            message.content,
+            Message::user_text(message.content),
             message.deliver_as.as_deref(),
+            message.trigger_turn,
+            sent,
         )
     }
 
@@ -146,7 +333,27 @@ impl ExtensionHost for SessionHost {
         text: String,
         deliver_as: Option<String>,
     ) -> Result<(), String> {
-        self.queue("sendUserMessage", text, deliver_as.as_deref())
+        let idle = self.delivery == Delivery::Interactive
+            && !self.finished.load(Ordering::Acquire)
+            && !self.turn_running.load(Ordering::Acquire)
+            && matches!(deliver_as.as_deref(), None | Some("steer" | "followUp"));
+        if idle {
+            // As if the user had typed it: through `input` and `before_agent_start`.
+            self.push_idle_turn(&mut lock(&self.idle_turns), IdleTurn::User(text));
+            return Ok(());
+        }
+        let sent = Sent {
+            custom_type: None,
+            display: true,
+            user: true,
+        };
+        self.deliver(
+            "sendUserMessage",
+            Message::user_text(text),
+            deliver_as.as_deref(),
+            true,
+            sent,
+        )
     }
 
     async fn append_entry(
@@ -155,12 +362,17 @@ impl ExtensionHost for SessionHost {
         custom_type: String,
         data: Value,
     ) -> Result<(), String> {
-        if !self.live {
+        if self.delivery == Delivery::Unavailable {
             return Err(self.unavailable("appendEntry"));
         }
         match &mut *lock(&self.entries) {
             Entries::Held(held) => held.push((custom_type, data)),
             Entries::Recording(recorder) => recorder.record_custom(custom_type, data),
+            Entries::Writing(sink) => {
+                return sink
+                    .append_custom(&custom_type, data)
+                    .map_err(|error| format!("appendEntry: {error}"));
+            }
             Entries::Closed => return Err("appendEntry: the session is closed".to_owned()),
         }
         Ok(())
@@ -177,7 +389,7 @@ impl ExtensionHost for SessionHost {
     }
 
     async fn set_active_tools(&self, _extension: &str, names: Vec<String>) -> Result<(), String> {
-        if !self.live {
+        if self.delivery == Delivery::Unavailable {
             return Err(self.unavailable("setActiveTools"));
         }
         if let Some(unknown) = names.iter().find(|name| !self.all_tools.contains(name)) {
@@ -193,7 +405,7 @@ impl ExtensionHost for SessionHost {
     async fn session_info(&self) -> SessionInfo {
         SessionInfo {
             message_count: self.message_count.load(Ordering::Relaxed),
-            ..self.info.clone()
+            ..lock(&self.info).clone()
         }
     }
 
@@ -204,7 +416,7 @@ impl ExtensionHost for SessionHost {
         }
         Err(format!(
             "registerProvider after loading is not available in jig {} mode: register providers in the initialize reply or during initialize",
-            self.info.mode
+            lock(&self.info).mode
         ))
     }
 
@@ -258,5 +470,139 @@ impl TurnHooks for ExtensionTurnHooks {
             )
             .await
             .cancel
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(delivery: Delivery) -> Arc<SessionHost> {
+        let info = SessionInfo {
+            mode: "interactive".to_owned(),
+            ..SessionInfo::default()
+        };
+        SessionHost::new(
+            info,
+            vec!["read".to_owned(), "bash".to_owned()],
+            delivery,
+            None,
+            Vec::new(),
+        )
+    }
+
+    fn message(content: &str, deliver_as: Option<&str>, trigger_turn: bool) -> SendMessage {
+        SendMessage {
+            custom_type: Some("memo".to_owned()),
+            content: content.to_owned(),
+            display: true,
+            trigger_turn,
+            deliver_as: deliver_as.map(str::to_owned),
+        }
+    }
+
+    fn texts(messages: &[Message]) -> Vec<String> {
+        messages
+            .iter()
+            .map(|message| match message {
+                Message::User(user) => user
+                    .content
+                    .iter()
+                    .filter_map(|block| block.as_text())
+                    .collect(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn idle_interactive_messages_start_a_turn_or_wait_for_the_next() {
+        let host = host(Delivery::Interactive);
+        host.send_user_message("x", "typed".to_owned(), None)
+            .await
+            .unwrap();
+        host.send_message("x", message("go", None, true))
+            .await
+            .unwrap();
+        host.send_message("x", message("and this", None, true))
+            .await
+            .unwrap();
+        host.send_message("x", message("later", None, false))
+            .await
+            .unwrap();
+        host.send_message("x", message("next", Some("nextTurn"), true))
+            .await
+            .unwrap();
+        assert_eq!(
+            host.take_idle_turn(),
+            Some(IdleTurn::User("typed".to_owned()))
+        );
+        let Some(IdleTurn::Messages(messages)) = host.take_idle_turn() else {
+            panic!("a turn of messages");
+        };
+        assert_eq!(texts(&messages), ["go", "and this"]);
+        assert_eq!(host.take_idle_turn(), None);
+        // Held for the user's next prompt, then steered after it.
+        let hooks = ExtensionTurnHooks {
+            host: Arc::clone(&host),
+            runner: Arc::new(ExtensionRunner::new(jig_extensions::Timeouts::default())),
+        };
+        assert!(hooks.take_steering().is_empty());
+        host.deliver_next_turn();
+        assert_eq!(texts(&hooks.take_steering()), ["later", "next"]);
+        let sent = host.take_sent(&Message::user_text("go")).unwrap();
+        assert_eq!(sent.custom_type.as_deref(), Some("memo"));
+        assert!(!sent.user);
+    }
+
+    #[tokio::test]
+    async fn messages_sent_while_a_turn_runs_are_queued_and_late_ones_make_a_turn() {
+        let host = host(Delivery::Interactive);
+        let hooks = ExtensionTurnHooks {
+            host: Arc::clone(&host),
+            runner: Arc::new(ExtensionRunner::new(jig_extensions::Timeouts::default())),
+        };
+        host.set_turn_running(true);
+        host.send_user_message("x", "steer".to_owned(), None)
+            .await
+            .unwrap();
+        host.send_message("x", message("after", Some("followUp"), false))
+            .await
+            .unwrap();
+        assert_eq!(texts(&hooks.take_steering()), ["steer"]);
+        assert_eq!(texts(&hooks.take_follow_ups()), ["after"]);
+        host.send_message("x", message("too late", None, false))
+            .await
+            .unwrap();
+        host.set_turn_running(false);
+        let Some(IdleTurn::Messages(messages)) = host.take_idle_turn() else {
+            panic!("a turn of the late message");
+        };
+        assert_eq!(texts(&messages), ["too late"]);
+        host.finish();
+        assert_eq!(
+            host.send_user_message("x", "bye".to_owned(), None).await,
+            Err("sendUserMessage: the run has ended; no turn is left to take it".to_owned())
+        );
+    }
+
+    #[tokio::test]
+    async fn print_mode_still_refuses_next_turn_and_mcp_refuses_everything() {
+        let run = host(Delivery::Run);
+        assert!(
+            run.send_message("x", message("n", Some("nextTurn"), false))
+                .await
+                .unwrap_err()
+                .contains("deliverAs nextTurn needs a next prompt")
+        );
+        let none = host(Delivery::Unavailable);
+        assert_eq!(
+            none.send_user_message("x", "t".to_owned(), None).await,
+            Err("sendUserMessage is not available in jig interactive mode".to_owned())
+        );
+        assert_eq!(
+            none.append_entry("x", "t".to_owned(), Value::Null).await,
+            Err("appendEntry is not available in jig interactive mode".to_owned())
+        );
     }
 }

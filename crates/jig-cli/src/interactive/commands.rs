@@ -199,6 +199,8 @@ impl App {
                 }
             }
         }
+        // The model or thinking level `getSessionInfo` answers.
+        self.sync_host();
     }
 
     fn new_session(&mut self) {

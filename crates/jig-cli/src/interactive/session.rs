@@ -1,10 +1,14 @@
 //! The interactive session's writer: messages and compactions are appended as they complete,
 //! and the slash commands reach the session in between turns (model and thinking changes, its
-//! path, the tool variables).
+//! path, the tool variables). Extensions' entries (`appendEntry`) and the messages they sent
+//! (with their `customType` and `display`) are written here too.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jig_agent::{AgentEvent, AgentObserver, Session, SessionError};
+use serde_json::Value;
+
+use crate::extensions::{EntrySink, Sent};
 
 /// Writes the session synchronously; the first error met is kept until read.
 #[derive(Debug)]
@@ -24,6 +28,24 @@ impl SessionWriter {
     /// The session being written.
     pub(super) fn session(&self) -> MutexGuard<'_, Session> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends a message an extension sent, with its type tag and whether it is shown.
+    pub(super) fn append_sent(&self, message: &jig_protocol::Message, sent: &Sent) {
+        let display = (!sent.display).then_some(false);
+        let written =
+            self.session()
+                .append_tagged_message(message, sent.custom_type.clone(), display);
+        self.keep_error(written);
+    }
+
+    fn keep_error(&self, written: Result<(), SessionError>) {
+        if let Err(error) = written {
+            self.error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(error);
+        }
     }
 
     /// The first error met while writing the session since the last call.
@@ -53,11 +75,16 @@ impl AgentObserver for SessionWriter {
             )),
             _ => None,
         };
-        if let Some(Err(error)) = written {
-            self.error
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert(error);
+        if let Some(written) = written {
+            self.keep_error(written);
         }
+    }
+}
+
+impl EntrySink for SessionWriter {
+    fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), String> {
+        self.session()
+            .append_custom(custom_type, data)
+            .map_err(|error| error.to_string())
     }
 }

@@ -561,7 +561,10 @@ async fn answer_trust(keys: &[&str]) -> TrustOutcome {
     for key in keys {
         pane.key(key);
     }
-    let after = pane.wait_for("/help for commands");
+    pane.wait_for("/help for commands");
+    // The prompt is drawn after the banner (the editor asks the terminal where the cursor is
+    // first): wait for its status line too.
+    let after = pane.wait_for("openai/m · ask");
     let store = fs::read_to_string(config.join("trust.json")).ok();
     let marker = marker.exists();
     TrustOutcome {
@@ -839,6 +842,410 @@ async fn extension_ui_questions_are_answered_in_the_session() {
     pane.wait_for("? Your name?");
     pane.key("Escape");
     pane.wait_for("hasUI=True colour=None sure=False name=None");
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+}
+
+/// An extension whose `/act METHOD PARAMS` command calls the action `METHOD` with the JSON
+/// `PARAMS` and answers `ok METHOD` or `error: <message>`; `EXT_ON` maps an event (or
+/// `message_end/<role>`) to the `[METHOD, PARAMS]` it calls the first time it sees it.
+/// `/act later METHOD PARAMS` answers `ok later` at once and calls the action two seconds later
+/// from a thread of its own (its answer is not read). Every answer is appended to
+/// `EXT_LOG` as `{"method", "result"|"error"}`.
+const ACTING_EXTENSION: &str = r#"import json, os, sys, threading, time
+log = open(os.environ["EXT_LOG"], "a")
+out = threading.Lock()
+on = json.loads(os.environ.get("EXT_ON", "{}"))
+def send(message):
+    with out:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+def call(method, params, id):
+    send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("id") == id and "method" not in message:
+            return message
+def later(method, params):
+    time.sleep(2)
+    send({"jsonrpc": "2.0", "id": "later", "method": method, "params": params})
+calls = 0
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": 1, "name": "actor",
+                  "events": [key.split("/")[0] for key in on],
+                  "commands": [{"name": "act", "description": "calls an action"}]}
+    elif method == "event":
+        event = message["params"]["event"]
+        role = (message["params"].get("message") or {}).get("role")
+        if "%s/%s" % (event, role) in on:
+            event = "%s/%s" % (event, role)
+        if event in on:
+            name, params = on.pop(event)
+            calls += 1
+            answer = call(name, params, "a%d" % calls)
+            log.write(json.dumps({"method": name, "event": event,
+                                  "result": answer.get("result"),
+                                  "error": answer.get("error", {}).get("message")}) + "\n")
+            log.flush()
+        result = None
+    elif method == "command":
+        name, _, params = message["params"]["args"].partition(" ")
+        if name == "later":
+            name, _, params = params.partition(" ")
+            threading.Thread(target=later, args=(name, json.loads(params)), daemon=True).start()
+            send({"jsonrpc": "2.0", "id": message["id"], "result": "ok later"})
+            continue
+        calls += 1
+        answer = call(name, json.loads(params or "{}"), "a%d" % calls)
+        if "error" in answer:
+            entry = {"method": name, "error": answer["error"]["message"]}
+            result = "error: " + answer["error"]["message"]
+        else:
+            entry = {"method": name, "result": answer.get("result")}
+            result = "ok " + name
+        log.write(json.dumps(entry) + "\n")
+        log.flush()
+    elif method == "shutdown":
+        break
+    elif "id" in message and method is not None:
+        result = None
+    else:
+        continue
+    send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+"#;
+
+/// The entries of the session files under `data`, oldest file first.
+fn session_files(data: &std::path::Path) -> Vec<Vec<Value>> {
+    let mut files = Vec::new();
+    let mut dirs = vec![data.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    // Session file names start with their creation time.
+    files.sort();
+    files
+        .iter()
+        .map(|path| {
+            fs::read_to_string(path)
+                .unwrap()
+                .lines()
+                .map(|line| serde_json::from_str(line).unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+/// The user messages' texts of a request, in order.
+fn user_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The tool names a request offered.
+fn offered_tools(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs `/act METHOD PARAMS` and waits for its answer line.
+fn act(pane: &Pane, method: &str, params: &str, answer: &str) -> String {
+    pane.type_text(&format!("/act {method} {params}"));
+    pane.key("Enter");
+    let screen = pane.wait_for(answer);
+    pane.wait_idle();
+    screen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one session checked end to end: each action, then the session switch"
+)]
+async fn extension_actions_reach_the_interactive_session() {
+    if tmux_missing("extension_actions_reach_the_interactive_session") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("first answer")),
+        reply(ScriptedReply::text("second answer")),
+        reply(ScriptedReply::text("third answer")),
+        reply(ScriptedReply::text("fourth answer")),
+        reply(ScriptedReply::text("fifth answer")),
+    ])
+    .await;
+    let extension = pane.root.join("actor");
+    fs::create_dir(&extension).unwrap();
+    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
+    let log = pane.root.join("ext.log");
+    let log_text = log.display().to_string();
+    pane.start(
+        &format!("-e '{}'", extension.display()),
+        &[("EXT_LOG", &log_text)],
+    );
+    pane.wait_for("/help for commands");
+
+    // setActiveTools: an unknown name changes nothing; the list applies from the next request.
+    act(
+        &pane,
+        "setActiveTools",
+        r#"{"names": ["nope"]}"#,
+        "error: setActiveTools: unknown tool \"nope\"",
+    );
+    act(
+        &pane,
+        "setActiveTools",
+        r#"{"names": ["read"]}"#,
+        "ok setActiveTools",
+    );
+    // sendUserMessage while idle: a turn, as if typed.
+    act(
+        &pane,
+        "sendUserMessage",
+        r#"{"text": "hello from the extension"}"#,
+        "first answer",
+    );
+    let requests = pane.server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        user_texts(&requests[0].json()),
+        ["hello from the extension"]
+    );
+    assert_eq!(offered_tools(&requests[0].json()), ["read"]);
+
+    // sendMessage with triggerTurn: display false is sent but not shown; shown ones are
+    // labelled with their customType.
+    act(
+        &pane,
+        "sendMessage",
+        r#"{"content": "hidden note", "customType": "memo", "display": false, "triggerTurn": true}"#,
+        "second answer",
+    );
+    act(
+        &pane,
+        "sendMessage",
+        r#"{"content": "shown note", "customType": "memo", "triggerTurn": true}"#,
+        "third answer",
+    );
+    let screen = pane.screen();
+    assert!(!screen.contains("] hidden note"), "{screen}");
+    insta::assert_snapshot!("extension_messages", pane.normalised(&screen));
+    let requests = pane.server.requests();
+    assert_eq!(
+        user_texts(&requests[2].json()),
+        ["hello from the extension", "hidden note", "shown note"]
+    );
+
+    // nextTurn: delivered with the user's next prompt. A message without triggerTurn waits too.
+    act(
+        &pane,
+        "sendMessage",
+        r#"{"content": "for later", "deliverAs": "nextTurn"}"#,
+        "ok sendMessage",
+    );
+    act(
+        &pane,
+        "sendMessage",
+        r#"{"content": "no trigger"}"#,
+        "ok sendMessage",
+    );
+    assert_eq!(pane.server.requests().len(), 3, "no turn was started");
+    pane.type_text("now");
+    pane.key("Enter");
+    pane.wait_for("fourth answer");
+    pane.wait_idle();
+    let requests = pane.server.requests();
+    assert_eq!(
+        user_texts(&requests[3].json())[3..],
+        ["now", "for later", "no trigger"]
+    );
+    act(
+        &pane,
+        "appendEntry",
+        r#"{"customType": "state", "data": {"n": 1}}"#,
+        "ok appendEntry",
+    );
+    act(&pane, "getSessionInfo", "{}", "ok getSessionInfo");
+
+    // After /new the host follows the new session.
+    pane.type_text("/new");
+    pane.key("Enter");
+    pane.wait_for("new session");
+    act(
+        &pane,
+        "appendEntry",
+        r#"{"customType": "state", "data": {"n": 2}}"#,
+        "ok appendEntry",
+    );
+    act(&pane, "getSessionInfo", "{}", "ok getSessionInfo");
+    act(
+        &pane,
+        "sendUserMessage",
+        r#"{"text": "in the new session"}"#,
+        "fifth answer",
+    );
+    assert_eq!(
+        user_texts(&pane.server.requests()[4].json()),
+        ["in the new session"]
+    );
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+
+    let files = session_files(&pane.root.join("data"));
+    assert_eq!(files.len(), 2, "{files:?}");
+    let custom = |file: &[Value]| -> Vec<Value> {
+        file.iter()
+            .filter(|entry| entry["type"] == "custom")
+            .map(|entry| json!([entry["customType"], entry["data"]]))
+            .collect()
+    };
+    assert_eq!(custom(&files[0]), [json!(["state", {"n": 1}])]);
+    assert_eq!(custom(&files[1]), [json!(["state", {"n": 2}])]);
+    let tagged: Vec<Value> = files[0]
+        .iter()
+        .filter(|entry| entry.get("customType").is_some() && entry["type"] == "message")
+        .map(|entry| {
+            json!([
+                entry["message"]["content"][0]["text"],
+                entry["customType"],
+                entry["display"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        tagged,
+        [
+            json!(["hidden note", "memo", false]),
+            json!(["shown note", "memo", null]),
+        ]
+    );
+
+    let infos: Vec<Value> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["method"] == "getSessionInfo")
+        .map(|entry| entry["result"].clone())
+        .collect();
+    assert_eq!(infos.len(), 2);
+    assert_eq!(infos[0]["mode"], "interactive");
+    assert_eq!(infos[0]["provider"], "openai");
+    assert_eq!(infos[0]["sessionId"], files[0][0]["id"]);
+    assert_eq!(infos[0]["messageCount"], 10);
+    assert_eq!(infos[1]["sessionId"], files[1][0]["id"]);
+    assert_eq!(infos[1]["messageCount"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_events_start_and_steer_interactive_turns() {
+    if tmux_missing("extension_events_start_and_steer_interactive_turns") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("started")),
+        reply(ScriptedReply::text("steered")),
+    ])
+    .await;
+    let extension = pane.root.join("actor");
+    fs::create_dir(&extension).unwrap();
+    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
+    let log = pane.root.join("ext.log");
+    let log_text = log.display().to_string();
+    // session_start (idle) starts the first turn; message_end of its reply (the turn runs)
+    // steers it on.
+    let on = json!({
+        "session_start": ["sendUserMessage", {"text": "from session_start"}],
+        "message_end/assistant": ["sendMessage", {"content": "keep going", "customType": "nudge"}],
+    })
+    .to_string();
+    pane.start(
+        &format!("-e '{}'", extension.display()),
+        &[("EXT_LOG", &log_text), ("EXT_ON", &on)],
+    );
+    let screen = pane.wait_for("steered");
+    pane.wait_idle();
+    assert!(screen.contains("› from session_start"), "{screen}");
+    assert!(screen.contains("[nudge] keep going"), "{screen}");
+    let requests = pane.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(user_texts(&requests[0].json()), ["from session_start"]);
+    assert_eq!(
+        user_texts(&requests[1].json()),
+        ["from session_start", "keep going"]
+    );
+    pane.type_text("/quit");
+    pane.key("Enter");
+    pane.wait_for("[exited 0]");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_asked_for_while_the_editor_waits_starts_at_once_and_keeps_the_typing() {
+    if tmux_missing("a_turn_asked_for_while_the_editor_waits_starts_at_once_and_keeps_the_typing") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("timer answer")),
+        reply(ScriptedReply::text("draft answer")),
+    ])
+    .await;
+    let extension = pane.root.join("actor");
+    fs::create_dir(&extension).unwrap();
+    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
+    let log = pane.root.join("ext.log");
+    let log_text = log.display().to_string();
+    pane.start(
+        &format!("-e '{}'", extension.display()),
+        &[("EXT_LOG", &log_text)],
+    );
+    pane.wait_for("/help for commands");
+    pane.type_text(r#"/act later sendUserMessage {"text": "from a timer"}"#);
+    pane.key("Enter");
+    pane.wait_for("ok later");
+    // Typed but not sent when the extension's message arrives.
+    pane.type_text("draft");
+    let screen = pane.wait_for("timer answer");
+    assert!(screen.contains("› from a timer"), "{screen}");
+    pane.wait_idle();
+    assert_eq!(
+        user_texts(&pane.server.requests()[0].json()),
+        ["from a timer"]
+    );
+    // The typing is back in the editor.
+    let screen = pane.wait_for("› draft");
+    insta::assert_snapshot!("turn_from_a_timer", pane.normalised(&screen));
+    pane.key("Enter");
+    pane.wait_for("draft answer");
+    pane.wait_idle();
+    assert_eq!(
+        user_texts(&pane.server.requests()[1].json()),
+        ["from a timer", "draft"]
+    );
     pane.type_text("/quit");
     pane.key("Enter");
     pane.wait_for("[exited 0]");
