@@ -10,6 +10,11 @@ use crate::session::{Session, SessionError};
 /// What the writer is asked to do.
 enum Command {
     Message(Message),
+    Tagged {
+        message: Message,
+        custom_type: Option<String>,
+        display: Option<bool>,
+    },
     Compaction {
         reason: CompactionReason,
         summary: String,
@@ -39,6 +44,7 @@ impl std::fmt::Debug for Command {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Message(_) => "Message",
+            Self::Tagged { .. } => "Tagged",
             Self::Compaction { .. } => "Compaction",
             Self::Custom { .. } => "Custom",
             Self::Shutdown(_) => "Shutdown",
@@ -80,6 +86,21 @@ impl SessionRecorder {
         self.send(Command::Message(message.clone()));
     }
 
+    /// Records a message an extension sent, with its type tag and whether it is shown (see
+    /// [`Session::append_tagged_message`]).
+    pub fn record_tagged_message(
+        &self,
+        message: Message,
+        custom_type: Option<String>,
+        display: Option<bool>,
+    ) {
+        self.send(Command::Tagged {
+            message,
+            custom_type,
+            display,
+        });
+    }
+
     /// Records an extension's entry (see [`Session::append_custom`]).
     pub fn record_custom(&self, custom_type: String, data: serde_json::Value) {
         self.send(Command::Custom { custom_type, data });
@@ -105,6 +126,11 @@ fn write_loop(mut session: Session, mut commands: mpsc::UnboundedReceiver<Comman
     while let Some(command) = commands.blocking_recv() {
         let written = match command {
             Command::Message(message) => session.append_message(&message),
+            Command::Tagged {
+                message,
+                custom_type,
+                display,
+            } => session.append_tagged_message(&message, custom_type, display),
             Command::Compaction {
                 reason,
                 summary,

@@ -887,33 +887,57 @@ impl App {
 
     /// The last `count` messages of the conversation, in short (after resuming).
     fn show_history(&mut self, count: usize) {
-        let Some(agent) = &self.agent else { return };
-        let messages = agent.messages();
-        let start = messages.len().saturating_sub(count);
-        let mut lines = Vec::new();
-        for message in &messages[start..] {
-            let (mark, text, style) = match message {
-                Message::User(user) => (
-                    "›",
-                    user.content
-                        .iter()
-                        .filter_map(|b| b.as_text())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    Style::Plain,
-                ),
-                Message::Assistant(reply) => ("•", reply.text(), Style::Dim),
-                Message::ToolResult(result) => {
-                    ("✓", format!("{} result", result.tool_name), Style::Dim)
-                }
-            };
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            lines.push(Line::styled(format!("{mark} {first}"), style).truncated(100));
-        }
+        let recent = recent_messages(&self.printer.session(), count);
+        let lines: Vec<Line> = recent
+            .into_iter()
+            .map(|(mark, text, style)| {
+                let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                Line::styled(format!("{mark} {first}"), style).truncated(100)
+            })
+            .collect();
         if !lines.is_empty() {
             self.say(&lines);
         }
     }
+}
+
+/// The last `count` messages shown of `session`'s conversation, as (mark, text, style).
+/// Messages an extension sent show after their `customType` in brackets, or not at all when
+/// sent with `display: false`.
+fn recent_messages(session: &Session, count: usize) -> Vec<(String, String, Style)> {
+    let shown: Vec<(&Message, Option<&String>)> = session
+        .branch()
+        .into_iter()
+        .filter_map(|kind| match kind {
+            jig_agent::session::EntryKind::Message {
+                message,
+                custom_type,
+                display,
+            } if *display != Some(false) => Some((message, custom_type.as_ref())),
+            _ => None,
+        })
+        .collect();
+    let start = shown.len().saturating_sub(count);
+    shown[start..]
+        .iter()
+        .map(|(message, custom_type)| match message {
+            Message::User(user) => (
+                custom_type.map_or_else(|| "›".to_owned(), |tag| format!("[{tag}]")),
+                user.content
+                    .iter()
+                    .filter_map(|b| b.as_text())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Style::Plain,
+            ),
+            Message::Assistant(reply) => ("•".to_owned(), reply.text(), Style::Dim),
+            Message::ToolResult(result) => (
+                "✓".to_owned(),
+                format!("{} result", result.tool_name),
+                Style::Dim,
+            ),
+        })
+        .collect()
 }
 
 /// The editor stopped without a line: the cursor goes below its prompt, which is left as
@@ -947,4 +971,56 @@ fn answer_line(request: &ApprovalRequest, answer: &Answer) -> Line {
         Style::Dim
     };
     Line::styled(text, style)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jig_protocol::{AssistantBlock, AssistantMessage};
+    use std::path::Path;
+
+    #[test]
+    fn resumed_history_hides_what_extensions_sent_unshown_and_labels_the_rest() {
+        let mut session = Session::in_memory(Path::new("/work/p"));
+        let mut reply = AssistantMessage::empty("openai", "m");
+        reply.content.push(AssistantBlock::Text {
+            text: "the answer\nsecond line".into(),
+        });
+        session
+            .append_message(&Message::user_text("typed"))
+            .unwrap();
+        session
+            .append_tagged_message(
+                &Message::user_text("hidden"),
+                Some("memo".into()),
+                Some(false),
+            )
+            .unwrap();
+        session
+            .append_tagged_message(&Message::user_text("shown"), Some("memo".into()), None)
+            .unwrap();
+        session.append_message(&Message::Assistant(reply)).unwrap();
+        let recent = |count| -> Vec<(String, String)> {
+            recent_messages(&session, count)
+                .into_iter()
+                .map(|(mark, text, _)| (mark, text))
+                .collect()
+        };
+        let pair = |mark: &str, text: &str| (mark.to_owned(), text.to_owned());
+        assert_eq!(
+            recent(2),
+            [
+                pair("[memo]", "shown"),
+                pair("•", "the answer\nsecond line")
+            ]
+        );
+        assert_eq!(
+            recent(10),
+            [
+                pair("›", "typed"),
+                pair("[memo]", "shown"),
+                pair("•", "the answer\nsecond line")
+            ]
+        );
+    }
 }

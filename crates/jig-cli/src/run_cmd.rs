@@ -582,7 +582,7 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     let progress = args.verbose || io::stderr().is_terminal();
     let recorder = SessionRecorder::start(session);
     host.record_into(&recorder);
-    let printer = output::Printer::new(args.mode, progress, recorder);
+    let printer = output::Printer::new(args.mode, progress, recorder, Arc::clone(&host));
     if args.mode == OutputMode::Json {
         output::print_json(&serde_json::to_value(&header).unwrap_or_default());
     }

@@ -242,11 +242,17 @@ impl SessionHost {
         lock(&self.steering).extend(messages);
     }
 
-    /// Interactive: how `message` shows, when an extension sent it (forgotten once asked).
+    /// How `message` shows, when an extension sent it with a `customType` or `display: false`
+    /// (forgotten once asked).
     pub(crate) fn take_sent(&self, message: &Message) -> Option<Sent> {
         let mut sent = lock(&self.sent);
         let index = sent.iter().position(|(sent, _)| sent == message)?;
         Some(sent.remove(index).1)
+    }
+
+    /// The tools an extension left active with `setActiveTools`; `None` when it never chose.
+    pub(crate) fn chosen_tools(&self) -> Option<Vec<String>> {
+        lock(&self.active).clone()
     }
 
     fn unavailable(&self, method: &str) -> String {
@@ -292,6 +298,10 @@ impl SessionHost {
             }
         };
         if self.delivery == Delivery::Run {
+            if sent.custom_type.is_some() || !sent.display {
+                // Recorded with its tag when it reaches the session.
+                lock(&self.sent).push((message.clone(), sent));
+            }
             lock(queue).push(message);
             return Ok(());
         }

@@ -58,16 +58,25 @@ impl App {
             "/resume" => self.resume()?,
             "/compact" => self.compact()?,
             "/tools" => {
+                let chosen = self.host.chosen_tools();
                 let lines = self
                     .config
                     .tools
                     .iter()
                     .map(|tool| {
+                        let off = chosen
+                            .as_ref()
+                            .is_some_and(|active| !active.iter().any(|name| name == tool.name()));
                         format!(
-                            "  {:<6} {:?}: {}",
+                            "  {:<6} {:?}: {}{}",
                             tool.name(),
                             tool.effects(),
-                            tool.title()
+                            tool.title(),
+                            if off {
+                                " (turned off by an extension)"
+                            } else {
+                                ""
+                            }
                         )
                     })
                     .collect::<Vec<_>>()

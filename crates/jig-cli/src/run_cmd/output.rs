@@ -8,23 +8,40 @@ use jig_agent::{AgentEvent, AgentObserver, ModelUsage, SessionError, SessionReco
 use serde_json::Value;
 
 use super::OutputMode;
+use crate::extensions::SessionHost;
 
 /// Records messages in the session as they complete and, in JSON mode, prints every event to
 /// stdout.
-#[derive(Debug)]
 pub(crate) struct Printer {
     mode: OutputMode,
     /// Text mode: one stderr line per tool call and per retry.
     progress: bool,
     session: SessionRecorder,
+    /// Tells which messages extensions sent with a `customType` or `display: false`.
+    host: Arc<SessionHost>,
+}
+
+impl std::fmt::Debug for Printer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Printer")
+            .field("mode", &self.mode)
+            .field("progress", &self.progress)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Printer {
-    pub(crate) fn new(mode: OutputMode, progress: bool, session: SessionRecorder) -> Arc<Self> {
+    pub(crate) fn new(
+        mode: OutputMode,
+        progress: bool,
+        session: SessionRecorder,
+        host: Arc<SessionHost>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             mode,
             progress,
             session,
+            host,
         })
     }
 
@@ -36,9 +53,30 @@ impl Printer {
 
 impl AgentObserver for Printer {
     fn on_event(&self, event: &AgentEvent) {
-        self.session.record_event(event);
+        // A message an extension sent keeps its tag in the session and in the JSON event.
+        let sent = match event {
+            AgentEvent::MessageEnd { message } => self.host.take_sent(message),
+            _ => None,
+        };
+        match (&sent, event) {
+            (Some(sent), AgentEvent::MessageEnd { message }) => {
+                self.session.record_tagged_message(
+                    message.clone(),
+                    sent.custom_type.clone(),
+                    (!sent.display).then_some(false),
+                );
+            }
+            _ => self.session.record_event(event),
+        }
         if self.mode == OutputMode::Json {
-            print_json(&serde_json::to_value(event).unwrap_or_default());
+            let mut json = serde_json::to_value(event).unwrap_or_default();
+            if let (Some(sent), Value::Object(object)) = (&sent, &mut json) {
+                if let Some(custom_type) = &sent.custom_type {
+                    object.insert("customType".to_owned(), Value::from(custom_type.as_str()));
+                }
+                object.insert("display".to_owned(), Value::Bool(sent.display));
+            }
+            print_json(&json);
         } else if self.progress {
             match event {
                 AgentEvent::ToolExecutionStart {

@@ -280,7 +280,7 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
                 ["ui/input", {"title": "name"}],
             ],
             "tool_call": [
-                ["sendMessage", {"content": "steer: keep it short"}],
+                ["sendMessage", {"content": "steer: keep it short", "customType": "hint", "display": false}],
                 ["sendUserMessage", {"text": "follow up: summarise", "deliverAs": "followUp"}],
                 ["sendMessage", {"content": "later", "deliverAs": "nextTurn"}],
                 ["getSessionInfo", {}],
@@ -390,11 +390,47 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
             (json!("bye"), Value::Null)
         ]
     );
+    let text_of = |entry: &Value| entry["message"]["content"][0]["text"].clone();
     let steered = entries
         .iter()
-        .filter(|entry| entry["type"] == "message")
-        .any(|entry| entry["message"]["content"][0]["text"] == "steer: keep it short");
-    assert!(steered, "the steering message is part of the session");
+        .find(|entry| entry["type"] == "message" && text_of(entry) == "steer: keep it short")
+        .expect("the steering message is part of the session");
+    assert_eq!(steered["customType"], "hint", "{steered}");
+    assert_eq!(steered["display"], false, "{steered}");
+    let followed = entries
+        .iter()
+        .find(|entry| entry["type"] == "message" && text_of(entry) == "follow up: summarise")
+        .unwrap();
+    assert!(followed.get("customType").is_none(), "{followed}");
+    assert!(followed.get("display").is_none(), "{followed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tagged_message_keeps_its_tag_in_the_json_events() {
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![reply(ScriptedReply::text("ok"))])
+        .await
+        .unwrap();
+    let setup = json!({
+        "events": ["session_start"],
+        "answers": {},
+        "plan": {"session_start": [
+            ["sendMessage", {"content": "a note", "customType": "memo", "display": false}],
+        ]},
+    });
+    let (output, _) = run(&workspace, &server, &setup, &["--mode", "json", "hi"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let ends: Vec<Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["type"] == "message_end")
+        .collect();
+    let tag = |event: &Value| json!([event["customType"], event["display"]]);
+    assert_eq!(ends.len(), 3, "{ends:?}");
+    assert_eq!(tag(&ends[0]), json!([null, null]), "the prompt");
+    assert_eq!(ends[1]["message"]["content"][0]["text"], "a note");
+    assert_eq!(tag(&ends[1]), json!(["memo", false]));
+    assert_eq!(tag(&ends[2]), json!([null, null]), "the reply");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1023,6 +1023,22 @@ async fn extension_actions_reach_the_interactive_session() {
         r#"{"names": ["read"]}"#,
         "ok setActiveTools",
     );
+    pane.type_text("/tools");
+    pane.key("Enter");
+    let screen = pane.wait_for("(turned off by an extension)");
+    let line = |name: &str| {
+        screen
+            .lines()
+            .find(|line| line.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(!line("read").contains("turned off"), "{screen}");
+    assert!(
+        line("bash").contains("(turned off by an extension)"),
+        "{screen}"
+    );
+    pane.wait_idle();
     // sendUserMessage while idle: a turn, as if typed.
     act(
         &pane,
