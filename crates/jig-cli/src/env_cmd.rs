@@ -71,7 +71,7 @@ fn serve() -> CliResult {
     let env: Arc<dyn ExecutionEnv> = Arc::new(workspace::local_env());
     let result = runtime.block_on(async {
         let (reader, writer) = jig_env_remote::stdio::stdio();
-        jig_env_remote::serve(env, ServeOptions { host_files: true }, reader, writer).await
+        jig_env_remote::serve(env, ServeOptions::default(), reader, writer).await
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result
