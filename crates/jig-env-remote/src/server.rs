@@ -13,7 +13,7 @@ use jig_env::{
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
@@ -38,7 +38,53 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-type Out = mpsc::Sender<Frame>;
+/// How many frames of bulk bytes (a read's chunks, a big result's pieces) may wait to be
+/// written, over all calls of a connection: a client slower than the disk holds a read back
+/// instead of letting its chunks pile up in memory.
+const BULK_IN_FLIGHT: usize = 4;
+
+/// The queue of frames to the client.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::Sender<Queued>,
+    bulk: Arc<Semaphore>,
+}
+
+/// A queued frame; a bulk frame holds its place in the budget until it is written.
+struct Queued {
+    frame: Frame,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// The client is gone.
+struct Closed;
+
+impl Out {
+    async fn send(&self, frame: Frame) -> Result<(), Closed> {
+        self.tx
+            .send(Queued {
+                frame,
+                _permit: None,
+            })
+            .await
+            .map_err(|_| Closed)
+    }
+
+    /// Queues a frame of bulk bytes once fewer than [`BULK_IN_FLIGHT`] wait.
+    async fn send_bulk(&self, frame: Frame) -> Result<(), Closed> {
+        let permit = Arc::clone(&self.bulk)
+            .acquire_owned()
+            .await
+            .map_err(|_| Closed)?;
+        self.tx
+            .send(Queued {
+                frame,
+                _permit: Some(permit),
+            })
+            .await
+            .map_err(|_| Closed)
+    }
+}
 
 #[derive(Debug)]
 enum BodyPart {
@@ -80,11 +126,18 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out, mut queue) = mpsc::channel::<Frame>(64);
+    let (tx, mut queue) = mpsc::channel::<Queued>(64);
+    let out = Out {
+        tx,
+        bulk: Arc::new(Semaphore::new(BULK_IN_FLIGHT)),
+    };
     let writer_task = tokio::spawn(async move {
         let mut writer = BufWriter::with_capacity(256 << 10, writer);
-        while let Some(frame) = queue.recv().await {
-            write_frame(&mut writer, &frame).await?;
+        while let Some(queued) = queue.recv().await {
+            // A payload bigger than the buffer goes straight through: once this returns, a
+            // bulk frame's bytes have left this process and its place is free.
+            write_frame(&mut writer, &queued.frame).await?;
+            drop(queued);
             // Flush only when nothing else is waiting: many small frames share one write.
             if queue.is_empty() {
                 writer.flush().await?;
@@ -634,7 +687,7 @@ impl BodySource<'_> {
 }
 
 async fn send_data(out: &Out, id: u64, chunk: Bytes) -> EnvResult<()> {
-    out.send(Frame::with_payload(Message::Data { id }, chunk))
+    out.send_bulk(Frame::with_payload(Message::Data { id }, chunk))
         .await
         .map_err(|_| EnvError::aborted("read"))
 }

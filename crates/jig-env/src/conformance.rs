@@ -1179,7 +1179,6 @@ pub mod cases {
         assert_eq!(names(env, &fixture.root).await, vec!["a"]);
     }
 
-    /// An existing file keeps its permission bits across an atomic write.
     /// Collects the chunks of a `read_chunks`.
     #[derive(Default)]
     struct Chunks(Vec<Bytes>);
@@ -1305,6 +1304,7 @@ pub mod cases {
         assert_eq!(names(env, &dir).await, Vec::<String>::new());
     }
 
+    /// An existing file keeps its permission bits across an atomic write.
     pub async fn write_keeps_permission_bits(fixture: &Fixture) {
         let env = &*fixture.env;
         for mode in [0o600, 0o755, 0o640, 0o664] {
