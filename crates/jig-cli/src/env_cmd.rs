@@ -209,6 +209,23 @@ pub(crate) struct EnvFlags {
     pub(crate) audit: Option<PathBuf>,
 }
 
+/// Where the project of `dir` (the tools' working directory in `env`) is: this machine's
+/// directory, or with `--env` a directory of that env.
+pub(crate) fn project_place<'a>(
+    flags: &'a EnvFlags,
+    env: &'a Arc<dyn ExecutionEnv>,
+    dir: &'a Path,
+) -> crate::project::ProjectPlace<'a> {
+    match flags.url.as_deref() {
+        None => crate::project::ProjectPlace::Local(dir),
+        Some(url) => crate::project::ProjectPlace::Remote {
+            url,
+            env: env.as_ref(),
+            dir,
+        },
+    }
+}
+
 /// The env the tools use: this machine's (from `local`) or the one `--env` names; and, for a
 /// remote env, the working directory to use instead of `cwd` (`cwd` taken far side).
 pub(crate) async fn open_env(

@@ -66,12 +66,16 @@ use std::path::PathBuf;
 
 pub use diagnostics::{Diagnostic, DiagnosticKind, Diagnostics, Severity, StartupVerdict};
 pub use discovery::{DiscoveredExtension, DiscoveryInputs, Entry, Origin, discover};
-pub use resources::{GatedResource, trust_requiring_resources};
-pub use settings::{ProjectSettings, UserProjectSettings, merge_settings, read_project_settings};
+pub use resources::{GatedResource, trust_requiring_resources, trust_requiring_resources_in};
+pub use settings::{
+    ProjectSettings, UserProjectSettings, merge_settings, read_project_settings,
+    read_project_settings_in,
+};
 pub use store::{StoredDecision, TrustStore, TrustStoreError};
 pub use trust::{
     DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustChoice, TrustDecision, TrustError,
     TrustInputs, TrustPrompt, TrustStep, TrustedProject, prompt_title, resolve_project_trust,
+    resolve_project_trust_of,
 };
 
 /// The project's configuration directory name: `<project>/.jig/`.
