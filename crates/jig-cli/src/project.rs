@@ -145,6 +145,32 @@ impl ProjectPlace<'_> {
     }
 }
 
+impl ProjectPlace<'_> {
+    /// Where extensions run: they run on this machine, and a remote project's directory is
+    /// not one of its directories.
+    fn extensions_cwd(&self) -> PathBuf {
+        match self {
+            Self::Local(dir) => dir.to_path_buf(),
+            Self::Remote { .. } => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        }
+    }
+
+    /// The trust chain, a remote project's resources looked at through its env.
+    async fn resolve_trust(
+        &self,
+        inputs: &TrustInputs<'_>,
+        diagnostics: &mut Diagnostics,
+    ) -> Result<TrustDecision, jig_project::TrustError> {
+        match self {
+            Self::Local(_) => resolve_project_trust(inputs, diagnostics).await,
+            Self::Remote { env, dir, .. } => {
+                let gated = trust_requiring_resources_in(*env, dir).await;
+                resolve_project_trust_of(inputs, gated, diagnostics).await
+            }
+        }
+    }
+}
+
 /// What startup decided about the project.
 #[derive(Debug)]
 pub(crate) struct ProjectStartup {
@@ -574,6 +600,10 @@ pub(crate) async fn start(
 
 /// [`start`] in a mode that can ask: when the chain reaches its last step, `prompt` asks the
 /// user (before any project extension is discovered or started).
+#[expect(
+    clippy::too_many_lines,
+    reason = "the startup steps in order: pre-trust extensions, trust, what the project brings"
+)]
 pub(crate) async fn start_with_prompt(
     args: &ProjectArgs,
     place: ProjectPlace<'_>,
@@ -582,13 +612,6 @@ pub(crate) async fn start_with_prompt(
 ) -> Result<ProjectStartup, CliError> {
     let key = place.key();
     let project_dir = key.as_path();
-    // Extensions run on this machine: a remote project's directory is no place for them.
-    let extensions_cwd = match place {
-        ProjectPlace::Local(dir) => dir.to_path_buf(),
-        ProjectPlace::Remote { .. } => {
-            std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
-        }
-    };
     let mut diagnostics = Diagnostics::default();
     let config_dir = jig_project::config_dir();
     let user = config_dir
@@ -609,7 +632,7 @@ pub(crate) async fn start_with_prompt(
     let mut loaded = LoadedExtensions::new(LoadOptions {
         mode: mode.to_owned(),
         has_ui: prompt.is_some(),
-        ..LoadOptions::new(extensions_cwd)
+        ..LoadOptions::new(place.extensions_cwd())
     });
     loaded.can_ask = prompt.is_some();
     load_extensions(
@@ -634,17 +657,15 @@ pub(crate) async fn start_with_prompt(
         default_trust: user.default_project_trust,
         prompt,
     };
-    let decided = match place {
-        ProjectPlace::Local(_) => resolve_project_trust(&trust_inputs, &mut diagnostics).await,
-        ProjectPlace::Remote { env, dir, .. } => {
-            let gated = trust_requiring_resources_in(env, dir).await;
-            resolve_project_trust_of(&trust_inputs, gated, &mut diagnostics).await
-        }
-    };
-    let decision = decided.map_err(|error| {
-        let _ = diagnostics.report_to_stderr();
-        CliError::Failure(anyhow::Error::new(error).context("cannot decide the project's trust"))
-    })?;
+    let decision = place
+        .resolve_trust(&trust_inputs, &mut diagnostics)
+        .await
+        .map_err(|error| {
+            let _ = diagnostics.report_to_stderr();
+            CliError::Failure(
+                anyhow::Error::new(error).context("cannot decide the project's trust"),
+            )
+        })?;
     if let Some(hook) = loaded.trust_hook.take()
         && let Ok(warnings) = hook.warnings.lock()
     {

@@ -1217,10 +1217,6 @@ fn temp_name(target: &OsStr) -> OsString {
     name
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the steps of one write share all of its state"
-)]
 /// The content of a write: `next` supplies it chunk by chunk; `big` asks the disk to start on
 /// each chunk at once.
 struct Content<F> {
@@ -1228,6 +1224,10 @@ struct Content<F> {
     big: bool,
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the steps of one write share all of its state"
+)]
 fn fill_and_rename(
     dir: &OwnedFd,
     temp: &TempFile,

@@ -250,9 +250,9 @@ where
         }
         Ok::<(), EnvError>(())
     };
-    let (read, consumed) = tokio::join!(producer, consumer);
-    consumed?;
-    read
+    let (total, delivered) = tokio::join!(producer, consumer);
+    delivered?;
+    total
 }
 
 /// One message from the caller to the blocking side of a chunked write.

@@ -180,4 +180,36 @@ mod tests {
             .collect();
         assert_eq!(labels, [".jig/extensions/", ".jig/tools/"]);
     }
+
+    /// A project elsewhere is looked at through its env: the same resources, the same labels,
+    /// nothing of this machine's directory of the same name.
+    #[tokio::test]
+    async fn through_an_env_the_same_resources_are_found_there() {
+        use jig_env::ExecutionEnv as _;
+        let env = jig_env_memory::MemoryEnv::new();
+        let project = Path::new("/srv/repo");
+        assert_eq!(trust_requiring_resources_in(&env, project).await, vec![]);
+        env.create_dir(&project.join(".jig/extensions"), jig_env::Recursive::Yes)
+            .await
+            .unwrap();
+        env.write(
+            &project.join(".jig/settings.json"),
+            r#"{"thinking":"low","hooks":{}}"#.into(),
+        )
+        .await
+        .unwrap();
+        let labels: Vec<String> = trust_requiring_resources_in(&env, project)
+            .await
+            .iter()
+            .map(GatedResource::label)
+            .collect();
+        assert_eq!(labels, [".jig/extensions/", ".jig/settings.json (hooks)"]);
+        env.write(&project.join(".jig/settings.json"), "{not json".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            trust_requiring_resources_in(&env, project).await[1].label(),
+            ".jig/settings.json (<unreadable>)"
+        );
+    }
 }

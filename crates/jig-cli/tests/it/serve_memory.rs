@@ -217,7 +217,7 @@ async fn check(view: bool) {
     } else {
         "served env itself"
     };
-    let mb = size_mb() as f64;
+    let mb = f64::from(u32::try_from(size_mb()).expect("a size in MB"));
     let _ = writeln!(
         std::io::stderr(),
         "jig env serve, {label}: {} MB written at {:.0} MB/s, read at {:.0} MB/s; peak RSS \
