@@ -58,6 +58,11 @@
 //!   the temp file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is
 //!   then untouched. Like every save-by-rename, this replaces the inode: other hard links to
 //!   the old file keep the old content, and extended attributes/ACLs are not copied.
+//! - **`read_chunks` / `write_chunks`** (for `jig env serve`): the same read and atomic write,
+//!   in a view too, run on the blocking pool with at most four 1 MiB chunks waiting between it
+//!   and the caller, so memory stays bounded whatever the file's size. A chunked write whose
+//!   content stops before its end (the source fails, or the future is dropped) removes its
+//!   temp file and leaves the target untouched.
 //! - **Private temp directory**: one `jig-XXXXXX` directory (`0700`) per env under the system
 //!   temp dir (`$TMPDIR` respected), created on first use, removed by `cleanup` and, as a
 //!   fallback, when the env is dropped.

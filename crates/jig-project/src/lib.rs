@@ -22,6 +22,9 @@
 //!   order, deduplicated by canonical path. Discovery never executes anything.
 //! - [`settings`]: the user settings keys read here (`defaultProjectTrust`, `extensions`) and
 //!   the project settings, returned only for a trusted project.
+//! - A project on another machine (`--env`) is looked at through its execution environment
+//!   ([`trust_requiring_resources_in`], [`read_project_settings_in`]) and decided with
+//!   [`resolve_project_trust_of`] under the name its caller gives it (its URL).
 //! - [`diagnostics`]: warnings print and startup continues; extension load errors, name
 //!   conflicts and provider-registration errors stop startup with exit 1.
 //!
