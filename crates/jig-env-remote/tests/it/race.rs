@@ -15,7 +15,9 @@ use crate::support::in_process;
 async fn streamed_reads_and_writes_in_a_view_never_escape_while_symlinks_are_swapped() {
     let arena = SymlinkRace::new();
     let (env, _server) = in_process().await;
-    let view = Arc::new(env).beneath(std::slice::from_ref(&arena.ws)).unwrap();
+    let view = Arc::new(env)
+        .beneath(std::slice::from_ref(&arena.ws))
+        .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = arena.flipper(Arc::clone(&stop));
     // More than 8 MiB: the server streams the write into the file.
