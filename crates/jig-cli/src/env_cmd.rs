@@ -71,7 +71,7 @@ fn serve() -> CliResult {
     let env: Arc<dyn ExecutionEnv> = Arc::new(workspace::local_env());
     let result = runtime.block_on(async {
         let (reader, writer) = jig_env_remote::stdio::stdio();
-        jig_env_remote::serve(env, ServeOptions { host_files: true }, reader, writer).await
+        jig_env_remote::serve(env, ServeOptions::default(), reader, writer).await
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result
@@ -207,6 +207,23 @@ pub(crate) struct EnvFlags {
     /// outcome) as one JSON line each, appended to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) audit: Option<PathBuf>,
+}
+
+/// Where the project of `dir` (the tools' working directory in `env`) is: this machine's
+/// directory, or with `--env` a directory of that env.
+pub(crate) fn project_place<'a>(
+    flags: &'a EnvFlags,
+    env: &'a Arc<dyn ExecutionEnv>,
+    dir: &'a Path,
+) -> crate::project::ProjectPlace<'a> {
+    match flags.url.as_deref() {
+        None => crate::project::ProjectPlace::Local(dir),
+        Some(url) => crate::project::ProjectPlace::Remote {
+            url,
+            env: env.as_ref(),
+            dir,
+        },
+    }
 }
 
 /// The env the tools use: this machine's (from `local`) or the one `--env` names; and, for a

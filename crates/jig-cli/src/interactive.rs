@@ -356,6 +356,7 @@ impl App {
             context_window,
             settings_permission_mode,
             host,
+            project_key,
             ..
         } = prepared;
         if !runner.extensions().is_empty() {
@@ -369,14 +370,15 @@ impl App {
             .or(settings_permission_mode)
             .unwrap_or(PermissionMode::Ask);
         let cwd = config.tool_context.cwd.clone();
-        let save_cwd = cwd.clone();
+        // Saved per project: with `--env` under its URL, not a local directory's name.
+        let save_key = project_key.clone();
         let hooks = Arc::new(PermissionHooks::new(
             mode,
             &config.tools,
-            permissions::load(&cwd),
+            permissions::load(&project_key),
             Some(Arc::new(Ask { tx: tx.clone() })),
             Some(Box::new(move |allow| {
-                permissions::save(&save_cwd, allow).map(|_| ())
+                permissions::save(&save_key, allow).map(|_| ())
             })),
         ));
         // The permission policy decides first, then the extensions' `tool_call`.

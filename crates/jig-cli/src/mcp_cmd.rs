@@ -78,7 +78,8 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         // The first root is the project: its trust is decided before anything it brings is
         // loaded, and before serving.
-        let project = match project::start(&args.project, &base.cwd, "mcp").await {
+        let place = crate::env_cmd::project_place(&args.env, &env, &base.cwd);
+        let project = match project::start(&args.project, place, "mcp").await {
             Ok(project) => project,
             Err(error) => {
                 env.cleanup().await;

@@ -18,11 +18,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
+use jig_env::ExecutionEnv;
 use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
     Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin, ProjectSettings,
     ProjectTrustHook, StartupVerdict, TrustAnswer, TrustDecision, TrustInputs, TrustPrompt,
-    TrustStore, UserProjectSettings, discover, read_project_settings, resolve_project_trust,
+    TrustStore, UserProjectSettings, discover, read_project_settings, read_project_settings_in,
+    resolve_project_trust, resolve_project_trust_of, trust_requiring_resources_in,
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
@@ -171,9 +173,73 @@ fn spell_extension_flags(args: &mut [OsString], command: &clap::Command) {
     }
 }
 
+/// Where the project the tools act on is: a directory of this machine, or of the remote
+/// environment `--env` names. A remote project is never looked for on this machine (a
+/// directory of the same name here is another directory): what it brings is read through the
+/// env, and it is trusted under its URL.
+#[derive(Clone, Copy)]
+pub(crate) enum ProjectPlace<'a> {
+    /// A directory of this machine (canonical).
+    Local(&'a Path),
+    /// A directory (canonical, far side) of the env `url` names.
+    Remote {
+        /// The `--env` URL.
+        url: &'a str,
+        /// The env, connected.
+        env: &'a dyn ExecutionEnv,
+        /// The directory far side.
+        dir: &'a Path,
+    },
+}
+
+impl ProjectPlace<'_> {
+    /// The project's name in the trust store and the saved permissions, and what extensions
+    /// are told: the directory itself, or for a remote one its URL (`ssh://box/srv/repo`), so
+    /// a decision about one never applies to the other.
+    pub(crate) fn key(&self) -> PathBuf {
+        match self {
+            Self::Local(dir) => dir.to_path_buf(),
+            Self::Remote { url, dir, .. } => {
+                PathBuf::from(jig_env_remote::transport::EnvUrl::parse(url).map_or_else(
+                    |_| format!("{url} /{}", dir.display()),
+                    |parsed| parsed.naming(dir),
+                ))
+            }
+        }
+    }
+}
+
+impl ProjectPlace<'_> {
+    /// Where extensions run: they run on this machine, and a remote project's directory is
+    /// not one of its directories.
+    fn extensions_cwd(&self) -> PathBuf {
+        match self {
+            Self::Local(dir) => dir.to_path_buf(),
+            Self::Remote { .. } => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        }
+    }
+
+    /// The trust chain, a remote project's resources looked at through its env.
+    async fn resolve_trust(
+        &self,
+        inputs: &TrustInputs<'_>,
+        diagnostics: &mut Diagnostics,
+    ) -> Result<TrustDecision, jig_project::TrustError> {
+        match self {
+            Self::Local(_) => resolve_project_trust(inputs, diagnostics).await,
+            Self::Remote { env, dir, .. } => {
+                let gated = trust_requiring_resources_in(*env, dir).await;
+                resolve_project_trust_of(inputs, gated, diagnostics).await
+            }
+        }
+    }
+}
+
 /// What startup decided about the project.
 #[derive(Debug)]
 pub(crate) struct ProjectStartup {
+    /// The project's name for trust and saved permissions ([`ProjectPlace::key`]).
+    pub(crate) key: PathBuf,
     /// The trust decision (for `--verbose`).
     pub(crate) decision: TrustDecision,
     /// The trusted project's `.jig/settings.json`; `None` when untrusted or absent.
@@ -590,20 +656,26 @@ pub(crate) fn warn(message: &str) {
 /// diagnostics. An error diagnostic (or a damaged trust store) stops startup with exit 1.
 pub(crate) async fn start(
     args: &ProjectArgs,
-    project_dir: &Path,
+    place: ProjectPlace<'_>,
     mode: &str,
 ) -> Result<ProjectStartup, CliError> {
-    start_with_prompt(args, project_dir, mode, None).await
+    start_with_prompt(args, place, mode, None).await
 }
 
 /// [`start`] in a mode that can ask: when the chain reaches its last step, `prompt` asks the
 /// user (before any project extension is discovered or started).
+#[expect(
+    clippy::too_many_lines,
+    reason = "the startup steps in order: pre-trust extensions, trust, what the project brings"
+)]
 pub(crate) async fn start_with_prompt(
     args: &ProjectArgs,
-    project_dir: &Path,
+    place: ProjectPlace<'_>,
     mode: &str,
     prompt: Option<&dyn TrustPrompt>,
 ) -> Result<ProjectStartup, CliError> {
+    let key = place.key();
+    let project_dir = key.as_path();
     let mut diagnostics = Diagnostics::default();
     let config_dir = jig_project::config_dir();
     let user = config_dir
@@ -624,7 +696,7 @@ pub(crate) async fn start_with_prompt(
     let mut loaded = LoadedExtensions::new(LoadOptions {
         mode: mode.to_owned(),
         has_ui: prompt.is_some(),
-        ..LoadOptions::new(project_dir)
+        ..LoadOptions::new(place.extensions_cwd())
     });
     loaded.can_ask = prompt.is_some();
     load_extensions(
@@ -638,25 +710,26 @@ pub(crate) async fn start_with_prompt(
     .await;
 
     let store = config_dir.as_deref().map(TrustStore::in_config_dir);
-    let decision = resolve_project_trust(
-        &TrustInputs {
-            project_dir,
-            trust_override: args.trust_override(),
-            hook: loaded
-                .trust_hook
-                .as_deref()
-                .map(|hook| hook as &dyn ProjectTrustHook),
-            store: store.as_ref(),
-            default_trust: user.default_project_trust,
-            prompt,
-        },
-        &mut diagnostics,
-    )
-    .await
-    .map_err(|error| {
-        let _ = diagnostics.report_to_stderr();
-        CliError::Failure(anyhow::Error::new(error).context("cannot decide the project's trust"))
-    })?;
+    let trust_inputs = TrustInputs {
+        project_dir,
+        trust_override: args.trust_override(),
+        hook: loaded
+            .trust_hook
+            .as_deref()
+            .map(|hook| hook as &dyn ProjectTrustHook),
+        store: store.as_ref(),
+        default_trust: user.default_project_trust,
+        prompt,
+    };
+    let decision = place
+        .resolve_trust(&trust_inputs, &mut diagnostics)
+        .await
+        .map_err(|error| {
+            let _ = diagnostics.report_to_stderr();
+            CliError::Failure(
+                anyhow::Error::new(error).context("cannot decide the project's trust"),
+            )
+        })?;
     if let Some(hook) = loaded.trust_hook.take()
         && let Ok(warnings) = hook.warnings.lock()
     {
@@ -670,7 +743,11 @@ pub(crate) async fn start_with_prompt(
 
     // Trusted: the project's extensions and settings.
     let mut settings = None;
-    if let Some(project) = decision.trusted_project() {
+    if let ProjectPlace::Remote { env, dir, .. } = place {
+        if decision.trusted {
+            settings = remote_project(env, dir, &key, &decision, &mut diagnostics).await;
+        }
+    } else if let Some(project) = decision.trusted_project() {
         let project_extensions: Vec<DiscoveredExtension> =
             discover(&inputs, Some(&project), &mut diagnostics)
                 .into_iter()
@@ -695,6 +772,7 @@ pub(crate) async fn start_with_prompt(
     }
     match diagnostics.report_to_stderr() {
         StartupVerdict::Continue => Ok(ProjectStartup {
+            key,
             decision,
             settings,
             extensions: loaded.runner,
@@ -704,6 +782,46 @@ pub(crate) async fn start_with_prompt(
             Err(CliError::Reported(code))
         }
     }
+}
+
+/// What a trusted remote project brings: its `.jig/settings.json`, read through the env,
+/// applies; what would run here (its `.jig/extensions/`, `.jig/tools/`, and the settings'
+/// `extensions` and `hooks`) is not loaded, and a warning says so.
+async fn remote_project(
+    env: &dyn ExecutionEnv,
+    dir: &Path,
+    key: &Path,
+    decision: &TrustDecision,
+    diagnostics: &mut Diagnostics,
+) -> Option<ProjectSettings> {
+    let mut settings = read_project_settings_in(env, dir, diagnostics).await;
+    // Looked at again: a trust decided by -a/--approve did not look.
+    let gated = if decision.gated.is_empty() {
+        trust_requiring_resources_in(env, dir).await
+    } else {
+        decision.gated.clone()
+    };
+    let mut unsupported: Vec<String> = gated
+        .iter()
+        .filter(|gated| !matches!(gated, jig_project::GatedResource::Settings { .. }))
+        .map(jig_project::GatedResource::label)
+        .collect();
+    if let Some(serde_json::Value::Object(values)) = settings.as_mut().map(|s| &mut s.value) {
+        for name in ["extensions", "hooks"] {
+            if values.remove(name).is_some() {
+                unsupported.push(format!(".jig/settings.json `{name}`"));
+            }
+        }
+    }
+    if !unsupported.is_empty() {
+        diagnostics.trust_warning(format!(
+            "project {}: {} not loaded: a project's extensions, tools and hooks are not \
+             supported over --env (they would run on this machine, not where the project is)",
+            key.display(),
+            unsupported.join(", ")
+        ));
+    }
+    settings
 }
 
 #[cfg(test)]

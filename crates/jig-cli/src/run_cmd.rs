@@ -356,7 +356,8 @@ pub(crate) async fn open(
             workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment.into())
                 .await?;
         let user_settings = settings::load()?;
-        let project = start_project(args, &tool_context.cwd, mode, prompt).await?;
+        let place = crate::env_cmd::project_place(&args.env, &env, &tool_context.cwd);
+        let project = start_project(args, place, mode, prompt).await?;
         Ok::<_, CliError>((tool_context, user_settings, project))
     }
     .await;
@@ -392,6 +393,32 @@ pub(crate) struct Prepared {
     pub(crate) settings_permission_mode: Option<PermissionMode>,
     /// The extensions' host: their actions on this session.
     pub(crate) host: Arc<extensions::SessionHost>,
+    /// The project's name for its saved permissions (its URL with `--env`).
+    pub(crate) project_key: PathBuf,
+}
+
+/// The context files (`AGENTS.md`, `CLAUDE.md`) of `cwd` and its ancestors: with `--env`
+/// read through the env, where the project is (never this machine's files of the same name).
+async fn context_files(
+    args: &RunArgs,
+    opened: &Opened,
+    cwd: &Path,
+) -> Vec<jig_agent::system_prompt::ContextFile> {
+    if args.env.url.is_none() {
+        return find_context_files(cwd, |path| std::fs::read_to_string(path).ok());
+    }
+    let mut found = std::collections::HashMap::new();
+    for dir in cwd.ancestors() {
+        for name in ["AGENTS.md", "CLAUDE.md"] {
+            let path = dir.join(name);
+            if let Ok(bytes) = opened.env.read(&path).await
+                && let Ok(text) = String::from_utf8(bytes)
+            {
+                found.insert(path, text);
+            }
+        }
+    }
+    find_context_files(cwd, |path| found.get(path).cloned())
 }
 
 /// Tools, session, settings, model and system prompt, as `jig run` and the interactive session
@@ -462,7 +489,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
             .collect(),
         cwd: cwd.clone(),
         date: jiff::ZonedDateTime::now().date().to_string(),
-        context_files: find_context_files(&cwd, |path| std::fs::read_to_string(path).ok()),
+        context_files: context_files(args, opened, &cwd).await,
         custom_prompt: args.system_prompt.clone(),
         append: args.append_system_prompt.clone(),
     });
@@ -497,6 +524,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         context_window: compaction.context_window,
         settings_permission_mode: settings.permission_mode,
         host,
+        project_key: opened.project.key.clone(),
     })
 }
 
@@ -537,6 +565,7 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         resumed_file,
         settings_permission_mode,
         host,
+        project_key,
         ..
     } = prepare(args, opened).await?;
     if !runner.extensions().is_empty() {
@@ -570,7 +599,7 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         Arc::new(PermissionHooks::new(
             mode,
             &config.tools,
-            permissions::load(&config.tool_context.cwd),
+            permissions::load(&project_key),
             None,
             None,
         )),
@@ -617,11 +646,11 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
 /// loaded or read as configuration.
 async fn start_project(
     args: &RunArgs,
-    cwd: &Path,
+    place: project::ProjectPlace<'_>,
     mode: &str,
     prompt: Option<&dyn jig_project::TrustPrompt>,
 ) -> Result<project::ProjectStartup, CliError> {
-    let project = project::start_with_prompt(&args.project, cwd, mode, prompt).await?;
+    let project = project::start_with_prompt(&args.project, place, mode, prompt).await?;
     // Only when it mattered: a project with nothing to gate is not worth a line.
     if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
         output::note(&project.decision.describe());

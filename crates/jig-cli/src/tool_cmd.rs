@@ -82,7 +82,8 @@ fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
         .context("cannot read the current directory")
         .map_err(CliError::Failure)?;
     runtime.block_on(async {
-        let project = project::start(project_args, &cwd, "tool").await?;
+        let project =
+            project::start(project_args, project::ProjectPlace::Local(&cwd), "tool").await?;
         extensions::add_tools(&mut registry, &project.extensions);
         project.extensions.shutdown().await;
         Ok(registry)
@@ -120,7 +121,8 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
                 }
             };
         // The cwd is the project: its trust is decided before anything it brings is loaded.
-        let runner = match project::start(&args.project, &ctx.cwd, "tool").await {
+        let place = crate::env_cmd::project_place(&args.env, &env, &ctx.cwd);
+        let runner = match project::start(&args.project, place, "tool").await {
             Ok(project) => project.extensions,
             Err(error) => {
                 env.cleanup().await;

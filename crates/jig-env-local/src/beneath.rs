@@ -29,8 +29,8 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use jig_env::{
-    DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineWindow, LinesRead,
-    Recursive, WriteOutcome, normalize_path, outside_roots,
+    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineWindow,
+    LinesRead, Recursive, WriteOutcome, normalize_path, outside_roots,
 };
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -519,6 +519,18 @@ impl Roots {
         fs::read_file(file, path, cancel, fs::PARALLEL_READ_MIN)
     }
 
+    /// `read` in chunks of `chunk` bytes handed to `send` (see [`fs::read_file_chunks`]).
+    pub(crate) fn read_chunks(
+        &self,
+        path: &Path,
+        cancel: &CancelFlag,
+        chunk: usize,
+        send: impl FnMut(Bytes) -> bool,
+    ) -> EnvResult<u64> {
+        let (file, _) = self.open_regular(path)?;
+        fs::read_file_chunks(file, path, cancel, chunk, send)
+    }
+
     pub(crate) fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
         let (file, _) = self.open_regular(path)?;
         fs::read_start_file(file, path, max_bytes)
@@ -784,8 +796,27 @@ impl Roots {
     pub(crate) fn write(
         &self,
         path: &Path,
-        data: &[u8],
+        data: &Bytes,
         cancel: &CancelFlag,
+    ) -> EnvResult<WriteOutcome> {
+        let mut offset = 0;
+        self.write_from(path, cancel, data.len() > fs::IO_CHUNK, || {
+            let end = (offset + fs::IO_CHUNK).min(data.len());
+            let chunk = (offset < end).then(|| data.slice(offset..end));
+            offset = end;
+            Ok(chunk)
+        })
+    }
+
+    /// The atomic write of the content `next` supplies chunk by chunk (`None`: complete; an
+    /// error stops the write, removes the temp file and leaves the target untouched). `big`:
+    /// ask the disk to start on each chunk at once.
+    pub(crate) fn write_from(
+        &self,
+        path: &Path,
+        cancel: &CancelFlag,
+        big: bool,
+        next: impl FnMut() -> EnvResult<Option<Bytes>>,
     ) -> EnvResult<WriteOutcome> {
         // Where the bytes go and what is there now; a symlink swapped in after resolution is
         // resolved again, so the mode and owner copied are the real target's.
@@ -855,7 +886,7 @@ impl Roots {
             &dir,
             &temp,
             &name,
-            data,
+            Content { next, big },
             mode,
             existing.as_ref(),
             path,
@@ -1186,6 +1217,13 @@ fn temp_name(target: &OsStr) -> OsString {
     name
 }
 
+/// The content of a write: `next` supplies it chunk by chunk; `big` asks the disk to start on
+/// each chunk at once.
+struct Content<F> {
+    next: F,
+    big: bool,
+}
+
 #[expect(
     clippy::too_many_arguments,
     reason = "the steps of one write share all of its state"
@@ -1194,7 +1232,7 @@ fn fill_and_rename(
     dir: &OwnedFd,
     temp: &TempFile,
     name: &OsStr,
-    data: &[u8],
+    content: Content<impl FnMut() -> EnvResult<Option<Bytes>>>,
     mode: u32,
     existing: Option<&rustix::fs::Stat>,
     path: &Path,
@@ -1203,10 +1241,11 @@ fn fill_and_rename(
     let io_error = |error: io::Error| EnvError::io("write", path, error);
     let mut file = &temp.file;
     let mut written = 0_u64;
-    for chunk in data.chunks(fs::IO_CHUNK) {
+    let Content { mut next, big } = content;
+    while let Some(chunk) = next()? {
         fs::check_cancel("write", path, cancel)?;
-        file.write_all(chunk).map_err(io_error)?;
-        if data.len() > fs::IO_CHUNK {
+        file.write_all(&chunk).map_err(io_error)?;
+        if big {
             fs::start_writeback(&temp.file, written, chunk.len());
         }
         written += chunk.len() as u64;

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use jig_env::{
-    DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner,
+    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner,
     LineWindow, LinesRead, Recursive, WriteOutcome,
 };
 
@@ -243,6 +243,43 @@ fn fill_at(file: &File, part: &mut [u8], offset: usize, cancel: &CancelFlag) -> 
         }
     }
     Ok(true)
+}
+
+/// Reads `path` (symlinks followed; a directory is refused) in chunks of `chunk` bytes handed to
+/// `send`, which returns `false` when nobody takes them any more (then the read stops).
+pub(crate) fn read_chunks(
+    path: &Path,
+    cancel: &CancelFlag,
+    chunk: usize,
+    send: impl FnMut(Bytes) -> bool,
+) -> EnvResult<u64> {
+    read_file_chunks(open_for_read("read", path)?, path, cancel, chunk, send)
+}
+
+/// [`read_chunks`] of a file already opened (`path` names it in errors).
+pub(crate) fn read_file_chunks(
+    mut file: File,
+    path: &Path,
+    cancel: &CancelFlag,
+    chunk: usize,
+    mut send: impl FnMut(Bytes) -> bool,
+) -> EnvResult<u64> {
+    let mut total = 0_u64;
+    loop {
+        check_cancel("read", path, cancel)?;
+        let mut buffer = Vec::with_capacity(chunk);
+        let read = (&mut file)
+            .take(chunk as u64)
+            .read_to_end(&mut buffer)
+            .map_err(|error| io_error("read", path, error))?;
+        if read == 0 {
+            return Ok(total);
+        }
+        total += read as u64;
+        if !send(Bytes::from(buffer)) {
+            return Err(EnvError::aborted("read").with_path(path));
+        }
+    }
 }
 
 pub(crate) fn read_start(path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
@@ -698,7 +735,25 @@ fn check_writable(operation: &'static str, reported: &Path, target: &Path) -> En
 /// The atomic write of the contract: parents created, final symlinks written through, the
 /// existing mode (and, where allowed, owner) kept, data in a same-directory temp file that is
 /// synced and renamed over the target; the temp file is removed on every failure.
-pub(crate) fn write(path: &Path, data: &[u8], cancel: &CancelFlag) -> EnvResult<WriteOutcome> {
+pub(crate) fn write(path: &Path, data: &Bytes, cancel: &CancelFlag) -> EnvResult<WriteOutcome> {
+    let mut offset = 0;
+    write_from(path, cancel, data.len() > IO_CHUNK, || {
+        let end = (offset + IO_CHUNK).min(data.len());
+        let chunk = (offset < end).then(|| data.slice(offset..end));
+        offset = end;
+        Ok(chunk)
+    })
+}
+
+/// The atomic write of the content `next` supplies chunk by chunk (`None`: complete; an error
+/// stops the write and leaves the target untouched). `big`: ask the disk to start on each
+/// chunk at once.
+pub(crate) fn write_from(
+    path: &Path,
+    cancel: &CancelFlag,
+    big: bool,
+    mut next: impl FnMut() -> EnvResult<Option<Bytes>>,
+) -> EnvResult<WriteOutcome> {
     if let Some(parent) = path.parent() {
         create_dir_all("write", parent, path)?;
     }
@@ -727,11 +782,11 @@ pub(crate) fn write(path: &Path, data: &[u8], cancel: &CancelFlag) -> EnvResult<
         .tempfile_in(dir)
         .map_err(|error| io_error("write", path, error))?;
     let mut written = 0_u64;
-    for chunk in data.chunks(IO_CHUNK) {
+    while let Some(chunk) = next()? {
         check_cancel("write", path, cancel)?;
-        temp.write_all(chunk)
+        temp.write_all(&chunk)
             .map_err(|error| io_error("write", path, error))?;
-        if data.len() > IO_CHUNK {
+        if big {
             // A big write: the disk starts on each chunk while the next is copied.
             start_writeback(temp.as_file(), written, chunk.len());
         }

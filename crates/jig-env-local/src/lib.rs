@@ -58,6 +58,11 @@
 //!   the temp file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is
 //!   then untouched. Like every save-by-rename, this replaces the inode: other hard links to
 //!   the old file keep the old content, and extended attributes/ACLs are not copied.
+//! - **`read_chunks` / `write_chunks`** (for `jig env serve`): the same read and atomic write,
+//!   in a view too, run on the blocking pool with at most four 1 MiB chunks waiting between it
+//!   and the caller, so memory stays bounded whatever the file's size. A chunked write whose
+//!   content stops before its end (the source fails, or the future is dropped) removes its
+//!   temp file and leaves the target untouched.
 //! - **Private temp directory**: one `jig-XXXXXX` directory (`0700`) per env under the system
 //!   temp dir (`$TMPDIR` respected), created on first use, removed by `cleanup` and, as a
 //!   fallback, when the env is dropped.
@@ -111,9 +116,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use jig_env::{
-    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink,
-    ExecutionEnv, FileHead, FileInfo, FileLock, LineWindow, LinesRead, Recursive, SearchRequest,
-    SearchResult, WalkRequest, WalkResult, WriteOutcome, check_path, check_temp_affix,
+    Bytes, ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome,
+    ExecRequest, ExecSink, ExecutionEnv, FILE_CHUNK, FileHead, FileInfo, FileLock, LineWindow,
+    LinesRead, Recursive, SearchRequest, SearchResult, WalkRequest, WalkResult, WriteOutcome,
+    check_path, check_temp_affix,
 };
 
 /// The host machine as an [`ExecutionEnv`]: its filesystem and its processes.
@@ -229,6 +235,91 @@ where
     }
 }
 
+/// How many chunks of a chunked read or write wait between the blocking thread and the caller.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// A chunked read: `produce` runs on the blocking pool and hands its chunks over as it reads
+/// them (at most [`CHUNKS_IN_FLIGHT`] wait), so memory stays bounded whatever the file's size.
+async fn read_chunked<F>(sink: &mut dyn ChunkSink, produce: F) -> EnvResult<u64>
+where
+    F: FnOnce(&AtomicBool, &mut dyn FnMut(Bytes) -> bool) -> EnvResult<u64> + Send + 'static,
+{
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(CHUNKS_IN_FLIGHT);
+    let producer = blocking("read", move |cancel| {
+        produce(cancel, &mut |chunk| tx.blocking_send(chunk).is_ok())
+    });
+    // A sink error drops the receiver, which stops the producer.
+    let consumer = async move {
+        while let Some(chunk) = rx.recv().await {
+            sink.chunk(chunk).await?;
+        }
+        Ok::<(), EnvError>(())
+    };
+    let (total, delivered) = tokio::join!(producer, consumer);
+    delivered?;
+    total
+}
+
+/// One message from the caller to the blocking side of a chunked write.
+enum Part {
+    Chunk(Bytes),
+    End,
+}
+
+/// A chunked write: `consume` runs on the blocking pool and pulls the chunks `source`
+/// supplies (at most [`CHUNKS_IN_FLIGHT`] wait). When `source` fails or this future is
+/// dropped before the content is complete, `consume`'s pull fails and it leaves the target
+/// untouched.
+async fn write_chunked<F>(
+    path: &Path,
+    source: &mut dyn ChunkSource,
+    consume: F,
+) -> EnvResult<WriteOutcome>
+where
+    F: FnOnce(&AtomicBool, &mut dyn FnMut() -> EnvResult<Option<Bytes>>) -> EnvResult<WriteOutcome>
+        + Send
+        + 'static,
+{
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Part>(CHUNKS_IN_FLIGHT);
+    let reported = path.to_path_buf();
+    let writer = blocking("write", move |cancel| {
+        consume(cancel, &mut || match rx.blocking_recv() {
+            Some(Part::Chunk(chunk)) => Ok(Some(chunk)),
+            Some(Part::End) => Ok(None),
+            None => Err(EnvError::new(
+                ErrorKind::Aborted,
+                "write",
+                "the content stopped before its end; nothing was written",
+            )
+            .with_path(&reported)),
+        })
+    });
+    tokio::pin!(writer);
+    let feeder = async move {
+        loop {
+            let part = match source.next_chunk().await? {
+                Some(chunk) => Part::Chunk(chunk),
+                None => Part::End,
+            };
+            let end = matches!(part, Part::End);
+            // A failed send: the writer stopped, and its result says why.
+            if tx.send(part).await.is_err() || end {
+                return Ok::<(), EnvError>(());
+            }
+        }
+    };
+    let fed = tokio::select! {
+        // The writer stopped before the content was complete (an error): stop feeding it.
+        written = &mut writer => return written,
+        fed = feeder => fed,
+    };
+    // The sender is gone: on a source error the writer sees the content cut off, removes its
+    // temp file and ends; wait for that, then report the source's error.
+    let written = writer.await;
+    fed?;
+    written
+}
+
 #[async_trait]
 impl ExecutionEnv for LocalEnv {
     fn name(&self) -> &'static str {
@@ -292,6 +383,27 @@ impl ExecutionEnv for LocalEnv {
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
         let path = check_path("write", path)?;
         blocking("write", move |cancel| fs::write(&path, &data, cancel)).await
+    }
+
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        let path = check_path("read", path)?;
+        read_chunked(sink, move |cancel, send| {
+            fs::read_chunks(&path, cancel, FILE_CHUNK, send)
+        })
+        .await
+    }
+
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        let target = path.clone();
+        write_chunked(&path, source, move |cancel, next| {
+            fs::write_from(&target, cancel, true, next)
+        })
+        .await
     }
 
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
@@ -543,6 +655,29 @@ impl ExecutionEnv for LocalView {
         let path = check_path("write", path)?;
         let roots = Arc::clone(&self.roots);
         blocking("write", move |cancel| roots.write(&path, &data, cancel)).await
+    }
+
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        let path = check_path("read", path)?;
+        let roots = Arc::clone(&self.roots);
+        read_chunked(sink, move |cancel, send| {
+            roots.read_chunks(&path, cancel, FILE_CHUNK, send)
+        })
+        .await
+    }
+
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        let roots = Arc::clone(&self.roots);
+        let target = path.clone();
+        write_chunked(&path, source, move |cancel, next| {
+            roots.write_from(&target, cancel, true, next)
+        })
+        .await
     }
 
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {

@@ -14,7 +14,9 @@
 //!
 //! Bulk bytes cross as raw frame payloads in chunks of at most 1 MiB, so no frame is ever
 //! big; a write is applied on the far side only once its whole body arrived (old or new
-//! file, never a partial one).
+//! file, never a partial one). The server reads every file and writes every big one through
+//! the served env's `read_chunks`/`write_chunks`, confined views included, with at most four
+//! bulk frames waiting for the client, so a big file never sits whole in its memory.
 //!
 //! ```
 //! use std::sync::Arc;

@@ -8,12 +8,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
 use jig_env::{
-    CancellationToken, EnvError, EnvResult, ErrorKind, ExecRequest, ExecSink, ExecutionEnv,
-    FileKind, FileLock, LineWindow, Recursive, check_path,
+    CancellationToken, ChunkSink, ChunkSource, EnvError, EnvResult, ErrorKind, ExecRequest,
+    ExecSink, ExecutionEnv, FileLock, LineWindow, Recursive,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
@@ -22,18 +22,13 @@ use crate::protocol::{
     read_frame, write_frame,
 };
 
-/// Files bigger than this are read and written in a stream through the host filesystem (when
-/// [`ServeOptions::host_files`] is set) instead of whole through the env.
+/// Writes bigger than this are handed to the env in a stream
+/// ([`ExecutionEnv::write_chunks`]) instead of whole.
 const STREAM_MIN: u64 = 8 << 20;
 
-/// How the server treats the env it serves.
+/// How the server treats the env it serves (nothing to choose yet).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ServeOptions {
-    /// The served env is the host filesystem (a `LocalEnv`): big reads and writes of the env
-    /// itself (not of a confined view) stream chunk by chunk through the host filesystem, so a
-    /// big file never sits whole in the server's memory. Views always go through the env.
-    pub host_files: bool,
-}
+pub struct ServeOptions {}
 
 /// Why serving stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +38,53 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-type Out = mpsc::Sender<Frame>;
+/// How many frames of bulk bytes (a read's chunks, a big result's pieces) may wait to be
+/// written, over all calls of a connection: a client slower than the disk holds a read back
+/// instead of letting its chunks pile up in memory.
+const BULK_IN_FLIGHT: usize = 4;
+
+/// The queue of frames to the client.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::Sender<Queued>,
+    bulk: Arc<Semaphore>,
+}
+
+/// A queued frame; a bulk frame holds its place in the budget until it is written.
+struct Queued {
+    frame: Frame,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// The client is gone.
+struct Closed;
+
+impl Out {
+    async fn send(&self, frame: Frame) -> Result<(), Closed> {
+        self.tx
+            .send(Queued {
+                frame,
+                _permit: None,
+            })
+            .await
+            .map_err(|_| Closed)
+    }
+
+    /// Queues a frame of bulk bytes once fewer than [`BULK_IN_FLIGHT`] wait.
+    async fn send_bulk(&self, frame: Frame) -> Result<(), Closed> {
+        let permit = Arc::clone(&self.bulk)
+            .acquire_owned()
+            .await
+            .map_err(|_| Closed)?;
+        self.tx
+            .send(Queued {
+                frame,
+                _permit: Some(permit),
+            })
+            .await
+            .map_err(|_| Closed)
+    }
+}
 
 #[derive(Debug)]
 enum BodyPart {
@@ -56,6 +97,9 @@ struct Call {
     task: JoinHandle<()>,
     /// Exec calls stop through their token (the process group is killed); others are aborted.
     exec: bool,
+    /// A write or append: when the client goes, its body is cut off and the call ends by
+    /// itself (removing its temp file) rather than being aborted.
+    takes_body: bool,
     body: Option<mpsc::Sender<BodyPart>>,
 }
 
@@ -74,7 +118,7 @@ fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 )]
 pub async fn serve<R, W>(
     env: Arc<dyn ExecutionEnv>,
-    options: ServeOptions,
+    _options: ServeOptions,
     reader: R,
     writer: W,
 ) -> Result<(), ServeError>
@@ -82,11 +126,18 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out, mut queue) = mpsc::channel::<Frame>(64);
+    let (tx, mut queue) = mpsc::channel::<Queued>(64);
+    let out = Out {
+        tx,
+        bulk: Arc::new(Semaphore::new(BULK_IN_FLIGHT)),
+    };
     let writer_task = tokio::spawn(async move {
         let mut writer = BufWriter::with_capacity(256 << 10, writer);
-        while let Some(frame) = queue.recv().await {
-            write_frame(&mut writer, &frame).await?;
+        while let Some(queued) = queue.recv().await {
+            // A payload bigger than the buffer goes straight through: once this returns, a
+            // bulk frame's bytes have left this process and its place is free.
+            write_frame(&mut writer, &queued.frame).await?;
+            drop(queued);
             // Flush only when nothing else is waiting: many small frames share one write.
             if queue.is_empty() {
                 writer.flush().await?;
@@ -173,7 +224,6 @@ where
                 start_call(
                     CallContext {
                         env: target,
-                        host_files: options.host_files && view.is_none(),
                         id,
                         out: out.clone(),
                         locks: Arc::clone(&locks),
@@ -211,10 +261,12 @@ where
         }
     };
     // The client is gone (or the stream broke): stop everything it started.
-    let running: Vec<Call> = locked(&calls).drain().map(|(_, call)| call).collect();
-    for call in &running {
+    let mut running: Vec<Call> = locked(&calls).drain().map(|(_, call)| call).collect();
+    for call in &mut running {
         call.cancel.cancel();
-        if !call.exec {
+        // A body that was not complete never will be: the write sees it cut off.
+        call.body = None;
+        if !call.exec && !call.takes_body {
             call.task.abort();
         }
     }
@@ -231,7 +283,6 @@ where
 
 struct CallContext {
     env: Arc<dyn ExecutionEnv>,
-    host_files: bool,
     id: u64,
     out: Out,
     locks: Locks,
@@ -241,7 +292,8 @@ struct CallContext {
 fn start_call(ctx: CallContext, op: Op) {
     let cancel = CancellationToken::new();
     let exec = matches!(op, Op::Exec(_));
-    let (body_tx, body_rx) = if matches!(op, Op::Write { .. } | Op::Append { .. }) {
+    let takes_body = matches!(op, Op::Write { .. } | Op::Append { .. });
+    let (body_tx, body_rx) = if takes_body {
         let (tx, rx) = mpsc::channel(8);
         (Some(tx), Some(rx))
     } else {
@@ -271,6 +323,7 @@ fn start_call(ctx: CallContext, op: Op) {
             cancel,
             task,
             exec,
+            takes_body,
             body: body_tx,
         },
     );
@@ -395,9 +448,16 @@ async fn run_op(
             let Some(body) = body else {
                 return Err(EnvError::new(ErrorKind::Invalid, "write", "no body"));
             };
-            if ctx.host_files && size > STREAM_MIN {
-                let outcome = stream_write(env, &path, size, body).await?;
-                (json!({ "created": outcome }), none)
+            if size > STREAM_MIN {
+                let mut source = BodySource {
+                    operation: "write",
+                    path: &path,
+                    size,
+                    received: 0,
+                    body,
+                };
+                let outcome = env.write_chunks(&path, &mut source).await?;
+                (json!({ "created": outcome.created }), none)
             } else {
                 let data = collect_body("write", &path, size, body).await?;
                 let outcome = env.write(&path, data).await?;
@@ -550,176 +610,84 @@ async fn collect_body(
     Ok(data.freeze())
 }
 
-/// Reads a file: small files (and any file of a view) whole through the env, big files of the
-/// host in chunks straight from disk.
+/// Reads a file through the env in chunks ([`ExecutionEnv::read_chunks`]): each goes out as a
+/// `data` frame as soon as it is read, the last one in the `ok` payload (for a small file, the
+/// only frame). The env decides how much it holds at once (a `LocalEnv` and its views a few
+/// chunks).
 async fn read(ctx: &CallContext, path: &Path) -> EnvResult<Reply> {
-    let env = &*ctx.env;
-    if ctx.host_files {
-        let info = env.stat(path).await?;
-        if info.kind == FileKind::File && info.size > STREAM_MIN {
-            let size = stream_read(ctx, &check_path("read", path)?).await?;
-            return Ok((json!({ "size": size }), Bytes::new()));
+    let mut sink = DataFrames {
+        out: &ctx.out,
+        id: ctx.id,
+        held: None,
+    };
+    let size = ctx.env.read_chunks(path, &mut sink).await?;
+    Ok((json!({ "size": size }), sink.held.unwrap_or_default()))
+}
+
+/// Sends a read's chunks as `data` frames, one behind: the last is kept for the answer.
+struct DataFrames<'a> {
+    out: &'a Out,
+    id: u64,
+    held: Option<Bytes>,
+}
+
+#[async_trait]
+impl ChunkSink for DataFrames<'_> {
+    async fn chunk(&mut self, chunk: Bytes) -> EnvResult<()> {
+        // The protocol's chunk size bounds a payload, whatever size the env hands out.
+        let mut offset = 0;
+        while offset < chunk.len() {
+            let end = (offset + CHUNK).min(chunk.len());
+            if let Some(previous) = self.held.replace(chunk.slice(offset..end)) {
+                send_data(self.out, self.id, previous).await?;
+            }
+            offset = end;
+        }
+        Ok(())
+    }
+}
+
+/// The body of a write as it arrives, for [`ExecutionEnv::write_chunks`]: it ends with the
+/// client's `end` and exactly the announced size, else it fails (and nothing is written).
+struct BodySource<'a> {
+    operation: &'static str,
+    path: &'a Path,
+    size: u64,
+    received: u64,
+    body: mpsc::Receiver<BodyPart>,
+}
+
+#[async_trait]
+impl ChunkSource for BodySource<'_> {
+    async fn next_chunk(&mut self) -> EnvResult<Option<Bytes>> {
+        match self.body.recv().await {
+            Some(BodyPart::Chunk(chunk)) => {
+                self.received += chunk.len() as u64;
+                if self.received > self.size {
+                    return Err(self.size_mismatch());
+                }
+                Ok(Some(chunk))
+            }
+            Some(BodyPart::End) if self.received == self.size => Ok(None),
+            Some(BodyPart::End) => Err(self.size_mismatch()),
+            None => Err(short_body(self.operation, self.path)),
         }
     }
-    let data = Bytes::from(env.read(path).await?);
-    if data.len() <= CHUNK {
-        return Ok((json!({ "size": data.len() }), data));
+}
+
+impl BodySource<'_> {
+    fn size_mismatch(&self) -> EnvError {
+        EnvError::new(
+            ErrorKind::Invalid,
+            self.operation,
+            format!("announced {} bytes, received {}", self.size, self.received),
+        )
+        .with_path(self.path)
     }
-    let mut offset = 0;
-    while offset < data.len() {
-        let end = (offset + CHUNK).min(data.len());
-        send_data(&ctx.out, ctx.id, data.slice(offset..end)).await?;
-        offset = end;
-    }
-    Ok((json!({ "size": data.len() }), Bytes::new()))
 }
 
 async fn send_data(out: &Out, id: u64, chunk: Bytes) -> EnvResult<()> {
-    out.send(Frame::with_payload(Message::Data { id }, chunk))
+    out.send_bulk(Frame::with_payload(Message::Data { id }, chunk))
         .await
         .map_err(|_| EnvError::aborted("read"))
-}
-
-#[expect(
-    clippy::disallowed_methods,
-    reason = "streams a big host file the served LocalEnv has just stat'ed"
-)]
-async fn stream_read(ctx: &CallContext, path: &Path) -> EnvResult<u64> {
-    use tokio::io::AsyncReadExt as _;
-    let mut file = tokio::fs::File::open(path)
-        .await
-        .map_err(|error| EnvError::io("read", path, error))?;
-    let metadata = file
-        .metadata()
-        .await
-        .map_err(|error| EnvError::io("read", path, error))?;
-    if !metadata.is_file() {
-        return Err(
-            EnvError::new(ErrorKind::Invalid, "read", "not a regular file").with_path(path),
-        );
-    }
-    let mut total = 0_u64;
-    loop {
-        let mut buffer = BytesMut::with_capacity(CHUNK);
-        while buffer.len() < CHUNK {
-            let read = file
-                .read_buf(&mut buffer)
-                .await
-                .map_err(|error| EnvError::io("read", path, error))?;
-            if read == 0 {
-                break;
-            }
-        }
-        if buffer.is_empty() {
-            return Ok(total);
-        }
-        total += buffer.len() as u64;
-        send_data(&ctx.out, ctx.id, buffer.freeze()).await?;
-    }
-}
-
-/// A big write of a host file, streamed into a temp file beside the target and renamed over it
-/// once the whole body arrived: the target is the old or the new file, never a part.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "streams a big write into the host filesystem the served LocalEnv works on"
-)]
-async fn stream_write(
-    env: &dyn ExecutionEnv,
-    path: &Path,
-    size: u64,
-    mut body: mpsc::Receiver<BodyPart>,
-) -> EnvResult<bool> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let path = check_path("write", path)?;
-    // Write through symlinks: the real target is replaced, the links survive.
-    let target = env.canonical_path_lenient(&path).await?;
-    let existing = match env.stat(&target).await {
-        Ok(info) => Some(info),
-        Err(error) if error.kind() == ErrorKind::NotFound => None,
-        Err(error) => return Err(error.with_path(path)),
-    };
-    if let Some(info) = &existing {
-        match info.kind {
-            FileKind::File => {}
-            FileKind::Directory => {
-                return Err(
-                    EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
-                        .with_path(path),
-                );
-            }
-            _ => {
-                return Err(
-                    EnvError::new(ErrorKind::Invalid, "write", "not a regular file")
-                        .with_path(path),
-                );
-            }
-        }
-        // A file the user may not write is refused, not replaced by the rename.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&target)
-            .map_err(|error| EnvError::io("write", &path, error))?;
-    }
-    let Some(parent) = target.parent().map(Path::to_path_buf) else {
-        return Err(
-            EnvError::new(ErrorKind::Invalid, "write", "no parent directory").with_path(path),
-        );
-    };
-    env.create_dir(&parent, Recursive::Yes).await?;
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".jig-tmp")
-        .tempfile_in(&parent)
-        .map_err(|error| EnvError::io("write", &path, error))?;
-    let mode = existing.as_ref().map_or(0o644, |info| info.mode & 0o7777);
-    temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|error| EnvError::io("write", &path, error))?;
-    let handle = temp
-        .reopen()
-        .map_err(|error| EnvError::io("write", &path, error))?;
-    let mut file = tokio::fs::File::from_std(handle);
-    let mut written = 0_u64;
-    loop {
-        match body.recv().await {
-            Some(BodyPart::Chunk(chunk)) => {
-                file.write_all(&chunk)
-                    .await
-                    .map_err(|error| EnvError::io("write", &path, error))?;
-                written += chunk.len() as u64;
-            }
-            Some(BodyPart::End) => break,
-            // Dropping `temp` removes the temp file: the target is untouched.
-            None => return Err(short_body("write", &path)),
-        }
-    }
-    if written != size {
-        return Err(EnvError::new(
-            ErrorKind::Invalid,
-            "write",
-            format!("announced {size} bytes, received {written}"),
-        )
-        .with_path(path));
-    }
-    file.sync_all()
-        .await
-        .map_err(|error| EnvError::io("write", &path, error))?;
-    drop(file);
-    let persist_path = path.clone();
-    tokio::task::spawn_blocking(move || {
-        temp.persist(&target)
-            .map_err(|error| EnvError::io("write", &persist_path, error.error))?;
-        if let Ok(dir) = std::fs::File::open(&parent) {
-            let _ = dir.sync_all();
-        }
-        Ok::<(), EnvError>(())
-    })
-    .await
-    .map_err(|_| EnvError::aborted("write"))??;
-    Ok(existing.is_none())
 }

@@ -14,7 +14,7 @@
 //! `kubectl` commands (split on whitespace, e.g. `JIG_SSH="ssh -F /path/to/config"`).
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -165,6 +165,36 @@ impl EnvUrl {
         ))
     }
 
+    /// The URL of `path` (absolute) in the same environment: `ssh://me@box:2222/srv/repo`,
+    /// `k8s://dev/pod/container/srv/repo`, `docker://box/srv/repo`; a `stdio:CMD` names no
+    /// path, so the path follows the command after a space and `//`: `stdio:CMD //srv/repo`.
+    /// A stable name for a directory over there (project trust is saved under it), never a
+    /// path of this machine.
+    pub fn naming(&self, path: &Path) -> String {
+        let path = path.to_string_lossy();
+        match self {
+            Self::Stdio { command } => format!("stdio:{command} /{path}"),
+            Self::Ssh {
+                destination, port, ..
+            } => match port {
+                Some(port) => format!("ssh://{destination}:{port}{path}"),
+                None => format!("ssh://{destination}{path}"),
+            },
+            Self::Kubernetes {
+                namespace,
+                pod,
+                container,
+                ..
+            } => match container {
+                Some(container) => format!("k8s://{namespace}/{pod}/{container}{path}"),
+                None => format!("k8s://{namespace}/{pod}{path}"),
+            },
+            Self::Container {
+                engine, container, ..
+            } => format!("{engine}://{container}{path}"),
+        }
+    }
+
     /// The working directory the URL names, if any.
     pub fn path(&self) -> Option<&PathBuf> {
         match self {
@@ -303,6 +333,19 @@ pub async fn connect_command(target: &str, argv: &[String]) -> Result<RemoteEnv,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_far_directory_is_named_by_its_url_never_as_a_local_path() {
+        let named = |url: &str| EnvUrl::parse(url).unwrap().naming(Path::new("/srv/repo"));
+        assert_eq!(named("ssh://me@box:2222/x"), "ssh://me@box:2222/srv/repo");
+        assert_eq!(named("ssh://box"), "ssh://box/srv/repo");
+        assert_eq!(named("k8s://ns/pod/app/x"), "k8s://ns/pod/app/srv/repo");
+        assert_eq!(named("podman://box/x"), "podman://box/srv/repo");
+        assert_eq!(
+            named("stdio:ssh box jig env serve"),
+            "stdio:ssh box jig env serve //srv/repo"
+        );
+    }
 
     #[test]
     fn urls_parse() {

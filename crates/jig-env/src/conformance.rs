@@ -213,6 +213,7 @@ macro_rules! __jig_env_conformance_cases {
             write_below_a_file_fails_without_leftovers,
             write_to_a_read_only_file_is_refused,
             concurrent_writes_never_interleave,
+            chunked_read_and_write_act_like_read_and_write,
             append_creates_and_appends,
             rename_moves_and_replaces,
             rename_moves_a_symlink_not_its_target,
@@ -1178,6 +1179,131 @@ pub mod cases {
         assert_eq!(names(env, &fixture.root).await, vec!["a"]);
     }
 
+    /// Collects the chunks of a `read_chunks`.
+    #[derive(Default)]
+    struct Chunks(Vec<Bytes>);
+
+    #[async_trait::async_trait]
+    impl crate::ChunkSink for Chunks {
+        async fn chunk(&mut self, chunk: Bytes) -> EnvResult<()> {
+            self.0.push(chunk);
+            Ok(())
+        }
+    }
+
+    /// Feeds the given chunks to a `write_chunks`, then fails instead of ending when `fail`.
+    struct Feed {
+        chunks: std::collections::VecDeque<Bytes>,
+        fail: bool,
+    }
+
+    impl Feed {
+        fn of(chunks: &[&[u8]]) -> Self {
+            Self {
+                chunks: chunks.iter().map(|c| Bytes::copy_from_slice(c)).collect(),
+                fail: false,
+            }
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl crate::ChunkSource for Feed {
+        async fn next_chunk(&mut self) -> EnvResult<Option<Bytes>> {
+            match self.chunks.pop_front() {
+                Some(chunk) => Ok(Some(chunk)),
+                None if self.fail => Err(EnvError::aborted("feed")),
+                None => Ok(None),
+            }
+        }
+    }
+
+    /// `read_chunks` and `write_chunks` are `read` and `write` in pieces: the same bytes, the
+    /// same rules (symlinks written through, modes kept, directories refused), chunks of at
+    /// most `FILE_CHUNK`, and a write whose content fails before its end changes nothing.
+    pub async fn chunked_read_and_write_act_like_read_and_write(fixture: &Fixture) {
+        let env = &*fixture.env;
+        let file = fixture.path("new/dir/file.bin");
+        let outcome = ok(
+            env.write_chunks(&file, &mut Feed::of(&[b"ab", b"", b"cdef"]))
+                .await,
+            "chunked write of a new file",
+        );
+        assert!(outcome.created, "the file was created");
+        assert_eq!(read_string(env, &file).await, "abcdef");
+
+        // Bigger than a chunk: read back in chunks of at most FILE_CHUNK, in order.
+        let big: Vec<u8> = (0..crate::FILE_CHUNK * 5 / 2)
+            .map(|i| u8::try_from(i % 251).unwrap_or(0))
+            .collect();
+        let pieces: Vec<&[u8]> = big.chunks(300_000).collect();
+        let outcome = ok(
+            env.write_chunks(&file, &mut Feed::of(&pieces)).await,
+            "chunked write replacing the file",
+        );
+        assert!(!outcome.created, "the file existed");
+        let mut chunks = Chunks::default();
+        let size = ok(env.read_chunks(&file, &mut chunks).await, "chunked read");
+        assert_eq!(size, big.len() as u64);
+        assert!(chunks.0.len() >= 3, "{} chunks", chunks.0.len());
+        assert!(chunks.0.iter().all(|c| c.len() <= crate::FILE_CHUNK));
+        assert_eq!(chunks.0.concat(), big, "the same bytes in order");
+        assert_eq!(ok(env.read(&file).await, "read"), big);
+
+        // An empty file gives no chunk.
+        let empty = put(fixture, "empty.txt", "").await;
+        let mut chunks = Chunks::default();
+        assert_eq!(ok(env.read_chunks(&empty, &mut chunks).await, "read"), 0);
+        assert!(chunks.0.is_empty());
+
+        // A content that fails before its end leaves the old file and no temp file.
+        let kept = put(fixture, "kept/file.txt", "old").await;
+        let mut feed = Feed::of(&[b"new ", b"but cut off"]);
+        feed.fail = true;
+        expect_kind(
+            env.write_chunks(&kept, &mut feed).await,
+            ErrorKind::Aborted,
+            "a failing content",
+        );
+        assert_eq!(read_string(env, &kept).await, "old");
+        assert_eq!(names(env, &fixture.path("kept")).await, vec!["file.txt"]);
+
+        // Through a symlink: the target is written, keeps its mode, the link survives.
+        fixture.set_mode(&kept, 0o640);
+        fixture.symlink("kept/file.txt", fixture.path("link"));
+        ok(
+            env.write_chunks(&fixture.path("link"), &mut Feed::of(&[b"via ", b"link"]))
+                .await,
+            "chunked write through a link",
+        );
+        assert_eq!(read_string(env, &kept).await, "via link");
+        assert_eq!(
+            ok(env.file_info(&fixture.path("link")).await, "lstat").kind,
+            FileKind::Symlink
+        );
+        assert_eq!(ok(env.stat(&kept).await, "stat").mode & 0o7777, 0o640);
+        assert_eq!(names(env, &fixture.path("kept")).await, vec!["file.txt"]);
+
+        // Typed errors, like read and write.
+        let dir = mkdir(fixture, "adir").await;
+        expect_kind(
+            env.write_chunks(&dir, &mut Feed::of(&[b"x"])).await,
+            ErrorKind::IsADirectory,
+            "chunked write to a directory",
+        );
+        expect_kind(
+            env.read_chunks(&dir, &mut Chunks::default()).await,
+            ErrorKind::IsADirectory,
+            "chunked read of a directory",
+        );
+        expect_kind(
+            env.read_chunks(&fixture.path("missing"), &mut Chunks::default())
+                .await,
+            ErrorKind::NotFound,
+            "chunked read of a missing file",
+        );
+        assert_eq!(names(env, &dir).await, Vec::<String>::new());
+    }
+
     /// An existing file keeps its permission bits across an atomic write.
     pub async fn write_keeps_permission_bits(fixture: &Fixture) {
         let env = &*fixture.env;
@@ -1855,6 +1981,18 @@ pub mod cases {
                 ErrorKind::OutsideRoots,
                 &what,
             );
+            let mut chunks = Chunks::default();
+            expect_kind(
+                view.read_chunks(path, &mut chunks).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
+            assert!(chunks.0.is_empty(), "nothing read through {what}");
+            expect_kind(
+                view.write_chunks(path, &mut Feed::of(&[b"pwned"])).await,
+                ErrorKind::OutsideRoots,
+                &what,
+            );
         }
         for dir in [
             root.join("link_out"),
@@ -1890,6 +2028,12 @@ pub mod cases {
                 .await,
             ErrorKind::OutsideRoots,
             "write through a dangling symlink leading outside",
+        );
+        expect_kind(
+            view.write_chunks(&root.join("dangling_out"), &mut Feed::of(&[b"x"]))
+                .await,
+            ErrorKind::OutsideRoots,
+            "chunked write through a dangling symlink leading outside",
         );
         expect_kind(
             view.rename(&inside, &outside.join("moved.txt")).await,

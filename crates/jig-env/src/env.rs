@@ -40,6 +40,25 @@ impl ExecSink for CollectSink {
     }
 }
 
+/// The size of the chunks [`ExecutionEnv::read_chunks`] hands out (the last one may be
+/// smaller).
+pub const FILE_CHUNK: usize = 1 << 20;
+
+/// Receives a file's bytes chunk by chunk, in order ([`ExecutionEnv::read_chunks`]).
+#[async_trait]
+pub trait ChunkSink: Send {
+    /// One chunk of at most [`FILE_CHUNK`] bytes. An error stops the read, which returns it.
+    async fn chunk(&mut self, chunk: Bytes) -> EnvResult<()>;
+}
+
+/// Supplies a file's new content chunk by chunk, in order ([`ExecutionEnv::write_chunks`]).
+#[async_trait]
+pub trait ChunkSource: Send {
+    /// The next chunk (any size), `None` once the content is complete. An error stops the
+    /// write, which returns it and leaves the target untouched.
+    async fn next_chunk(&mut self) -> EnvResult<Option<Bytes>>;
+}
+
 /// Where jig's tools act: a filesystem and a way to run processes.
 ///
 /// Tools never touch the host directly; they hold an `Arc<dyn ExecutionEnv>` and everything they
@@ -214,6 +233,45 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// [`ErrorKind::IsADirectory`]; a file the user may not write is
     /// [`ErrorKind::PermissionDenied`] (it is not silently replaced by the rename).
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome>;
+
+    /// [`read`](Self::read) in chunks of at most [`FILE_CHUNK`] bytes handed to `sink` as they
+    /// are read, for a file too big to hold whole; returns the number of bytes read. An empty
+    /// file gives no chunk. The same rules as `read` apply (symlinks followed, a directory is
+    /// [`ErrorKind::IsADirectory`]); a sink error stops the read and is returned.
+    ///
+    /// The provided implementation reads the whole file with `read` and cuts it up; an env
+    /// that can read a file piecewise overrides it so that memory stays bounded by a few
+    /// chunks (`LocalEnv` and its confined views do).
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        let data = Bytes::from(self.read(path).await?);
+        let mut offset = 0;
+        while offset < data.len() {
+            let end = (offset + FILE_CHUNK).min(data.len());
+            sink.chunk(data.slice(offset..end)).await?;
+            offset = end;
+        }
+        Ok(data.len() as u64)
+    }
+
+    /// [`write`](Self::write) of the content `source` supplies chunk by chunk, for a file too
+    /// big to hold whole; the same atomic replacement and rules as `write`. The target is
+    /// replaced only once `source` said the content is complete: when `source` fails, or the
+    /// future is dropped, before that, the target is untouched and no temp file is left.
+    ///
+    /// The provided implementation collects the content and calls `write`; an env that can
+    /// write a file piecewise overrides it so that memory stays bounded by a few chunks
+    /// (`LocalEnv` and its confined views do).
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        let mut data = bytes::BytesMut::new();
+        while let Some(chunk) = source.next_chunk().await? {
+            data.extend_from_slice(&chunk);
+        }
+        self.write(path, data.freeze()).await
+    }
 
     /// Appends to the file, creating it (and missing parents) when needed.
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()>;
@@ -398,6 +456,16 @@ impl<E: ExecutionEnv + ?Sized> ExecutionEnv for Arc<E> {
     }
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
         (**self).write(path, data).await
+    }
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        (**self).read_chunks(path, sink).await
+    }
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        (**self).write_chunks(path, source).await
     }
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
         (**self).append(path, data).await

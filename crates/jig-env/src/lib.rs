@@ -35,8 +35,8 @@ pub mod conformance;
 
 pub use bytes::Bytes;
 pub use env::{
-    CollectSink, DiscardSink, ExecSink, ExecutionEnv, FileLock, check_no_nul, check_path,
-    check_temp_affix, normalize_path, outside_roots,
+    ChunkSink, ChunkSource, CollectSink, DiscardSink, ExecSink, ExecutionEnv, FILE_CHUNK, FileLock,
+    check_no_nul, check_path, check_temp_affix, normalize_path, outside_roots,
 };
 pub use error::{EnvError, EnvResult, ErrorKind};
 pub use lines::{LineScanner, lines_window};

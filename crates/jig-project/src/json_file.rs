@@ -4,6 +4,7 @@
 use std::io::Read as _;
 use std::path::Path;
 
+use jig_env::{ErrorKind, ExecutionEnv, FileKind};
 use serde_json::{Map, Value};
 
 /// Settings files larger than this are not read (a settings file is a few hundred bytes).
@@ -43,7 +44,31 @@ pub(crate) fn read_json_object(path: &Path) -> ReadOutcome {
     if text.len() as u64 > MAX_SETTINGS_BYTES {
         return ReadOutcome::Invalid(format!("larger than {MAX_SETTINGS_BYTES} bytes"));
     }
-    match serde_json::from_str::<Value>(&text) {
+    parse_json_object(&text)
+}
+
+/// [`read_json_object`] through an execution environment (a project on another machine).
+pub(crate) async fn read_json_object_in(env: &dyn ExecutionEnv, path: &Path) -> ReadOutcome {
+    let limit = usize::try_from(MAX_SETTINGS_BYTES).unwrap_or(usize::MAX);
+    let head = match env.read_head(path, limit).await {
+        Ok(head) => head,
+        Err(error) if error.kind() == ErrorKind::NotFound => return ReadOutcome::Missing,
+        Err(error) => return ReadOutcome::Invalid(error.to_string()),
+    };
+    if head.info.kind != FileKind::File {
+        return ReadOutcome::Invalid("not a regular file".to_owned());
+    }
+    if !head.complete {
+        return ReadOutcome::Invalid(format!("larger than {MAX_SETTINGS_BYTES} bytes"));
+    }
+    match String::from_utf8(head.bytes) {
+        Ok(text) => parse_json_object(&text),
+        Err(error) => ReadOutcome::Invalid(error.to_string()),
+    }
+}
+
+fn parse_json_object(text: &str) -> ReadOutcome {
+    match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(object)) => ReadOutcome::Object(object),
         Ok(_) => ReadOutcome::Invalid("expected a JSON object".to_owned()),
         Err(error) => ReadOutcome::Invalid(error.to_string()),

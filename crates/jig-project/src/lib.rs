@@ -22,6 +22,9 @@
 //!   order, deduplicated by canonical path. Discovery never executes anything.
 //! - [`settings`]: the user settings keys read here (`defaultProjectTrust`, `extensions`) and
 //!   the project settings, returned only for a trusted project.
+//! - A project on another machine (`--env`) is looked at through its execution environment
+//!   ([`trust_requiring_resources_in`], [`read_project_settings_in`]) and decided with
+//!   [`resolve_project_trust_of`] under the name its caller gives it (its URL).
 //! - [`diagnostics`]: warnings print and startup continues; extension load errors, name
 //!   conflicts and provider-registration errors stop startup with exit 1.
 //!
@@ -66,12 +69,16 @@ use std::path::PathBuf;
 
 pub use diagnostics::{Diagnostic, DiagnosticKind, Diagnostics, Severity, StartupVerdict};
 pub use discovery::{DiscoveredExtension, DiscoveryInputs, Entry, Origin, discover};
-pub use resources::{GatedResource, trust_requiring_resources};
-pub use settings::{ProjectSettings, UserProjectSettings, merge_settings, read_project_settings};
+pub use resources::{GatedResource, trust_requiring_resources, trust_requiring_resources_in};
+pub use settings::{
+    ProjectSettings, UserProjectSettings, merge_settings, read_project_settings,
+    read_project_settings_in,
+};
 pub use store::{StoredDecision, TrustStore, TrustStoreError};
 pub use trust::{
     DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustChoice, TrustDecision, TrustError,
     TrustInputs, TrustPrompt, TrustStep, TrustedProject, prompt_title, resolve_project_trust,
+    resolve_project_trust_of,
 };
 
 /// The project's configuration directory name: `<project>/.jig/`.

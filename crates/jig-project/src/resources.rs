@@ -16,7 +16,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::PROJECT_DIR_NAME;
-use crate::json_file::{ReadOutcome, read_json_object};
+use jig_env::ExecutionEnv;
+
+use crate::json_file::{ReadOutcome, read_json_object, read_json_object_in};
 
 /// Project settings keys that neither run anything nor send data anywhere: a project whose
 /// settings only set these does not need trust for them.
@@ -62,19 +64,51 @@ impl GatedResource {
 /// The resources of `project_dir` that require trust; empty when nothing does.
 pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
     let dot = project_dir.join(PROJECT_DIR_NAME);
-    let mut found = Vec::new();
-    // `symlink_metadata` first would let a symlinked directory escape notice; plain `exists`
-    // follows links, which is what loading would do.
     let extensions = dot.join("extensions");
-    if extensions.exists() {
+    let tools = dot.join("tools");
+    let settings = dot.join("settings.json");
+    let outcome = read_json_object(&settings);
+    gated(
+        extensions.exists().then_some(extensions),
+        tools.exists().then_some(tools),
+        settings,
+        outcome,
+    )
+}
+
+/// [`trust_requiring_resources`] of a project on another machine, looked at through its
+/// execution environment (`--env`): the same resources, read there.
+pub async fn trust_requiring_resources_in(
+    env: &dyn ExecutionEnv,
+    project_dir: &Path,
+) -> Vec<GatedResource> {
+    let dot = project_dir.join(PROJECT_DIR_NAME);
+    let extensions = dot.join("extensions");
+    let tools = dot.join("tools");
+    let settings = dot.join("settings.json");
+    // An error other than "not found" counts as present: what cannot be looked at is gated.
+    let exists =
+        |path: PathBuf| async move { env.exists(&path).await.unwrap_or(true).then_some(path) };
+    let extensions = exists(extensions).await;
+    let tools = exists(tools).await;
+    let outcome = read_json_object_in(env, &settings).await;
+    gated(extensions, tools, settings, outcome)
+}
+
+fn gated(
+    extensions: Option<PathBuf>,
+    tools: Option<PathBuf>,
+    settings: PathBuf,
+    outcome: ReadOutcome,
+) -> Vec<GatedResource> {
+    let mut found = Vec::new();
+    if let Some(extensions) = extensions {
         found.push(GatedResource::Extensions(extensions));
     }
-    let tools = dot.join("tools");
-    if tools.exists() {
+    if let Some(tools) = tools {
         found.push(GatedResource::Tools(tools));
     }
-    let settings = dot.join("settings.json");
-    let keys = match read_json_object(&settings) {
+    let keys = match outcome {
         ReadOutcome::Missing => Vec::new(),
         ReadOutcome::Invalid(_) => vec!["<unreadable>".to_owned()],
         ReadOutcome::Object(object) => {
@@ -145,5 +179,37 @@ mod tests {
             .map(GatedResource::label)
             .collect();
         assert_eq!(labels, [".jig/extensions/", ".jig/tools/"]);
+    }
+
+    /// A project elsewhere is looked at through its env: the same resources, the same labels,
+    /// nothing of this machine's directory of the same name.
+    #[tokio::test]
+    async fn through_an_env_the_same_resources_are_found_there() {
+        use jig_env::ExecutionEnv as _;
+        let env = jig_env_memory::MemoryEnv::new();
+        let project = Path::new("/srv/repo");
+        assert_eq!(trust_requiring_resources_in(&env, project).await, vec![]);
+        env.create_dir(&project.join(".jig/extensions"), jig_env::Recursive::Yes)
+            .await
+            .unwrap();
+        env.write(
+            &project.join(".jig/settings.json"),
+            r#"{"thinking":"low","hooks":{}}"#.into(),
+        )
+        .await
+        .unwrap();
+        let labels: Vec<String> = trust_requiring_resources_in(&env, project)
+            .await
+            .iter()
+            .map(GatedResource::label)
+            .collect();
+        assert_eq!(labels, [".jig/extensions/", ".jig/settings.json (hooks)"]);
+        env.write(&project.join(".jig/settings.json"), "{not json".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            trust_requiring_resources_in(&env, project).await[1].label(),
+            ".jig/settings.json (<unreadable>)"
+        );
     }
 }

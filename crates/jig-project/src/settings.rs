@@ -133,6 +133,27 @@ pub fn read_project_settings(
     }
 }
 
+/// [`read_project_settings`] of a trusted project on another machine, read through its
+/// execution environment (`--env`).
+pub async fn read_project_settings_in(
+    env: &dyn jig_env::ExecutionEnv,
+    project_dir: &Path,
+    diagnostics: &mut Diagnostics,
+) -> Option<ProjectSettings> {
+    let path = project_dir.join(PROJECT_DIR_NAME).join("settings.json");
+    match crate::json_file::read_json_object_in(env, &path).await {
+        ReadOutcome::Missing => None,
+        ReadOutcome::Invalid(reason) => {
+            diagnostics.settings_warning(&path, &reason);
+            None
+        }
+        ReadOutcome::Object(object) => Some(ProjectSettings {
+            path,
+            value: Value::Object(object),
+        }),
+    }
+}
+
 /// Merges `overlay` over `base`: objects merge key by key (recursively), any other value of
 /// `overlay` replaces `base`'s.
 pub fn merge_settings(base: &mut Value, overlay: Value) {

@@ -470,6 +470,31 @@ pub async fn resolve_project_trust(
     inputs: &TrustInputs<'_>,
     diagnostics: &mut Diagnostics,
 ) -> Result<TrustDecision, TrustError> {
+    resolve_with(
+        inputs,
+        || trust_requiring_resources(inputs.project_dir),
+        diagnostics,
+    )
+    .await
+}
+
+/// [`resolve_project_trust`] for a project whose resources were looked at elsewhere: a
+/// project on another machine (`--env`), whose `inputs.project_dir` is the name it is trusted
+/// under (its URL) and `gated` what requires trust there
+/// ([`trust_requiring_resources_in`](crate::resources::trust_requiring_resources_in)).
+pub async fn resolve_project_trust_of(
+    inputs: &TrustInputs<'_>,
+    gated: Vec<GatedResource>,
+    diagnostics: &mut Diagnostics,
+) -> Result<TrustDecision, TrustError> {
+    resolve_with(inputs, || gated, diagnostics).await
+}
+
+async fn resolve_with(
+    inputs: &TrustInputs<'_>,
+    gated: impl FnOnce() -> Vec<GatedResource>,
+    diagnostics: &mut Diagnostics,
+) -> Result<TrustDecision, TrustError> {
     let decide = |(trusted, step): (bool, TrustStep), gated: Vec<GatedResource>| TrustDecision {
         project_dir: inputs.project_dir.to_path_buf(),
         trusted,
@@ -479,7 +504,7 @@ pub async fn resolve_project_trust(
     if let Some(outcome) = step_override(inputs.trust_override) {
         return Ok(decide(outcome, Vec::new()));
     }
-    let gated = trust_requiring_resources(inputs.project_dir);
+    let gated = gated();
     if let Some(outcome) = step_nothing_to_gate(&gated) {
         return Ok(decide(outcome, gated));
     }

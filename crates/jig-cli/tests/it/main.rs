@@ -15,6 +15,7 @@ mod mcp;
 mod remote;
 mod run_cmd;
 mod run_compaction;
+mod serve_memory;
 mod support;
 mod tool_cmd;
 mod trust;

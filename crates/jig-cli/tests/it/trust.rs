@@ -496,3 +496,88 @@ fn an_explicit_extension_that_cannot_load_stops_every_mode_with_the_hint() {
         );
     }
 }
+
+/// `--env` with `jig env serve` on the far end of a pipe: its workspace is this same trap
+/// directory, reached through the env.
+fn serve_url() -> String {
+    format!("stdio:{} env serve", env!("CARGO_BIN_EXE_jig"))
+}
+
+/// With `--env` the project is the env's directory, never this machine's directory of the
+/// same name: it is trusted under its URL (a saved decision for the local path does not
+/// apply), what it brings is read through the env, and even trusted its extensions, tools and
+/// hooks are not run here — a warning says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_env_the_project_is_the_remote_workspace_trusted_under_its_url() {
+    let trap = Trap::new(vec!["untrusted", "trusted"]).await;
+    let url = serve_url();
+    let ws = trap.ws.display().to_string();
+    let key = format!("{url} /{ws}");
+    let redact = |stderr: &[u8]| {
+        trap.redact(&text(stderr))
+            .replace(env!("CARGO_BIN_EXE_jig"), "[JIG]")
+    };
+
+    // A decision saved for this machine's directory is not the remote workspace's.
+    file(
+        &trap.config.join("jig/trust.json"),
+        &json!({ws.clone(): true}).to_string(),
+    );
+    let audit = trap.root.join("audit.jsonl");
+    let audit_arg = audit.display().to_string();
+    let run = trap
+        .run(&["--env", &url, "--cwd", &ws, "--audit", &audit_arg])
+        .await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "untrusted\n");
+    insta::assert_snapshot!(redact(&run.stderr), @r#"jig: warning: project stdio:[JIG] env serve /[ROOT]/ws: untrusted (no saved decision, defaultProjectTrust is "ask" and this mode cannot ask); not loading .jig/extensions/, .jig/tools/, .jig/settings.json (extensions, hooks). Trust it with -a/--approve, or see docs/trust.md"#);
+    let request = trap.server.requests()[0].json();
+    assert_eq!(request.get("reasoning_effort"), None);
+    assert!(
+        request
+            .to_string()
+            .contains("Context files are read regardless of trust."),
+        "{request}"
+    );
+    trap.assert_nothing_ran();
+    // The project's files were looked at through the env.
+    let log = fs::read_to_string(&audit).unwrap();
+    for path in [".jig/settings.json", ".jig/extensions", "AGENTS.md"] {
+        assert!(
+            log.contains(&format!("\"path\":\"{ws}/{path}\"")),
+            "{path} not read through the env: {log}"
+        );
+    }
+
+    // Trusted under its URL: its settings apply, read through the env; its code does not run.
+    file(
+        &trap.config.join("jig/trust.json"),
+        &json!({key.clone(): true}).to_string(),
+    );
+    let run = trap.run(&["--env", &url, "--cwd", &ws]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "trusted\n");
+    insta::assert_snapshot!(redact(&run.stderr), @"jig: warning: project stdio:[JIG] env serve /[ROOT]/ws: .jig/extensions/, .jig/tools/, .jig/settings.json `extensions`, .jig/settings.json `hooks` not loaded: a project's extensions, tools and hooks are not supported over --env (they would run on this machine, not where the project is)");
+    let request = trap.server.requests()[1].json();
+    assert_eq!(
+        request["reasoning_effort"], "high",
+        "the project's settings apply"
+    );
+    trap.assert_nothing_ran();
+
+    // `jig tool --env` and `jig mcp --env`, trusted with -a: the same.
+    let tool = trap.tool(&["--env", &url, "--cwd", &ws, "-a"]);
+    assert_eq!(tool.status.code(), Some(0), "{}", text(&tool.stderr));
+    assert!(text(&tool.stdout).contains("Context files are read regardless"));
+    insta::assert_snapshot!(redact(&tool.stderr), @"jig: warning: project stdio:[JIG] env serve /[ROOT]/ws: .jig/extensions/, .jig/tools/, .jig/settings.json `extensions`, .jig/settings.json `hooks` not loaded: a project's extensions, tools and hooks are not supported over --env (they would run on this machine, not where the project is)");
+    trap.assert_nothing_ran();
+    let mcp = trap.mcp(&["--env", &url, "--root", &ws, "-a"]);
+    assert_eq!(mcp.status.code(), Some(0), "{}", text(&mcp.stderr));
+    assert!(text(&mcp.stdout).contains(r#""name":"read""#));
+    trap.assert_nothing_ran();
+    assert_eq!(
+        fs::read_to_string(trap.config.join("jig/trust.json")).unwrap(),
+        json!({key: true}).to_string(),
+        "nothing else was saved"
+    );
+}

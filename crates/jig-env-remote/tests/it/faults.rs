@@ -18,13 +18,7 @@ async fn raw_server() -> (DuplexStream, tokio::task::JoinHandle<()>) {
     let (server_read, server_write) = tokio::io::split(server);
     let served: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new());
     let task = tokio::spawn(async move {
-        let _ = serve(
-            served,
-            ServeOptions { host_files: true },
-            server_read,
-            server_write,
-        )
-        .await;
+        let _ = serve(served, ServeOptions::default(), server_read, server_write).await;
     });
     let hello = read_frame(&mut client).await.unwrap().unwrap();
     assert!(matches!(hello.message, Message::Hello(_)));
@@ -44,16 +38,34 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-async fn drop_mid_write(size: usize) {
+/// Sends half of a `size`-byte write of a file that holds "old content", then drops the
+/// connection; the file must still be the old one. `confined`: the write goes through a
+/// confined view of the file's directory (the tools' default), else to the served env itself.
+async fn drop_mid_write(size: usize, confined: bool) {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("file.bin");
     std::fs::write(&target, b"old content").unwrap();
     let (mut client, server) = raw_server().await;
+    let view = confined.then_some(7);
+    if confined {
+        send(
+            &mut client,
+            Frame::new(Message::Call {
+                id: 100,
+                view: None,
+                op: Op::Beneath {
+                    view: 7,
+                    roots: vec![WirePath::from_path(&dir.path().canonicalize().unwrap())],
+                },
+            }),
+        )
+        .await;
+    }
     send(
         &mut client,
         Frame::new(Message::Call {
             id: 1,
-            view: None,
+            view,
             op: Op::Write {
                 path: WirePath::from_path(&target),
                 size: size as u64,
@@ -84,12 +96,22 @@ async fn drop_mid_write(size: usize) {
 
 #[tokio::test]
 async fn a_small_write_cut_off_leaves_the_old_file() {
-    drop_mid_write(64 << 10).await;
+    drop_mid_write(64 << 10, false).await;
 }
 
 #[tokio::test]
 async fn a_streamed_write_cut_off_leaves_the_old_file_and_no_temp_file() {
-    drop_mid_write(40 << 20).await;
+    drop_mid_write(40 << 20, false).await;
+}
+
+#[tokio::test]
+async fn a_small_write_in_a_confined_view_cut_off_leaves_the_old_file() {
+    drop_mid_write(64 << 10, true).await;
+}
+
+#[tokio::test]
+async fn a_streamed_write_in_a_confined_view_cut_off_leaves_the_old_file_and_no_temp_file() {
+    drop_mid_write(40 << 20, true).await;
 }
 
 fn gone(pid: i32) -> bool {

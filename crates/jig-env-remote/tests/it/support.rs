@@ -20,13 +20,7 @@ pub(crate) async fn in_process() -> (RemoteEnv, tokio::task::JoinHandle<()>) {
     let (server_read, server_write) = tokio::io::split(server);
     let served: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new());
     let task = tokio::spawn(async move {
-        let _ = serve(
-            served,
-            ServeOptions { host_files: true },
-            server_read,
-            server_write,
-        )
-        .await;
+        let _ = serve(served, ServeOptions::default(), server_read, server_write).await;
     });
     let (client_read, client_write) = tokio::io::split(client);
     let env = RemoteEnv::connect("in-process", client_read, client_write, None, None)
@@ -73,13 +67,7 @@ pub(crate) async fn killable() -> (RemoteEnv, Box<dyn FnOnce() + Send>) {
         runtime.spawn(async move {
             let (server_read, server_write) = tokio::io::split(server);
             let served: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new());
-            let _ = serve(
-                served,
-                ServeOptions { host_files: true },
-                server_read,
-                server_write,
-            )
-            .await;
+            let _ = serve(served, ServeOptions::default(), server_read, server_write).await;
         });
         let _ = kill_rx.recv();
         runtime.shutdown_background();
