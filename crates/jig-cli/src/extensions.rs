@@ -129,9 +129,20 @@ pub(crate) async fn bind(
             tool_names(registry),
             Delivery::Unavailable,
             ui,
-            Vec::new(),
+            // Registered while loading: accepted (this mode asks no model), not an error.
+            registered_providers(runner),
         ))
         .await;
+}
+
+/// The names of the providers `runner`'s extensions registered while loading.
+fn registered_providers(runner: &ExtensionRunner) -> Vec<String> {
+    runner
+        .extensions()
+        .iter()
+        .flat_map(|extension| &extension.registrations().providers)
+        .filter_map(|provider| provider.get("name")?.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// The names of `registry`'s tools.

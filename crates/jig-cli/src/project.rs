@@ -85,22 +85,34 @@ pub(crate) fn normalize_args(
             *arg = "--no-approve".into();
         }
     }
-    // Leading project flags, then a subcommand that takes them.
+    // Leading project flags (and extension flags), then a subcommand that takes them.
     let mut index = 1;
     while index < end {
         let arg = args[index].to_string_lossy();
         let takes_value = arg == "-e" || arg == "--extension" || arg == "--flag";
-        let is_flag = takes_value
-            || arg.starts_with("--extension=")
-            || arg.starts_with("--flag=")
-            || matches!(
-                arg.as_ref(),
-                "-a" | "--approve" | "--no-approve" | "--no-extensions"
-            );
+        let extension_flag = arg
+            .strip_prefix("--")
+            .is_some_and(|name| !name.is_empty() && !matches!(name, "help" | "version"));
+        let is_flag = takes_value || extension_flag || matches!(arg.as_ref(), "-a" | "-ne" | "-na");
         if !is_flag {
             break;
         }
         index += if takes_value { 2 } else { 1 };
+    }
+    let mut end = end;
+    if index > 1 {
+        // `jig -ne` or `jig -e PATH`: the interactive session, which is `jig run` without a
+        // prompt. Before another subcommand (`jig -ne sessions`) clap reports them.
+        let next = args[index.min(end)..end]
+            .first()
+            .map(|a| a.to_string_lossy().into_owned());
+        let names_a_subcommand = next.as_deref().is_some_and(|name| {
+            name == "help" || cli.get_subcommands().any(|sub| sub.get_name() == name)
+        });
+        if !names_a_subcommand {
+            args.insert(index.min(end), "run".into());
+            end += 1;
+        }
     }
     let subcommand = args.get(index).map(|a| a.to_string_lossy().into_owned());
     if let Some(name) = subcommand
@@ -561,7 +573,7 @@ async fn load_settings_extensions(
         Some(serde_json::Value::Array(paths)) => {
             for path in paths {
                 let Some(path) = path.as_str() else {
-                    diagnostics.extension_load_error(
+                    diagnostics.settings_warning(
                         &settings.path,
                         &format!("extensions: {path} is not a path"),
                     );
@@ -583,8 +595,9 @@ async fn load_settings_extensions(
                 }
             }
         }
-        Some(_) => diagnostics
-            .extension_load_error(&settings.path, "extensions: expected an array of paths"),
+        Some(_) => {
+            diagnostics.settings_warning(&settings.path, "extensions: expected an array of paths");
+        }
     }
     if let Some(hooks) = settings.value.get("hooks") {
         match parse_settings_hooks(hooks) {
@@ -600,7 +613,7 @@ async fn load_settings_extensions(
                 }
             }
             Err(reason) => {
-                diagnostics.extension_load_error(&settings.path, &format!("hooks: {reason}"));
+                diagnostics.settings_warning(&settings.path, &format!("hooks: {reason}"));
             }
         }
     }
@@ -853,6 +866,20 @@ mod tests {
         assert_eq!(
             normalized("jig -ne sessions"),
             "jig --no-extensions sessions"
+        );
+        // Without a subcommand: the interactive session, `jig run`.
+        assert_eq!(normalized("jig -ne"), "jig run --no-extensions");
+        assert_eq!(
+            normalized("jig -e x.py -a --strict"),
+            "jig run -e x.py -a --flag=strict"
+        );
+        assert_eq!(normalized("jig -na fix"), "jig run --no-approve fix");
+        assert_eq!(normalized("jig --help"), "jig --help");
+        assert_eq!(normalized("jig"), "jig");
+        // An extension flag before the subcommand moves with the others.
+        assert_eq!(
+            normalized("jig -e x --strict tool ls"),
+            "jig tool -e x --flag=strict ls"
         );
         assert_eq!(normalized("jig run -- -ne"), "jig run -- -ne");
     }

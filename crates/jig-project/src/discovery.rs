@@ -5,7 +5,8 @@
 //!
 //! 1. `-e/--extension PATH` (repeatable; relative to the current directory) — kept with
 //!    `-ne/--no-extensions`;
-//! 2. the project's `.jig/extensions/` — only for a [`TrustedProject`];
+//! 2. the project's `.jig/extensions/`, then `.jig/tools/` (the same forms; by convention
+//!    extensions that offer tools) — only for a [`TrustedProject`];
 //! 3. the global `$XDG_CONFIG_HOME/jig/extensions/`;
 //! 4. the user settings' `extensions: [...]`.
 //!
@@ -20,7 +21,8 @@
 //!   `python3`, `index.js`/`index.mjs`/`index.cjs` → `node`, `index.sh` → `sh`, `index.rb` →
 //!   `ruby`, `index.pl` → `perl`; the first that exists in that order).
 //!
-//! Other files are ignored; a directory matching no rule is a warning. A path given explicitly
+//! A script with a known suffix that is not executable, and a directory matching no rule, are
+//! warnings; other files are ignored. A path given explicitly
 //! (`-e` or settings) may also be such a directory itself, a directory of extensions, or a
 //! script with a known suffix run by its runtime. An explicit path that does not exist or
 //! matches no rule is a load error (`Failed to load extension "<path>": …`, exit 1).
@@ -121,8 +123,11 @@ pub fn discover(
         return found.list;
     }
     if let Some(project) = project {
-        let dir = project.dir().join(PROJECT_DIR_NAME).join("extensions");
-        found.directory(&dir, Origin::Project, diagnostics);
+        // `.jig/tools/` holds extensions too (by convention the ones that offer tools).
+        for sub in ["extensions", "tools"] {
+            let dir = project.dir().join(PROJECT_DIR_NAME).join(sub);
+            found.directory(&dir, Origin::Project, diagnostics);
+        }
     }
     if let Some(config_dir) = &inputs.config_dir {
         found.directory(&config_dir.join("extensions"), Origin::Global, diagnostics);
@@ -199,6 +204,17 @@ impl Found {
                 }
             } else if is_executable_file(&path) {
                 self.add(&path, origin, Entry::Executable(path.clone()));
+            } else if runtime_for(&path).is_some() {
+                // A script that looks meant to run, but is not executable: say so rather than
+                // leave a guard silently off.
+                diagnostics.push(
+                    Severity::Warning,
+                    DiagnosticKind::ExtensionLoad,
+                    format!(
+                        "ignoring {}: a file in an extensions directory runs only when executable (chmod +x it, or move it into a directory as index.<suffix>)",
+                        path.display()
+                    ),
+                );
             }
         }
     }
@@ -206,8 +222,9 @@ impl Found {
     /// A path named by `-e` or the settings.
     fn explicit(&mut self, path: &Path, origin: Origin, diagnostics: &mut Diagnostics) {
         if !path.exists() {
+            let path = lexically_normal(path);
             diagnostics.extension_load_error(
-                path,
+                &path,
                 &format!("Extension path does not exist: {}", path.display()),
             );
             return;
@@ -254,6 +271,27 @@ impl Found {
     }
 }
 
+/// `path` with `.` and `..` resolved by name (it need not exist): `/w/app/../nope` is
+/// `/w/nope`.
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => match normal.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    normal.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => normal.push(component),
+            },
+            other => normal.push(other),
+        }
+    }
+    normal
+}
+
 /// `dir` as one extension: a manifest, else a known `index.*`.
 fn directory_entry(dir: &Path) -> Option<Entry> {
     if dir.join(MANIFEST_FILE).is_file() {
@@ -281,4 +319,26 @@ fn runtime_for(path: &Path) -> Option<&'static str> {
 /// A regular file (through symlinks) with an execute bit.
 fn is_executable_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_made_normal_by_name() {
+        for (path, normal) in [
+            ("/w/app/../nope", "/w/nope"),
+            ("/w/./a/b/../../c", "/w/c"),
+            ("/../x", "/x"),
+            ("a/../../x", "../x"),
+            ("a/..", ""),
+        ] {
+            assert_eq!(
+                lexically_normal(Path::new(path)),
+                Path::new(normal),
+                "{path}"
+            );
+        }
+    }
 }

@@ -107,8 +107,21 @@ impl TrustStore {
     /// The nearest saved decision for `dir` (canonical, absolute): `dir`'s own, else its
     /// parent's, and so on up to the root. `None` when no ancestor has one or the store does not
     /// exist.
+    ///
+    /// A key written by hand with trailing slashes (`/work/app/`) names the same directory as
+    /// without; when both spellings hold a decision, "do not trust" wins.
     pub fn lookup(&self, dir: &Path) -> Result<Option<StoredDecision>, TrustStoreError> {
-        let decisions = self.read()?;
+        let mut decisions: BTreeMap<String, Option<bool>> = BTreeMap::new();
+        for (key, decision) in self.read()? {
+            let trimmed = key.trim_end_matches('/');
+            let key = if trimmed.is_empty() { "/" } else { trimmed };
+            let slot = decisions.entry(key.to_owned()).or_insert(decision);
+            if decision == Some(false) {
+                *slot = Some(false);
+            } else if slot.is_none() {
+                *slot = decision;
+            }
+        }
         Ok(dir.ancestors().find_map(|ancestor| {
             let key = ancestor.to_string_lossy();
             decisions
@@ -277,6 +290,27 @@ mod tests {
         store.set(Path::new("/a/b"), None).unwrap();
         assert!(store.lookup(Path::new("/a/b/c")).unwrap().unwrap().trusted);
         assert_eq!(store.lookup(Path::new("/z")).unwrap(), None);
+    }
+
+    #[test]
+    fn a_key_written_with_a_trailing_slash_names_the_same_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_config_dir(dir.path());
+        std::fs::write(
+            store.path(),
+            r#"{"/work": true, "/work/app/": false, "/work/lib": true, "/work/lib//": false, "/work/docs/": true}"#,
+        )
+        .unwrap();
+        let trusted = |path: &str| {
+            store
+                .lookup(Path::new(path))
+                .unwrap()
+                .map(|d| (d.dir.display().to_string(), d.trusted))
+        };
+        assert_eq!(trusted("/work/app/src"), Some(("/work/app".into(), false)));
+        assert_eq!(trusted("/work/lib"), Some(("/work/lib".into(), false)));
+        assert_eq!(trusted("/work/docs"), Some(("/work/docs".into(), true)));
+        assert_eq!(trusted("/work/other"), Some(("/work".into(), true)));
     }
 
     #[test]

@@ -643,6 +643,19 @@ async fn a_provider_registered_while_loading_is_offered_and_a_later_one_is_refus
         )]
     );
 
+    // Modes that ask no model accept the registration without a word.
+    for mode in [&["tool", "ls"][..], &["tools"][..]] {
+        let mut args = mode.to_vec();
+        args.extend_from_slice(&["-e", &extension]);
+        let mut command = workspace.jig(&args);
+        command
+            .env("EXT_LOG", &log)
+            .env("EXT_PROVIDERS", providers.to_string());
+        let output = output_of(command).await;
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        assert_eq!(text(&output.stderr), "", "{mode:?}");
+    }
+
     // A registration that cannot be used (a key given in the open) is left out; selecting it
     // names the extension and says what to fix.
     let providers =

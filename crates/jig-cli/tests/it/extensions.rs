@@ -304,6 +304,34 @@ fn a_command_hook_gets_the_flags_its_manifest_declares() {
     );
 }
 
+#[test]
+fn malformed_extensions_or_hooks_in_project_settings_are_warnings() {
+    let workspace = Workspace::new();
+    fs::create_dir_all(workspace.ws.join(".jig")).unwrap();
+    for (settings, problem) in [
+        (
+            r#"{"hooks": 5}"#,
+            "hooks: expected an object of event names to commands",
+        ),
+        (
+            r#"{"extensions": "x"}"#,
+            "extensions: expected an array of paths",
+        ),
+        (r#"{"extensions": [5]}"#, "extensions: 5 is not a path"),
+    ] {
+        fs::write(workspace.ws.join(".jig/settings.json"), settings).unwrap();
+        let output = workspace.jig(&["tool", "ls", "-a"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "jig: warning: Invalid settings file {}/.jig/settings.json: {problem}\n",
+                workspace.ws.display()
+            )
+        );
+    }
+}
+
 pub(crate) fn executable(path: &Path, body: &str) {
     fs::write(path, body).unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();

@@ -274,6 +274,7 @@ fn assert_trap_load_errors(trap: &Trap, stderr: &[u8]) {
         "[ROOT]/ws/.jig/extensions/manifested",
         "[ROOT]/ws/.jig/extensions/marker.sh",
         "[ROOT]/ws/.jig/extensions/py",
+        "[ROOT]/ws/.jig/tools/lint",
         "[ROOT]/ws/elsewhere.sh",
     ];
     let errors: Vec<&str> = lines
@@ -321,9 +322,10 @@ impl Trap {
 /// What the trusted trap's project code leaves: each extension ran (and failed its handshake)
 /// but the manifested one, whose manifest is refused before anything runs (it names both a
 /// command and hooks); the settings hook did not, as startup stopped before any tool call.
-const TRUSTED_MARKERS: [&str; 3] = [
+const TRUSTED_MARKERS: [&str; 4] = [
     "extension-executable",
     "extension-index",
+    "project-tool",
     "settings-extension",
 ];
 

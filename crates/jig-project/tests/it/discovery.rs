@@ -80,10 +80,12 @@ async fn sources_come_in_order_with_tiers_one_level_deep_and_duplicates_once() {
     // Project: an executable, a manifest dir, an index dir, a non-executable file (ignored), a
     // hidden file (ignored), a nested executable two levels down (not found).
     executable(&project.join(".jig/extensions/guard"), "#!/bin/sh\n");
+    executable(&project.join(".jig/tools/lint"), "#!/bin/sh\n");
     file(&project.join(".jig/extensions/redactor/extension.toml"), "");
     file(&project.join(".jig/extensions/tools/index.py"), "");
     file(&project.join(".jig/extensions/tools/index.sh"), "");
     file(&project.join(".jig/extensions/README.md"), "");
+    file(&project.join(".jig/extensions/off.py"), "");
     executable(&project.join(".jig/extensions/.hidden"), "");
     executable(&project.join(".jig/extensions/redactor/deep/nested"), "");
     // Global: an index.mjs dir and the same executable the CLI names (deduplicated).
@@ -160,6 +162,11 @@ async fn sources_come_in_order_with_tiers_one_level_deep_and_duplicates_once() {
                 "python3 app/.jig/extensions/tools/index.py in app/.jig/extensions/tools".into()
             ),
             (
+                Origin::Project,
+                "app/.jig/tools/lint".into(),
+                "executable app/.jig/tools/lint".into()
+            ),
+            (
                 Origin::Global,
                 "config/jig/extensions/notes".into(),
                 "node config/jig/extensions/notes/index.mjs in config/jig/extensions/notes".into()
@@ -172,6 +179,14 @@ async fn sources_come_in_order_with_tiers_one_level_deep_and_duplicates_once() {
         ]
     );
     assert!(!diagnostics.has_errors(), "{}", diagnostics.render());
+    // A script that is not executable is not run, and the warning says why; README.md is
+    // not a script and passes without a word.
+    assert_eq!(
+        diagnostics
+            .render()
+            .replace(&format!("{}/", r.display()), ""),
+        "jig: warning: ignoring app/.jig/extensions/off.py: a file in an extensions directory runs only when executable (chmod +x it, or move it into a directory as index.<suffix>)\n"
+    );
 }
 
 #[test]
