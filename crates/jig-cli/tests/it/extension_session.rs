@@ -406,6 +406,54 @@ async fn actions_are_refused_while_loading_and_act_on_the_run_after_bind() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_options_without_a_subcommand_are_jig_run() {
+    // `jig -e PATH --strict` is `jig run` without a prompt argument: in a terminal the
+    // interactive session, here (stdin piped) the prompt is read from stdin.
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![reply(ScriptedReply::text("ok"))])
+        .await
+        .unwrap();
+    let extension = scripted(&workspace);
+    let log = workspace.root.join("ext.log");
+    let base_url = format!("{}/v1", server.url());
+    let mut command = workspace.jig(&[
+        "-e",
+        &extension,
+        "--strict",
+        "--no-session",
+        "--base-url",
+        &base_url,
+        "--model",
+        "m",
+    ]);
+    command
+        .env("EXT_LOG", &log)
+        .env(
+            "EXT_FLAGS",
+            json!([{"name": "strict", "type": "boolean"}]).to_string(),
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        use std::io::Write as _;
+        let mut child = command.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(b"hi").unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "ok\n");
+    assert_eq!(last_message(&server.requests()[0].json()).1, "hi");
+    let bind = log_lines(&log)
+        .into_iter()
+        .find_map(|line| line.get("bind").cloned())
+        .unwrap();
+    assert_eq!(bind["flagValues"], json!({"strict": true}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tagged_message_keeps_its_tag_in_the_json_events() {
     let workspace = Workspace::new();
     let server = ReplayServer::start(vec![reply(ScriptedReply::text("ok"))])

@@ -125,10 +125,18 @@ async fn a_cancelled_write_leaves_old_or_new_content_and_no_temp() {
     for delay_ms in [0_u64, 1, 5, 20, 60] {
         let write = env.write(&file, new.clone());
         let _ = tokio::time::timeout(Duration::from_millis(delay_ms), write).await;
-        // The blocking half notices the drop at its next chunk; give it time to clean up.
+        // The blocking half may start only after the drop (it then creates its temp file
+        // late), and notices the drop at its next chunk; wait until the directory has held just
+        // the file for a while.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while names(dir.path()).len() > 1 && std::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        let mut settled = 0;
+        while settled < 10 && std::time::Instant::now() < deadline {
+            settled = if names(dir.path()).len() == 1 {
+                settled + 1
+            } else {
+                0
+            };
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert_eq!(
             names(dir.path()),
