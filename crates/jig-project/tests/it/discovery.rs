@@ -85,7 +85,6 @@ async fn sources_come_in_order_with_tiers_one_level_deep_and_duplicates_once() {
     file(&project.join(".jig/extensions/tools/index.py"), "");
     file(&project.join(".jig/extensions/tools/index.sh"), "");
     file(&project.join(".jig/extensions/README.md"), "");
-    file(&project.join(".jig/extensions/off.py"), "");
     executable(&project.join(".jig/extensions/.hidden"), "");
     executable(&project.join(".jig/extensions/redactor/deep/nested"), "");
     // Global: an index.mjs dir and the same executable the CLI names (deduplicated).
@@ -179,13 +178,31 @@ async fn sources_come_in_order_with_tiers_one_level_deep_and_duplicates_once() {
         ]
     );
     assert!(!diagnostics.has_errors(), "{}", diagnostics.render());
-    // A script that is not executable is not run, and the warning says why; README.md is
-    // not a script and passes without a word.
+    assert_eq!(diagnostics.render(), "");
+}
+
+#[test]
+fn a_script_in_an_extensions_directory_that_is_not_executable_is_a_warning() {
+    let tree = Tree::new();
+    let r = &tree.root;
+    let config = r.join("config/jig");
+    file(&config.join("extensions/off.py"), "");
+    file(&config.join("extensions/README.md"), "");
+    let inputs = DiscoveryInputs {
+        cli_paths: Vec::new(),
+        base_dir: r.clone(),
+        no_extensions: false,
+        config_dir: Some(config.clone()),
+        settings_paths: Vec::new(),
+    };
+    let mut diagnostics = Diagnostics::default();
+    assert!(discover(&inputs, None, &mut diagnostics).is_empty());
+    // Not run, and the warning says why; README.md is not a script and passes without a word.
     assert_eq!(
         diagnostics
             .render()
             .replace(&format!("{}/", r.display()), ""),
-        "jig: warning: ignoring app/.jig/extensions/off.py: a file in an extensions directory runs only when executable (chmod +x it, or move it into a directory as index.<suffix>)\n"
+        "jig: warning: ignoring config/jig/extensions/off.py: a file in an extensions directory runs only when executable (chmod +x it, or move it into a directory as index.<suffix>)\n"
     );
 }
 
