@@ -23,9 +23,8 @@ use tokio::task::JoinHandle;
 
 use crate::protocol::{
     CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RecordError, WireDirEntry, WireError,
-    WireExec, WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch,
-    WireSearchSummary, WireWalk, WireWalkSummary, decode_search, decode_walk, read_frame,
-    write_frame,
+    WireExec, WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch, WireSearchSummary,
+    WireWalk, WireWalkSummary, decode_search, decode_walk, read_frame, write_frame,
 };
 
 /// Why a connection could not be set up.

@@ -668,14 +668,26 @@ mod tests {
             parse("tcp://build-box/"),
             Ok(Endpoint::Tcp("build-box:2375".to_owned()))
         );
-        assert_eq!(parse("tcp://[::1]"), Ok(Endpoint::Tcp("[::1]:2375".to_owned())));
+        assert_eq!(
+            parse("tcp://[::1]"),
+            Ok(Endpoint::Tcp("[::1]:2375".to_owned()))
+        );
         assert_eq!(
             parse("tcp://[::1]:2375").map(|endpoint| endpoint.to_string()),
             Ok("tcp://[::1]:2375".to_owned())
         );
-        for refused in ["unix://", "tcp://", "ssh://me@box", "https://box:2376", "box:2375"] {
+        for refused in [
+            "unix://",
+            "tcp://",
+            "ssh://me@box",
+            "https://box:2376",
+            "box:2375",
+        ] {
             let error = parse(refused).expect_err(refused);
-            assert!(error.contains("is not a unix:// socket or a tcp:// address"), "{error}");
+            assert!(
+                error.contains("is not a unix:// socket or a tcp:// address"),
+                "{error}"
+            );
         }
     }
 
@@ -683,15 +695,16 @@ mod tests {
     fn tls_is_refused_not_replaced_by_plain_http() {
         let error = parse_endpoint("DOCKER_HOST", "tcp://box:2376", "docker", Some("1"))
             .expect_err("TLS asked for");
-        assert!(error.contains("TLS, which jig does not support yet"), "{error}");
+        assert!(
+            error.contains("TLS, which jig does not support yet"),
+            "{error}"
+        );
         // An empty DOCKER_TLS_VERIFY asks for nothing (as for the docker client).
         assert_eq!(
             parse_endpoint("DOCKER_HOST", "tcp://box:2375", "docker", Some("")),
             Ok(Endpoint::Tcp("box:2375".to_owned()))
         );
         // A unix socket needs no TLS.
-        assert!(
-            parse_endpoint("DOCKER_HOST", "unix:///s.sock", "docker", Some("1")).is_ok()
-        );
+        assert!(parse_endpoint("DOCKER_HOST", "unix:///s.sock", "docker", Some("1")).is_ok());
     }
 }

@@ -941,7 +941,9 @@ mod tests {
     }
 
     fn odd_path() -> PathBuf {
-        PathBuf::from(OsString::from_vec(vec![b's', b'r', b'c', b'/', 0xff, b'.', b'r', b's']))
+        PathBuf::from(OsString::from_vec(vec![
+            b's', b'r', b'c', b'/', 0xff, b'.', b'r', b's',
+        ]))
     }
 
     #[test]
@@ -1023,7 +1025,10 @@ mod tests {
         };
         let (summary, records) = encode_search(&result).unwrap();
         for cut in 1..records.len() {
-            assert!(decode_search(summary, &records[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                decode_search(summary, &records[..cut]).is_err(),
+                "cut at {cut}"
+            );
         }
         let mut bad = records.to_vec();
         let last = bad.len() - 1;
@@ -1032,7 +1037,23 @@ mod tests {
             decode_search(summary, &bad).unwrap_err().to_string(),
             "malformed result records: a line's text is not UTF-8"
         );
-        assert!(decode_walk(WireWalkSummary { limit_reached: false }, &[9, 0, 0, 0, 0]).is_err());
-        assert!(decode_walk(WireWalkSummary { limit_reached: false }, &[0, 0, 0]).is_err());
+        assert!(
+            decode_walk(
+                WireWalkSummary {
+                    limit_reached: false
+                },
+                &[9, 0, 0, 0, 0]
+            )
+            .is_err()
+        );
+        assert!(
+            decode_walk(
+                WireWalkSummary {
+                    limit_reached: false
+                },
+                &[0, 0, 0]
+            )
+            .is_err()
+        );
     }
 }

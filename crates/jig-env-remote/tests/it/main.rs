@@ -15,5 +15,5 @@
 mod bulk;
 mod conformance;
 mod faults;
-mod version;
 mod support;
+mod version;
