@@ -27,7 +27,7 @@ pub const PROTOCOL_VERSION: u32 = 3;
 /// Bulk data crosses in chunks of at most this many bytes (one frame each).
 pub const CHUNK: usize = 1 << 20;
 
-/// Largest accepted JSON header (a search result with many lines is one header).
+/// Largest accepted JSON header.
 const MAX_HEADER: usize = 256 << 20;
 /// Largest accepted payload of one frame.
 const MAX_PAYLOAD: usize = 16 << 20;
