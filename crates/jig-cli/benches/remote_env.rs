@@ -13,7 +13,9 @@
 //! the mean of `read` of a small file over `--calls` calls, a `--size-mb` write and read of a
 //! file in the container's own filesystem (`/tmp`), and the best and the median of `--greps`
 //! greps over `--copies` copies of this repository's crates (in the mounted directory, so the
-//! local grep sees the same tree). `podman cp` copies the same size in and out of the container's `/tmp`.
+//! local grep sees the same tree). `podman cp` copies the same size in and out of the
+//! container's `/tmp`. A `RemoteEnv` over an in-process pipe to a `LocalEnv` server shows the
+//! protocol's own cost, without a container or a relay.
 #![expect(
     clippy::disallowed_methods,
     reason = "a benchmark setting up containers and files directly"
@@ -277,6 +279,31 @@ fn row(label: &str, numbers: &Numbers, local: Option<&Numbers>) -> String {
     )
 }
 
+/// A `RemoteEnv` served by a `LocalEnv` on this machine over an in-process pipe.
+async fn in_process_pipe() -> Result<jig_env_remote::RemoteEnv> {
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let local: std::sync::Arc<dyn ExecutionEnv> =
+        std::sync::Arc::new(jig_env_local::LocalEnv::new());
+    tokio::spawn(jig_env_remote::serve(
+        local,
+        jig_env_remote::ServeOptions { host_files: true },
+        server_read,
+        server_write,
+    ));
+    let (client_read, client_write) = tokio::io::split(client);
+    Ok(
+        jig_env_remote::RemoteEnv::connect(
+            "in-process pipe",
+            client_read,
+            client_write,
+            None,
+            None,
+        )
+        .await?,
+    )
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 #[expect(clippy::too_many_lines, reason = "one benchmark run, step by step")]
 async fn main() -> Result<()> {
@@ -346,6 +373,9 @@ async fn main() -> Result<()> {
         &options,
     )
     .await?;
+    let pipe = in_process_pipe().await?;
+    let pipe_dir = tempfile::tempdir()?;
+    let over_pipe = measure(&pipe, pipe_dir.path(), &tree, &options).await?;
     let over_docker = measure(&docker, tmp, &tree, &options).await?;
     let over_exec = measure(&exec, tmp, &tree, &options).await?;
 
@@ -379,6 +409,7 @@ async fn main() -> Result<()> {
     );
     println!("|---|---|---|---|---|---|");
     println!("{}", row("local", &local, None));
+    println!("{}", row("in-process pipe", &over_pipe, Some(&local)));
     println!(
         "{}",
         row("docker:// (API socket)", &over_docker, Some(&local))
