@@ -2,7 +2,7 @@
 //! `stdio:` command, against the same calls run locally and against `podman cp`.
 //!
 //! ```text
-//! cargo bench -p jig-cli --bench remote_env [-- --size-mb 200 --copies 10 --calls 500 --greps 3]
+//! cargo bench -p jig-cli --bench remote_env [-- --size-mb 200 --copies 10 --calls 500 --greps 3 --pattern 'fn [a-z_]+\(']
 //! ```
 //!
 //! Needs root podman, runc and busybox-static (Debian packages). It imports a busybox image
@@ -39,6 +39,7 @@ struct Options {
     copies: usize,
     calls: u32,
     greps: usize,
+    pattern: String,
 }
 
 impl Options {
@@ -48,6 +49,7 @@ impl Options {
             copies: 10,
             calls: 500,
             greps: 3,
+            pattern: "fn [a-z_]+\\(".to_owned(),
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -58,6 +60,7 @@ impl Options {
                 "--copies" => options.copies = value()?,
                 "--calls" => options.calls = u32::try_from(value()?)?,
                 "--greps" => options.greps = value()?.max(1),
+                "--pattern" => options.pattern = args.next().context("a pattern")?,
                 "--bench" => {}
                 other => bail!("unknown argument {other}"),
             }
@@ -241,7 +244,7 @@ async fn measure(
     for _ in 0..options.greps {
         let started = Instant::now();
         let found = env
-            .search(SearchRequest::new(tree, "fn [a-z_]+\\("))
+            .search(SearchRequest::new(tree, options.pattern.as_str()))
             .await?;
         greps.push(millis(started.elapsed()));
         matches = found.matches;
