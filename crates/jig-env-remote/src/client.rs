@@ -22,9 +22,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
-    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RecordError, WireDirEntry, WireError,
-    WireExec, WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch, WireSearchSummary,
-    WireWalk, WireWalkSummary, decode_search, decode_walk, read_frame, write_frame,
+    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RecordError, SearchDecoder, WireDirEntry,
+    WireError, WireExec, WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch,
+    WireSearchSummary, WireWalk, WireWalkSummary, decode_walk, read_frame, write_frame,
 };
 
 /// Why a connection could not be set up.
@@ -750,11 +750,26 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("search"));
         }
         let op = Op::Search(WireSearch::from(&request));
-        let (value, records) = self
-            .call_cancellable_bulk("search", op, &request.cancel)
-            .await?;
-        let summary: WireSearchSummary = decode("search", value)?;
-        decode_search(summary, &records).map_err(|error| bad_records("search", &error))
+        let mut pending = self.start("search", op)?;
+        // The lines of each chunk are decoded while the next crosses.
+        let mut decoder = SearchDecoder::default();
+        let bad = |error: RecordError| bad_records("search", &error);
+        loop {
+            tokio::select! {
+                incoming = pending.next() => match incoming? {
+                    Incoming::Data(chunk) => decoder.feed(&chunk).map_err(bad)?,
+                    Incoming::Ok(value, records) => {
+                        decoder.feed(&records).map_err(bad)?;
+                        let summary: WireSearchSummary = decode("search", value)?;
+                        return decoder.finish(summary).map_err(bad);
+                    }
+                    Incoming::Err(error) => return Err(error.into_env_error()),
+                },
+                // The open call is dropped on return, which sends the cancel: the server
+                // stops the search.
+                () = request.cancel.cancelled() => return Err(EnvError::aborted("search")),
+            }
+        }
     }
 
     async fn cleanup(&self) {

@@ -27,6 +27,10 @@ pub const PROTOCOL_VERSION: u32 = 3;
 /// Bulk data crosses in chunks of at most this many bytes (one frame each).
 pub const CHUNK: usize = 1 << 20;
 
+/// The records of a walk or search result cross in chunks of this many bytes: smaller than
+/// [`CHUNK`], so the client decodes one while the next crosses.
+pub const RECORD_CHUNK: usize = 256 << 10;
+
 /// Largest accepted JSON header.
 const MAX_HEADER: usize = 256 << 20;
 /// Largest accepted payload of one frame.
@@ -880,39 +884,105 @@ pub fn encode_search(result: &SearchResult) -> Result<(WireSearchSummary, Bytes)
 /// The search result of [`encode_search`]'s value and records.
 pub fn decode_search(
     summary: WireSearchSummary,
-    mut records: &[u8],
+    records: &[u8],
 ) -> Result<SearchResult, RecordError> {
-    let mut files = Vec::new();
-    while !records.is_empty() {
-        let path = path_of(take_bytes(&mut records)?);
-        need(records, 4)?;
-        let count = records.get_u32() as usize;
-        // The count is checked against what is left, so a bad one cannot reserve much.
-        let mut lines = Vec::with_capacity(count.min(records.len() / 13));
-        for _ in 0..count {
-            need(records, 9)?;
-            let number = records.get_u64();
-            let flags = records.get_u8();
-            let text = std::str::from_utf8(take_bytes(&mut records)?)
-                .map_err(|_| RecordError("a line's text is not UTF-8"))?;
-            lines.push(SearchLine {
-                number,
-                kind: if flags & LINE_MATCH == 0 {
-                    LineKind::Context
-                } else {
-                    LineKind::Match
-                },
-                text: text.to_owned(),
-                truncated: flags & LINE_TRUNCATED != 0,
-            });
+    let mut decoder = SearchDecoder::default();
+    decoder.feed(records)?;
+    decoder.finish(summary)
+}
+
+/// Reads [`encode_search`]'s records as they arrive, chunk by chunk (a record may be cut
+/// anywhere between chunks), so the lines of one chunk are decoded while the next crosses.
+#[derive(Debug, Default)]
+pub struct SearchDecoder {
+    /// The start of a record cut at the end of the last chunk.
+    pending: Vec<u8>,
+    files: Vec<FileMatches>,
+    /// Lines of the last file still to come.
+    lines_left: usize,
+}
+
+impl SearchDecoder {
+    /// Decodes the complete records of what arrived so far.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), RecordError> {
+        if self.pending.is_empty() {
+            let used = self.decode(chunk)?;
+            self.pending.extend_from_slice(&chunk[used..]);
+        } else {
+            let mut pending = std::mem::take(&mut self.pending);
+            pending.extend_from_slice(chunk);
+            let used = self.decode(&pending)?;
+            pending.drain(..used);
+            self.pending = pending;
         }
-        files.push(FileMatches { path, lines });
+        Ok(())
     }
-    Ok(SearchResult {
-        files,
-        matches: summary.matches,
-        limit_reached: summary.limit_reached,
-    })
+
+    /// The result, once every record arrived.
+    pub fn finish(self, summary: WireSearchSummary) -> Result<SearchResult, RecordError> {
+        if !self.pending.is_empty() || self.lines_left != 0 {
+            return Err(RecordError("the records end early"));
+        }
+        Ok(SearchResult {
+            files: self.files,
+            matches: summary.matches,
+            limit_reached: summary.limit_reached,
+        })
+    }
+
+    /// Decodes the complete records at the start of `input`; how many bytes they took.
+    fn decode(&mut self, input: &[u8]) -> Result<usize, RecordError> {
+        let mut rest = input;
+        loop {
+            if self.lines_left == 0 {
+                // A file: u32 path length, the path, u32 line count.
+                let Some(len) = peek_len(rest, 0) else { break };
+                if rest.len() < 8 + len {
+                    break;
+                }
+                let path = path_of(&rest[4..4 + len]);
+                rest = &rest[4 + len..];
+                let count = rest.get_u32() as usize;
+                // The count is checked against what is left, so a bad one cannot reserve much.
+                let lines = Vec::with_capacity(count.min(rest.len() / 13 + 1));
+                self.files.push(FileMatches { path, lines });
+                self.lines_left = count;
+            } else {
+                // A line: u64 number, u8 flags, u32 text length, the text.
+                let Some(len) = peek_len(rest, 9) else { break };
+                if rest.len() < 13 + len {
+                    break;
+                }
+                let number = rest.get_u64();
+                let flags = rest.get_u8();
+                rest.advance(4);
+                let text = std::str::from_utf8(&rest[..len])
+                    .map_err(|_| RecordError("a line's text is not UTF-8"))?;
+                rest = &rest[len..];
+                let Some(file) = self.files.last_mut() else {
+                    return Err(RecordError("a line outside a file"));
+                };
+                file.lines.push(SearchLine {
+                    number,
+                    kind: if flags & LINE_MATCH == 0 {
+                        LineKind::Context
+                    } else {
+                        LineKind::Match
+                    },
+                    text: text.to_owned(),
+                    truncated: flags & LINE_TRUNCATED != 0,
+                });
+                self.lines_left -= 1;
+            }
+        }
+        Ok(input.len() - rest.len())
+    }
+}
+
+/// The `u32` length at `offset` of `input`, when that much arrived.
+fn peek_len(input: &[u8], offset: usize) -> Option<usize> {
+    let bytes = input.get(offset..offset + 4)?;
+    Some(u32::from_be_bytes(bytes.try_into().ok()?) as usize)
 }
 
 #[cfg(test)]
@@ -977,6 +1047,14 @@ mod tests {
         };
         let (summary, records) = encode_search(&result).unwrap();
         assert_eq!(decode_search(summary, &records).unwrap(), result);
+        // Chunks cut anywhere, down to single bytes, decode to the same.
+        for size in [1, 2, 3, 7, 13, 64] {
+            let mut decoder = SearchDecoder::default();
+            for chunk in records.chunks(size) {
+                decoder.feed(chunk).unwrap();
+            }
+            assert_eq!(decoder.finish(summary).unwrap(), result, "chunks of {size}");
+        }
         let empty = SearchResult::default();
         let (summary, records) = encode_search(&empty).unwrap();
         assert!(records.is_empty());

@@ -17,9 +17,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
-    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RecordError, WireDirEntry, WireError,
-    WireHead, WireInfo, WireLine, WireLines, WireOutcome, WirePath, encode_search, encode_walk,
-    read_frame, write_frame,
+    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RECORD_CHUNK, RecordError, WireDirEntry,
+    WireError, WireHead, WireInfo, WireLine, WireLines, WireOutcome, WirePath, encode_search,
+    encode_walk, read_frame, write_frame,
 };
 
 /// Files bigger than this are read and written in a stream through the host filesystem (when
@@ -279,7 +279,7 @@ fn start_call(ctx: CallContext, op: Op) {
 type Reply = (Value, Bytes);
 
 /// A big result (`walk`, `search`): its counts in `value`, its records in the payload; more
-/// than a chunk of records goes as `data` frames first.
+/// than a record chunk goes as `data` frames first.
 async fn bulk<T: serde::Serialize>(
     ctx: &CallContext,
     operation: &'static str,
@@ -292,16 +292,18 @@ async fn bulk<T: serde::Serialize>(
             format!("cannot encode the result: {error}"),
         )
     })?;
-    if records.len() <= CHUNK {
-        return Ok((value(&summary), records));
-    }
+    // The last chunk goes with the answer.
     let mut offset = 0;
-    while offset < records.len() {
-        let end = (offset + CHUNK).min(records.len());
-        send_data(&ctx.out, ctx.id, records.slice(offset..end)).await?;
-        offset = end;
+    while records.len() - offset > RECORD_CHUNK {
+        send_data(
+            &ctx.out,
+            ctx.id,
+            records.slice(offset..offset + RECORD_CHUNK),
+        )
+        .await?;
+        offset += RECORD_CHUNK;
     }
-    Ok((value(&summary), Bytes::new()))
+    Ok((value(&summary), records.slice(offset..)))
 }
 
 fn value<T: serde::Serialize>(value: &T) -> Value {
