@@ -111,6 +111,13 @@ pub fn parse_endpoint(
     engine: &str,
     tls_verify: Option<&str>,
 ) -> Result<Endpoint, String> {
+    if value.starts_with("https://") {
+        return Err(format!(
+            "{variable}={value} asks for TLS, which jig does not support yet; jig never \
+             connects without it when it is asked for. Use tcp://host:port for an engine that \
+             serves plain HTTP, or reach the engine through its unix socket"
+        ));
+    }
     if let Some(path) = value.strip_prefix("unix://") {
         if !path.is_empty() {
             return Ok(Endpoint::Unix(PathBuf::from(path)));
@@ -680,7 +687,7 @@ mod tests {
             "unix://",
             "tcp://",
             "ssh://me@box",
-            "https://box:2376",
+            "http://box:2375",
             "box:2375",
         ] {
             let error = parse(refused).expect_err(refused);
