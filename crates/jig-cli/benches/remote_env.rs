@@ -2,7 +2,7 @@
 //! `stdio:` command, against the same calls run locally and against `podman cp`.
 //!
 //! ```text
-//! cargo bench -p jig-cli --bench remote_env [-- --size-mb 200 --copies 10 --calls 500]
+//! cargo bench -p jig-cli --bench remote_env [-- --size-mb 200 --copies 10 --calls 500 --greps 3 --pattern 'fn [a-z_]+\(']
 //! ```
 //!
 //! Needs root podman, runc and busybox-static (Debian packages). It imports a busybox image
@@ -11,9 +11,11 @@
 //! `podman system service` on a socket of its own, and connects with `docker://`: this jig
 //! (the release build of this package) is copied into the container. Measured, for each env:
 //! the mean of `read` of a small file over `--calls` calls, a `--size-mb` write and read of a
-//! file in the container's own filesystem (`/tmp`), and the best of three greps over
-//! `--copies` copies of this repository's crates (in the mounted directory, so the local grep
-//! sees the same tree). `podman cp` copies the same size in and out of the container's `/tmp`.
+//! file in the container's own filesystem (`/tmp`), and the best and the median of `--greps`
+//! greps over `--copies` copies of this repository's crates (in the mounted directory, so the
+//! local grep sees the same tree). `podman cp` copies the same size in and out of the
+//! container's `/tmp`. A `RemoteEnv` over an in-process pipe to a `LocalEnv` server shows the
+//! protocol's own cost, without a container or a relay.
 #![expect(
     clippy::disallowed_methods,
     reason = "a benchmark setting up containers and files directly"
@@ -36,6 +38,8 @@ struct Options {
     size_mb: usize,
     copies: usize,
     calls: u32,
+    greps: usize,
+    pattern: String,
 }
 
 impl Options {
@@ -44,6 +48,8 @@ impl Options {
             size_mb: 200,
             copies: 10,
             calls: 500,
+            greps: 3,
+            pattern: "fn [a-z_]+\\(".to_owned(),
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -53,6 +59,8 @@ impl Options {
                 "--size-mb" => options.size_mb = value()?,
                 "--copies" => options.copies = value()?,
                 "--calls" => options.calls = u32::try_from(value()?)?,
+                "--greps" => options.greps = value()?.max(1),
+                "--pattern" => options.pattern = args.next().context("a pattern")?,
                 "--bench" => {}
                 other => bail!("unknown argument {other}"),
             }
@@ -198,6 +206,7 @@ struct Numbers {
     write_mbs: f64,
     read_mbs: f64,
     grep_ms: f64,
+    grep_median_ms: f64,
     matches: usize,
 }
 
@@ -230,23 +239,25 @@ async fn measure(
     ensure!(read.len() == size, "read {} bytes", read.len());
     drop(read);
     env.remove(&big, Recursive::No).await?;
-    let mut grep_ms = f64::MAX;
+    let mut greps = Vec::with_capacity(options.greps);
     let mut matches = 0;
-    for _ in 0..3 {
+    for _ in 0..options.greps {
         let started = Instant::now();
         let found = env
-            .search(SearchRequest::new(tree, "fn [a-z_]+\\("))
+            .search(SearchRequest::new(tree, options.pattern.as_str()))
             .await?;
-        grep_ms = grep_ms.min(millis(started.elapsed()));
+        greps.push(millis(started.elapsed()));
         matches = found.matches;
     }
+    greps.sort_by(f64::total_cmp);
     #[expect(clippy::cast_precision_loss, reason = "sizes in MB")]
     let mb = options.size_mb as f64;
     Ok(Numbers {
         read_ms,
         write_mbs: mb / write_s,
         read_mbs: mb / big_read_s,
-        grep_ms,
+        grep_ms: greps[0],
+        grep_median_ms: greps[greps.len() / 2],
         matches,
     })
 }
@@ -254,15 +265,45 @@ async fn measure(
 fn row(label: &str, numbers: &Numbers, local: Option<&Numbers>) -> String {
     let grep = match local {
         Some(local) => format!(
-            "{:.0} ms ({:.2}x local)",
+            "{:.0} ms ({:.2}x local), median {:.0} ms ({:.2}x)",
             numbers.grep_ms,
-            numbers.grep_ms / local.grep_ms
+            numbers.grep_ms / local.grep_ms,
+            numbers.grep_median_ms,
+            numbers.grep_median_ms / local.grep_median_ms
         ),
-        None => format!("{:.0} ms", numbers.grep_ms),
+        None => format!(
+            "{:.0} ms, median {:.0} ms",
+            numbers.grep_ms, numbers.grep_median_ms
+        ),
     };
     format!(
         "| {label} | {:.3} ms | {:.0} MB/s | {:.0} MB/s | {grep} | {} |",
         numbers.read_ms, numbers.write_mbs, numbers.read_mbs, numbers.matches
+    )
+}
+
+/// A `RemoteEnv` served by a `LocalEnv` on this machine over an in-process pipe.
+async fn in_process_pipe() -> Result<jig_env_remote::RemoteEnv> {
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let local: std::sync::Arc<dyn ExecutionEnv> =
+        std::sync::Arc::new(jig_env_local::LocalEnv::new());
+    tokio::spawn(jig_env_remote::serve(
+        local,
+        jig_env_remote::ServeOptions { host_files: true },
+        server_read,
+        server_write,
+    ));
+    let (client_read, client_write) = tokio::io::split(client);
+    Ok(
+        jig_env_remote::RemoteEnv::connect(
+            "in-process pipe",
+            client_read,
+            client_write,
+            None,
+            None,
+        )
+        .await?,
     )
 }
 
@@ -288,7 +329,7 @@ async fn main() -> Result<()> {
         "docker",
         &setup.name,
         &ContainerOptions {
-            socket: Some(setup.socket()),
+            endpoint: Some(setup.socket().into()),
             binary: Some(jig.clone()),
         },
     )
@@ -301,7 +342,7 @@ async fn main() -> Result<()> {
             "docker",
             &setup.name,
             &ContainerOptions {
-                socket: Some(setup.socket()),
+                endpoint: Some(setup.socket().into()),
                 binary: Some(jig.clone()),
             },
         )
@@ -335,6 +376,9 @@ async fn main() -> Result<()> {
         &options,
     )
     .await?;
+    let pipe = in_process_pipe().await?;
+    let pipe_dir = tempfile::tempdir()?;
+    let over_pipe = measure(&pipe, pipe_dir.path(), &tree, &options).await?;
     let over_docker = measure(&docker, tmp, &tree, &options).await?;
     let over_exec = measure(&exec, tmp, &tree, &options).await?;
 
@@ -359,8 +403,8 @@ async fn main() -> Result<()> {
     let mb = options.size_mb as f64;
 
     println!(
-        "{} MB file, {} small reads, grep over {} copies of crates/ (best of 3)\n",
-        options.size_mb, options.calls, options.copies
+        "{} MB file, {} small reads, grep over {} copies of crates/ (best and median of {})\n",
+        options.size_mb, options.calls, options.copies, options.greps
     );
     println!(
         "| env | read (small file) | write {0} MB | read {0} MB | grep | matches |",
@@ -368,6 +412,7 @@ async fn main() -> Result<()> {
     );
     println!("|---|---|---|---|---|---|");
     println!("{}", row("local", &local, None));
+    println!("{}", row("in-process pipe", &over_pipe, Some(&local)));
     println!(
         "{}",
         row("docker:// (API socket)", &over_docker, Some(&local))

@@ -22,9 +22,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
-    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, WireDirEntry, WireError, WireExec,
-    WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch, WireSearchResult, WireWalk,
-    WireWalkResult, read_frame, write_frame,
+    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RecordError, SearchDecoder, WireDirEntry,
+    WireError, WireExec, WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch,
+    WireSearchSummary, WireWalk, WireWalkSummary, decode_walk, read_frame, write_frame,
 };
 
 /// Why a connection could not be set up.
@@ -374,17 +374,17 @@ impl RemoteEnv {
     }
 
     /// Like [`Self::call_cancellable`] for a call whose answer is bulk bytes (`data` frames,
-    /// then the payload), which come back joined; the answer's `value` is unused.
+    /// then the payload), which come back joined after the answer's `value`.
     async fn call_cancellable_bulk(
         &self,
         operation: &'static str,
         op: Op,
         cancel: &jig_env::CancellationToken,
-    ) -> EnvResult<Bytes> {
+    ) -> EnvResult<(Value, Bytes)> {
         let finish = self.start(operation, op)?.finish();
         tokio::pin!(finish);
         tokio::select! {
-            result = &mut finish => result.map(|(_, bytes)| bytes),
+            result = &mut finish => result,
             // The open call is dropped on return, which sends the cancel: the server stops the
             // walk or search.
             () = cancel.cancelled() => Err(EnvError::aborted(operation)),
@@ -422,15 +422,13 @@ impl RemoteEnv {
     }
 }
 
-/// A result sent as JSON in the payload (`walk`, `search`).
-fn decode_bulk<T: DeserializeOwned>(operation: &'static str, bytes: &[u8]) -> EnvResult<T> {
-    serde_json::from_slice(bytes).map_err(|error| {
-        EnvError::new(
-            ErrorKind::Other,
-            operation,
-            format!("unexpected answer from the remote environment: {error}"),
-        )
-    })
+/// A result whose records are unreadable (`walk`, `search`).
+fn bad_records(operation: &'static str, error: &RecordError) -> EnvError {
+    EnvError::new(
+        ErrorKind::Other,
+        operation,
+        format!("unexpected answer from the remote environment: {error}"),
+    )
 }
 
 fn decode<T: DeserializeOwned>(operation: &'static str, value: Value) -> EnvResult<T> {
@@ -740,10 +738,11 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("walk"));
         }
         let op = Op::Walk(WireWalk::from(&request));
-        let bytes = self
+        let (value, records) = self
             .call_cancellable_bulk("walk", op, &request.cancel)
             .await?;
-        Ok(decode_bulk::<WireWalkResult>("walk", &bytes)?.into())
+        let summary: WireWalkSummary = decode("walk", value)?;
+        decode_walk(summary, &records).map_err(|error| bad_records("walk", &error))
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
@@ -751,10 +750,26 @@ impl ExecutionEnv for RemoteEnv {
             return Err(EnvError::aborted("search"));
         }
         let op = Op::Search(WireSearch::from(&request));
-        let bytes = self
-            .call_cancellable_bulk("search", op, &request.cancel)
-            .await?;
-        Ok(decode_bulk::<WireSearchResult>("search", &bytes)?.into())
+        let mut pending = self.start("search", op)?;
+        // The lines of each chunk are decoded while the next crosses.
+        let mut decoder = SearchDecoder::default();
+        let bad = |error: RecordError| bad_records("search", &error);
+        loop {
+            tokio::select! {
+                incoming = pending.next() => match incoming? {
+                    Incoming::Data(chunk) => decoder.feed(&chunk).map_err(bad)?,
+                    Incoming::Ok(value, records) => {
+                        decoder.feed(&records).map_err(bad)?;
+                        let summary: WireSearchSummary = decode("search", value)?;
+                        return decoder.finish(summary).map_err(bad);
+                    }
+                    Incoming::Err(error) => return Err(error.into_env_error()),
+                },
+                // The open call is dropped on return, which sends the cancel: the server
+                // stops the search.
+                () = request.cancel.cancelled() => return Err(EnvError::aborted("search")),
+            }
+        }
     }
 
     async fn cleanup(&self) {

@@ -2,16 +2,19 @@
 //! through the Docker Engine API (Docker's, or Podman's compatible one), its attached
 //! stdin/stdout carrying the byte stream.
 //!
-//! - **The socket**: `podman://` takes `CONTAINER_HOST`, then `DOCKER_HOST`, then
+//! - **The API** ([`Endpoint`]): `podman://` takes `CONTAINER_HOST`, then `DOCKER_HOST`, then
 //!   `$XDG_RUNTIME_DIR/podman/podman.sock` (when it exists) or `/run/podman/podman.sock`;
-//!   `docker://` takes `DOCKER_HOST`, then `/var/run/docker.sock`. Only `unix://` sockets are
-//!   spoken. A socket that cannot be reached is an error naming it; nothing falls back.
+//!   `docker://` takes `DOCKER_HOST`, then `/var/run/docker.sock`. `unix://` sockets and
+//!   plain HTTP on `tcp://host:port` are spoken; TLS (`DOCKER_TLS_VERIFY`) is refused as not
+//!   supported, never replaced by plain HTTP. An API that cannot be reached is an error naming
+//!   it; nothing falls back.
 //! - **jig in the container**: the server runs from [`container_binary_path`]
 //!   (`/tmp/.jig/jig-VERSION-BUILD`). When that file is absent (or does not run), the jig
 //!   binary is uploaded there with the API's archive upload (a tar streamed from the file),
 //!   after checking that the image's CPU architecture is this binary's.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
@@ -33,8 +36,9 @@ use crate::transport::StderrTail;
 /// How the server is reached in a container.
 #[derive(Debug, Clone, Default)]
 pub struct ContainerOptions {
-    /// The engine's API socket; `None`: from the environment and the engine's default.
-    pub socket: Option<PathBuf>,
+    /// Where the engine's API is served; `None`: from the environment and the engine's
+    /// default.
+    pub endpoint: Option<Endpoint>,
     /// The jig binary copied into the container when it has none; `None`: the running
     /// executable.
     pub binary: Option<PathBuf>,
@@ -72,9 +76,84 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     hash
 }
 
-/// The socket `engine` (`docker` or `podman`) is reached on, from the environment and the
-/// engine's defaults.
-pub fn default_socket(engine: &str) -> Result<PathBuf, String> {
+/// Where an engine's API is served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A unix socket: `unix:///run/podman/podman.sock`.
+    Unix(PathBuf),
+    /// Plain HTTP on a TCP address: `tcp://host:port`.
+    Tcp(String),
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unix(path) => write!(f, "unix://{}", path.display()),
+            Self::Tcp(address) => write!(f, "tcp://{address}"),
+        }
+    }
+}
+
+impl From<PathBuf> for Endpoint {
+    fn from(path: PathBuf) -> Self {
+        Self::Unix(path)
+    }
+}
+
+/// The port of the engine's plain-HTTP API when `tcp://host` names none (Docker's).
+const PLAIN_HTTP_PORT: u16 = 2375;
+
+/// Reads `variable`'s `value` (`unix://PATH`, `tcp://HOST[:PORT]`); `tls_verify` is the value
+/// of `DOCKER_TLS_VERIFY`, which asks for TLS that jig does not speak.
+pub fn parse_endpoint(
+    variable: &str,
+    value: &str,
+    engine: &str,
+    tls_verify: Option<&str>,
+) -> Result<Endpoint, String> {
+    if value.starts_with("https://") {
+        return Err(format!(
+            "{variable}={value} asks for TLS, which jig does not support yet; jig never \
+             connects without it when it is asked for. Use tcp://host:port for an engine that \
+             serves plain HTTP, or reach the engine through its unix socket"
+        ));
+    }
+    if let Some(path) = value.strip_prefix("unix://") {
+        if !path.is_empty() {
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+    } else if let Some(address) = value.strip_prefix("tcp://") {
+        let address = address.trim_end_matches('/');
+        if !address.is_empty() && !address.contains('/') {
+            if tls_verify.is_some_and(|verify| !verify.is_empty()) {
+                return Err(format!(
+                    "{variable}={value} with DOCKER_TLS_VERIFY set asks for TLS, which jig does \
+                     not support yet; jig never connects without it when it is asked for. \
+                     Unset DOCKER_TLS_VERIFY for an engine that serves plain HTTP, or reach \
+                     the engine through its unix socket"
+                ));
+            }
+            let has_port = address
+                .rsplit_once(':')
+                .is_some_and(|(_, port)| port.parse::<u16>().is_ok())
+                && !address.ends_with(']');
+            return Ok(Endpoint::Tcp(if has_port {
+                address.to_owned()
+            } else {
+                format!("{address}:{PLAIN_HTTP_PORT}")
+            }));
+        }
+    }
+    Err(format!(
+        "{variable}={value} is not a unix:// socket or a tcp:// address; {engine}:// reaches \
+         the engine's API over a unix socket (set {variable}=unix:///path/to/{engine}.sock) \
+         or plain HTTP ({variable}=tcp://host:port)"
+    ))
+}
+
+/// Where `engine` (`docker` or `podman`) is reached, from the environment and the engine's
+/// defaults.
+pub fn default_endpoint(engine: &str) -> Result<Endpoint, String> {
     let variables: &[&str] = if engine == "podman" {
         &["CONTAINER_HOST", "DOCKER_HOST"]
     } else {
@@ -87,34 +166,32 @@ pub fn default_socket(engine: &str) -> Result<PathBuf, String> {
         if value.trim().is_empty() {
             continue;
         }
-        return match value.strip_prefix("unix://") {
-            Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
-            _ => Err(format!(
-                "{variable}={value} is not a unix:// socket; {engine}:// reaches the engine's API \
-                 over a unix socket (set {variable}=unix:///path/to/{engine}.sock)"
-            )),
-        };
+        let tls_verify = std::env::var("DOCKER_TLS_VERIFY").ok();
+        return parse_endpoint(variable, &value, engine, tls_verify.as_deref());
     }
     if engine == "podman" {
         if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") {
             let user = PathBuf::from(runtime).join("podman/podman.sock");
             if user.exists() {
-                return Ok(user);
+                return Ok(Endpoint::Unix(user));
             }
         }
-        Ok(PathBuf::from("/run/podman/podman.sock"))
+        Ok(Endpoint::Unix(PathBuf::from("/run/podman/podman.sock")))
     } else {
-        Ok(PathBuf::from("/var/run/docker.sock"))
+        Ok(Endpoint::Unix(PathBuf::from("/var/run/docker.sock")))
     }
 }
 
-fn start_hint(engine: &str, socket: &Path) -> String {
+fn start_hint(engine: &str, endpoint: &Endpoint) -> String {
     if engine == "podman" {
+        let also = match endpoint {
+            Endpoint::Unix(_) => " (or `systemctl start podman.socket`)",
+            Endpoint::Tcp(_) => "",
+        };
         format!(
             "is Podman's API service running? Start it with `podman system service --time=0 \
-             unix://{}` (or `systemctl start podman.socket`), or name another socket with \
-             CONTAINER_HOST=unix:///path/to/podman.sock",
-            socket.display()
+             {endpoint}`{also}, or name another socket with \
+             CONTAINER_HOST=unix:///path/to/podman.sock"
         )
     } else {
         "is the Docker daemon running? Name another socket with \
@@ -140,11 +217,11 @@ pub async fn connect_container(
         target: target.to_owned(),
         reason,
     };
-    let socket = match &options.socket {
-        Some(socket) => socket.clone(),
-        None => default_socket(engine).map_err(fail)?,
+    let endpoint = match &options.endpoint {
+        Some(endpoint) => endpoint.clone(),
+        None => default_endpoint(engine).map_err(fail)?,
     };
-    let api = Api::connect(engine, &socket).await.map_err(fail)?;
+    let api = Api::connect(engine, &endpoint).await.map_err(fail)?;
     let binary = match &options.binary {
         Some(binary) => binary.clone(),
         None => std::env::current_exe()
@@ -157,7 +234,7 @@ pub async fn connect_container(
             UPLOADS
                 .lock()
                 .await
-                .entry(format!("{}\0{container}", socket.display()))
+                .entry(format!("{endpoint}\0{container}"))
                 .or_default(),
         );
         let _one_at_a_time = lock.lock().await;
@@ -189,24 +266,35 @@ pub async fn connect_container(
 struct Api {
     docker: Docker,
     engine: String,
-    socket: PathBuf,
+    endpoint: Endpoint,
 }
 
 impl Api {
-    async fn connect(engine: &str, socket: &Path) -> Result<Self, String> {
+    async fn connect(engine: &str, endpoint: &Endpoint) -> Result<Self, String> {
         let unreachable = |reason: String| {
             format!(
-                "cannot reach the {engine} API at unix://{}: {reason}; {}",
-                socket.display(),
-                start_hint(engine, socket)
+                "cannot reach the {engine} API at {endpoint}: {reason}; {}",
+                start_hint(engine, endpoint)
             )
         };
-        if !socket.exists() {
-            return Err(unreachable("no such socket".to_owned()));
+        let docker = match endpoint {
+            Endpoint::Unix(socket) => {
+                if !socket.exists() {
+                    return Err(unreachable("no such socket".to_owned()));
+                }
+                Docker::connect_with_unix(
+                    &socket.to_string_lossy(),
+                    600,
+                    bollard::API_DEFAULT_VERSION,
+                )
+            }
+            Endpoint::Tcp(address) => Docker::connect_with_http(
+                &format!("http://{address}"),
+                600,
+                bollard::API_DEFAULT_VERSION,
+            ),
         }
-        let docker =
-            Docker::connect_with_unix(&socket.to_string_lossy(), 600, bollard::API_DEFAULT_VERSION)
-                .map_err(|error| unreachable(error.to_string()))?;
+        .map_err(|error| unreachable(error.to_string()))?;
         match tokio::time::timeout(Duration::from_secs(20), docker.ping()).await {
             Err(_) => return Err(unreachable("no answer within 20 s".to_owned())),
             Ok(Err(error)) => return Err(unreachable(error.to_string())),
@@ -215,12 +303,12 @@ impl Api {
         Ok(Self {
             docker,
             engine: engine.to_owned(),
-            socket: socket.to_path_buf(),
+            endpoint: endpoint.clone(),
         })
     }
 
     fn where_(&self) -> String {
-        format!("{} API at unix://{}", self.engine, self.socket.display())
+        format!("{} API at {}", self.engine, self.endpoint)
     }
 
     async fn check_running(&self, container: &str) -> Result<(), String> {
@@ -570,5 +658,60 @@ mod tests {
             "{}",
             path.display()
         );
+    }
+
+    #[test]
+    fn engine_hosts_are_unix_sockets_or_plain_http() {
+        let parse = |value: &str| parse_endpoint("DOCKER_HOST", value, "docker", None);
+        assert_eq!(
+            parse("unix:///run/podman/podman.sock"),
+            Ok(Endpoint::Unix(PathBuf::from("/run/podman/podman.sock")))
+        );
+        assert_eq!(
+            parse("tcp://127.0.0.1:8080"),
+            Ok(Endpoint::Tcp("127.0.0.1:8080".to_owned()))
+        );
+        assert_eq!(
+            parse("tcp://build-box/"),
+            Ok(Endpoint::Tcp("build-box:2375".to_owned()))
+        );
+        assert_eq!(
+            parse("tcp://[::1]"),
+            Ok(Endpoint::Tcp("[::1]:2375".to_owned()))
+        );
+        assert_eq!(
+            parse("tcp://[::1]:2375").map(|endpoint| endpoint.to_string()),
+            Ok("tcp://[::1]:2375".to_owned())
+        );
+        for refused in [
+            "unix://",
+            "tcp://",
+            "ssh://me@box",
+            "http://box:2375",
+            "box:2375",
+        ] {
+            let error = parse(refused).expect_err(refused);
+            assert!(
+                error.contains("is not a unix:// socket or a tcp:// address"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn tls_is_refused_not_replaced_by_plain_http() {
+        let error = parse_endpoint("DOCKER_HOST", "tcp://box:2376", "docker", Some("1"))
+            .expect_err("TLS asked for");
+        assert!(
+            error.contains("TLS, which jig does not support yet"),
+            "{error}"
+        );
+        // An empty DOCKER_TLS_VERIFY asks for nothing (as for the docker client).
+        assert_eq!(
+            parse_endpoint("DOCKER_HOST", "tcp://box:2375", "docker", Some("")),
+            Ok(Endpoint::Tcp("box:2375".to_owned()))
+        );
+        // A unix socket needs no TLS.
+        assert!(parse_endpoint("DOCKER_HOST", "unix:///s.sock", "docker", Some("1")).is_ok());
     }
 }

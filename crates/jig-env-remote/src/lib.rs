@@ -10,13 +10,15 @@
 //! - [`transport`]: env URLs (`stdio:`, `ssh://`, `k8s://`, `docker://`, `podman://`) and
 //!   the commands that carry the stream.
 //! - [`container`]: `docker://` and `podman://`, an exec through the Docker Engine API
-//!   (bollard) on the engine's unix socket, copying jig into the container when absent.
+//!   (bollard) on the engine's unix socket or plain HTTP (`tcp://`), copying jig into the
+//!   container when absent.
 //!
-//! Bulk bytes cross as raw frame payloads in chunks of at most 1 MiB, so no frame is ever
-//! big; a write is applied on the far side only once its whole body arrived (old or new
-//! file, never a partial one). The server reads every file and writes every big one through
-//! the served env's `read_chunks`/`write_chunks`, confined views included, with at most four
-//! bulk frames waiting for the client, so a big file never sits whole in its memory.
+//! Bulk bytes cross as raw frame payloads in chunks of at most 1 MiB (a walk's or search's
+//! result as length-prefixed binary records, line texts raw), so no frame is ever big; a write
+//! is applied on the far side only once its whole body arrived (old or new file, never a
+//! partial one). The server reads every file and writes every big one through the served
+//! env's `read_chunks`/`write_chunks`, confined views included, with at most four bulk frames
+//! waiting for the client, so a big file never sits whole in its memory.
 //!
 //! ```
 //! use std::sync::Arc;

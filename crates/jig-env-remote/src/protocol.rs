@@ -2,16 +2,16 @@
 //! JSON forms of the env's types.
 //!
 //! A frame is `u32 header length` + `u32 payload length` (both big-endian), a JSON header
-//! ([`Message`]) and raw payload bytes (file contents, process output). Bulk bytes therefore
-//! cross without base64 or JSON escaping.
+//! ([`Message`]) and raw payload bytes (file contents, process output, the records of a walk
+//! or search result). Bulk bytes therefore cross without base64 or JSON escaping.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
-use bytes::Bytes;
+use bytes::{Buf as _, BufMut as _, Bytes, BytesMut};
 use jig_env::{
     CaseSensitivity, DirEntry, EntryKinds, EnvError, ErrorKind, ExecOutcome, FileHead, FileInfo,
     FileKind, FileMatches, IgnoreRules, LineKind, PatternSyntax, SearchLine, SearchRequest,
@@ -22,12 +22,16 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// The protocol version both sides announce in their hello; a peer with another major version
 /// is refused.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Bulk data crosses in chunks of at most this many bytes (one frame each).
 pub const CHUNK: usize = 1 << 20;
 
-/// Largest accepted JSON header (a search result with many lines is one header).
+/// The records of a walk or search result cross in chunks of this many bytes: smaller than
+/// [`CHUNK`], so the client decodes one while the next crosses.
+pub const RECORD_CHUNK: usize = 256 << 10;
+
+/// Largest accepted JSON header.
 const MAX_HEADER: usize = 256 << 20;
 /// Largest accepted payload of one frame.
 const MAX_PAYLOAD: usize = 16 << 20;
@@ -663,43 +667,6 @@ fn ignore_rules(include_ignored: bool) -> IgnoreRules {
     }
 }
 
-/// A walk result on the wire.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[expect(missing_docs, reason = "mirrors WalkResult")]
-pub struct WireWalkResult {
-    pub entries: Vec<(WirePath, WireKind)>,
-    pub limit_reached: bool,
-}
-
-impl From<&WalkResult> for WireWalkResult {
-    fn from(result: &WalkResult) -> Self {
-        Self {
-            entries: result
-                .entries
-                .iter()
-                .map(|entry| (WirePath::from_path(&entry.path), entry.kind.into()))
-                .collect(),
-            limit_reached: result.limit_reached,
-        }
-    }
-}
-
-impl From<WireWalkResult> for WalkResult {
-    fn from(result: WireWalkResult) -> Self {
-        WalkResult {
-            entries: result
-                .entries
-                .into_iter()
-                .map(|(path, kind)| WalkEntry {
-                    path: path.to_path(),
-                    kind: kind.into(),
-                })
-                .collect(),
-            limit_reached: result.limit_reached,
-        }
-    }
-}
-
 /// A search request on the wire.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[expect(missing_docs, reason = "mirrors SearchRequest")]
@@ -756,80 +723,266 @@ impl WireSearch {
     }
 }
 
-/// A search result on the wire.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[expect(missing_docs, reason = "mirrors SearchResult")]
-pub struct WireSearchResult {
-    pub files: Vec<WireFileMatches>,
-    pub matches: usize,
+// ---- Walk and search results: records in the payload ----
+
+/// The `value` of a `walk` answer; its entries are records in the payload
+/// ([`encode_walk`]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct WireWalkSummary {
+    /// More entries than the limit exist.
     pub limit_reached: bool,
 }
 
-/// The lines of one file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[expect(missing_docs, reason = "mirrors FileMatches")]
-pub struct WireFileMatches {
-    pub path: WirePath,
-    /// `(number, is_match, text, truncated)`.
-    pub lines: Vec<(u64, bool, String, bool)>,
+/// The `value` of a `search` answer; its files and lines are records in the payload
+/// ([`encode_search`]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct WireSearchSummary {
+    /// Matching lines kept.
+    pub matches: usize,
+    /// More matching lines than the limit exist.
+    pub limit_reached: bool,
 }
 
-impl From<&SearchResult> for WireSearchResult {
-    fn from(result: &SearchResult) -> Self {
-        Self {
-            files: result
-                .files
-                .iter()
-                .map(|file| WireFileMatches {
-                    path: WirePath::from_path(&file.path),
-                    lines: file
-                        .lines
-                        .iter()
-                        .map(|line| {
-                            (
-                                line.number,
-                                line.kind == LineKind::Match,
-                                line.text.clone(),
-                                line.truncated,
-                            )
-                        })
-                        .collect(),
-                })
-                .collect(),
-            matches: result.matches,
-            limit_reached: result.limit_reached,
-        }
+/// A walk or search answer whose payload records cannot be read (or written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed result records: {0}")]
+pub struct RecordError(&'static str);
+
+/// Flag bit of a search line record: the line matched (otherwise it is context).
+const LINE_MATCH: u8 = 1;
+/// Flag bit of a search line record: the text was cut to `max_line_bytes`.
+const LINE_TRUNCATED: u8 = 2;
+
+fn kind_byte(kind: FileKind) -> u8 {
+    match kind {
+        FileKind::File => 0,
+        FileKind::Directory => 1,
+        FileKind::Symlink => 2,
+        FileKind::Other => 3,
     }
 }
 
-impl From<WireSearchResult> for SearchResult {
-    fn from(result: WireSearchResult) -> Self {
-        SearchResult {
-            files: result
-                .files
-                .into_iter()
-                .map(|file| FileMatches {
-                    path: file.path.to_path(),
-                    lines: file
-                        .lines
-                        .into_iter()
-                        .map(|(number, is_match, text, truncated)| SearchLine {
-                            number,
-                            kind: if is_match {
-                                LineKind::Match
-                            } else {
-                                LineKind::Context
-                            },
-                            text,
-                            truncated,
-                        })
-                        .collect(),
-                })
-                .collect(),
-            matches: result.matches,
+fn byte_kind(byte: u8) -> Result<FileKind, RecordError> {
+    Ok(match byte {
+        0 => FileKind::File,
+        1 => FileKind::Directory,
+        2 => FileKind::Symlink,
+        3 => FileKind::Other,
+        _ => return Err(RecordError("unknown entry kind")),
+    })
+}
+
+/// `u32` length, then the bytes.
+fn put_bytes(out: &mut BytesMut, bytes: &[u8]) -> Result<(), RecordError> {
+    let len = u32::try_from(bytes.len()).map_err(|_| RecordError("a field over 4 GiB"))?;
+    out.put_u32(len);
+    out.put_slice(bytes);
+    Ok(())
+}
+
+fn need(input: &[u8], len: usize) -> Result<(), RecordError> {
+    if input.len() < len {
+        return Err(RecordError("the records end early"));
+    }
+    Ok(())
+}
+
+fn take_bytes<'a>(input: &mut &'a [u8]) -> Result<&'a [u8], RecordError> {
+    need(input, 4)?;
+    let len = input.get_u32() as usize;
+    need(input, len)?;
+    let (bytes, rest) = input.split_at(len);
+    *input = rest;
+    Ok(bytes)
+}
+
+fn path_of(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(OsStr::from_bytes(bytes))
+}
+
+/// A walk result as its `value` and payload records: per entry `u8 kind` (0 file,
+/// 1 directory, 2 symlink, 3 other), `u32` path length, the path's bytes. Integers are
+/// big-endian.
+pub fn encode_walk(result: &WalkResult) -> Result<(WireWalkSummary, Bytes), RecordError> {
+    let size = result
+        .entries
+        .iter()
+        .map(|entry| 5 + entry.path.as_os_str().len())
+        .sum();
+    let mut out = BytesMut::with_capacity(size);
+    for entry in &result.entries {
+        out.put_u8(kind_byte(entry.kind));
+        put_bytes(&mut out, entry.path.as_os_str().as_bytes())?;
+    }
+    Ok((
+        WireWalkSummary {
             limit_reached: result.limit_reached,
+        },
+        out.freeze(),
+    ))
+}
+
+/// The walk result of [`encode_walk`]'s value and records.
+pub fn decode_walk(
+    summary: WireWalkSummary,
+    mut records: &[u8],
+) -> Result<WalkResult, RecordError> {
+    let mut entries = Vec::new();
+    while !records.is_empty() {
+        let kind = byte_kind(records.get_u8())?;
+        let path = path_of(take_bytes(&mut records)?);
+        entries.push(WalkEntry { path, kind });
+    }
+    Ok(WalkResult {
+        entries,
+        limit_reached: summary.limit_reached,
+    })
+}
+
+/// A search result as its `value` and payload records: per file, `u32` path length, the
+/// path's bytes, `u32` line count, then per line `u64` line number, `u8` flags (1: a match,
+/// else context; 2: truncated), `u32` text length, the text (UTF-8). Integers are big-endian.
+pub fn encode_search(result: &SearchResult) -> Result<(WireSearchSummary, Bytes), RecordError> {
+    let size = result
+        .files
+        .iter()
+        .map(|file| {
+            8 + file.path.as_os_str().len()
+                + file
+                    .lines
+                    .iter()
+                    .map(|line| 13 + line.text.len())
+                    .sum::<usize>()
+        })
+        .sum();
+    let mut out = BytesMut::with_capacity(size);
+    for file in &result.files {
+        put_bytes(&mut out, file.path.as_os_str().as_bytes())?;
+        out.put_u32(u32::try_from(file.lines.len()).map_err(|_| RecordError("too many lines"))?);
+        for line in &file.lines {
+            out.put_u64(line.number);
+            let mut flags = 0;
+            if line.kind == LineKind::Match {
+                flags |= LINE_MATCH;
+            }
+            if line.truncated {
+                flags |= LINE_TRUNCATED;
+            }
+            out.put_u8(flags);
+            put_bytes(&mut out, line.text.as_bytes())?;
         }
     }
+    Ok((
+        WireSearchSummary {
+            matches: result.matches,
+            limit_reached: result.limit_reached,
+        },
+        out.freeze(),
+    ))
+}
+
+/// The search result of [`encode_search`]'s value and records.
+pub fn decode_search(
+    summary: WireSearchSummary,
+    records: &[u8],
+) -> Result<SearchResult, RecordError> {
+    let mut decoder = SearchDecoder::default();
+    decoder.feed(records)?;
+    decoder.finish(summary)
+}
+
+/// Reads [`encode_search`]'s records as they arrive, chunk by chunk (a record may be cut
+/// anywhere between chunks), so the lines of one chunk are decoded while the next crosses.
+#[derive(Debug, Default)]
+pub struct SearchDecoder {
+    /// The start of a record cut at the end of the last chunk.
+    pending: Vec<u8>,
+    files: Vec<FileMatches>,
+    /// Lines of the last file still to come.
+    lines_left: usize,
+}
+
+impl SearchDecoder {
+    /// Decodes the complete records of what arrived so far.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), RecordError> {
+        if self.pending.is_empty() {
+            let used = self.decode(chunk)?;
+            self.pending.extend_from_slice(&chunk[used..]);
+        } else {
+            let mut pending = std::mem::take(&mut self.pending);
+            pending.extend_from_slice(chunk);
+            let used = self.decode(&pending)?;
+            pending.drain(..used);
+            self.pending = pending;
+        }
+        Ok(())
+    }
+
+    /// The result, once every record arrived.
+    pub fn finish(self, summary: WireSearchSummary) -> Result<SearchResult, RecordError> {
+        if !self.pending.is_empty() || self.lines_left != 0 {
+            return Err(RecordError("the records end early"));
+        }
+        Ok(SearchResult {
+            files: self.files,
+            matches: summary.matches,
+            limit_reached: summary.limit_reached,
+        })
+    }
+
+    /// Decodes the complete records at the start of `input`; how many bytes they took.
+    fn decode(&mut self, input: &[u8]) -> Result<usize, RecordError> {
+        let mut rest = input;
+        loop {
+            if self.lines_left == 0 {
+                // A file: u32 path length, the path, u32 line count.
+                let Some(len) = peek_len(rest, 0) else { break };
+                if rest.len() < 8 + len {
+                    break;
+                }
+                let path = path_of(&rest[4..4 + len]);
+                rest = &rest[4 + len..];
+                let count = rest.get_u32() as usize;
+                // The count is checked against what is left, so a bad one cannot reserve much.
+                let lines = Vec::with_capacity(count.min(rest.len() / 13 + 1));
+                self.files.push(FileMatches { path, lines });
+                self.lines_left = count;
+            } else {
+                // A line: u64 number, u8 flags, u32 text length, the text.
+                let Some(len) = peek_len(rest, 9) else { break };
+                if rest.len() < 13 + len {
+                    break;
+                }
+                let number = rest.get_u64();
+                let flags = rest.get_u8();
+                rest.advance(4);
+                let text = std::str::from_utf8(&rest[..len])
+                    .map_err(|_| RecordError("a line's text is not UTF-8"))?;
+                rest = &rest[len..];
+                let Some(file) = self.files.last_mut() else {
+                    return Err(RecordError("a line outside a file"));
+                };
+                file.lines.push(SearchLine {
+                    number,
+                    kind: if flags & LINE_MATCH == 0 {
+                        LineKind::Context
+                    } else {
+                        LineKind::Match
+                    },
+                    text: text.to_owned(),
+                    truncated: flags & LINE_TRUNCATED != 0,
+                });
+                self.lines_left -= 1;
+            }
+        }
+        Ok(input.len() - rest.len())
+    }
+}
+
+/// The `u32` length at `offset` of `input`, when that much arrived.
+fn peek_len(input: &[u8], offset: usize) -> Option<usize> {
+    let bytes = input.get(offset..offset + 4)?;
+    Some(u32::from_be_bytes(bytes.try_into().ok()?) as usize)
 }
 
 #[cfg(test)]
@@ -855,5 +1008,130 @@ mod tests {
         let json = serde_json::to_string(&wire).unwrap();
         let back: WirePath = serde_json::from_str(&json).unwrap();
         assert_eq!(back.to_path(), path);
+    }
+
+    fn odd_path() -> PathBuf {
+        PathBuf::from(OsString::from_vec(vec![
+            b's', b'r', b'c', b'/', 0xff, b'.', b'r', b's',
+        ]))
+    }
+
+    #[test]
+    fn search_records_round_trip() {
+        let result = SearchResult {
+            files: vec![
+                FileMatches {
+                    path: PathBuf::from("a \"quoted\"\tname.rs"),
+                    lines: vec![
+                        SearchLine {
+                            number: 1,
+                            kind: LineKind::Context,
+                            text: String::new(),
+                            truncated: false,
+                        },
+                        SearchLine {
+                            number: u64::MAX,
+                            kind: LineKind::Match,
+                            text: "fn f() { \"\\\u{1}ü\" }".to_owned(),
+                            truncated: true,
+                        },
+                    ],
+                },
+                FileMatches {
+                    path: odd_path(),
+                    lines: Vec::new(),
+                },
+            ],
+            matches: 1,
+            limit_reached: true,
+        };
+        let (summary, records) = encode_search(&result).unwrap();
+        assert_eq!(decode_search(summary, &records).unwrap(), result);
+        // Chunks cut anywhere, down to single bytes, decode to the same.
+        for size in [1, 2, 3, 7, 13, 64] {
+            let mut decoder = SearchDecoder::default();
+            for chunk in records.chunks(size) {
+                decoder.feed(chunk).unwrap();
+            }
+            assert_eq!(decoder.finish(summary).unwrap(), result, "chunks of {size}");
+        }
+        let empty = SearchResult::default();
+        let (summary, records) = encode_search(&empty).unwrap();
+        assert!(records.is_empty());
+        assert_eq!(decode_search(summary, &records).unwrap(), empty);
+    }
+
+    #[test]
+    fn walk_records_round_trip() {
+        let result = WalkResult {
+            entries: vec![
+                WalkEntry {
+                    path: PathBuf::from("dir"),
+                    kind: FileKind::Directory,
+                },
+                WalkEntry {
+                    path: odd_path(),
+                    kind: FileKind::File,
+                },
+                WalkEntry {
+                    path: PathBuf::from("link"),
+                    kind: FileKind::Symlink,
+                },
+            ],
+            limit_reached: false,
+        };
+        let (summary, records) = encode_walk(&result).unwrap();
+        let back = decode_walk(summary, &records).unwrap();
+        assert_eq!(back.entries, result.entries);
+        assert!(!back.limit_reached);
+    }
+
+    #[test]
+    fn cut_or_invalid_records_are_errors() {
+        let result = SearchResult {
+            files: vec![FileMatches {
+                path: PathBuf::from("a.rs"),
+                lines: vec![SearchLine {
+                    number: 3,
+                    kind: LineKind::Match,
+                    text: "match".to_owned(),
+                    truncated: false,
+                }],
+            }],
+            matches: 1,
+            limit_reached: false,
+        };
+        let (summary, records) = encode_search(&result).unwrap();
+        for cut in 1..records.len() {
+            assert!(
+                decode_search(summary, &records[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+        let mut bad = records.to_vec();
+        let last = bad.len() - 1;
+        bad[last] = 0xff;
+        assert_eq!(
+            decode_search(summary, &bad).unwrap_err().to_string(),
+            "malformed result records: a line's text is not UTF-8"
+        );
+        assert!(
+            decode_walk(
+                WireWalkSummary {
+                    limit_reached: false
+                },
+                &[9, 0, 0, 0, 0]
+            )
+            .is_err()
+        );
+        assert!(
+            decode_walk(
+                WireWalkSummary {
+                    limit_reached: false
+                },
+                &[0, 0, 0]
+            )
+            .is_err()
+        );
     }
 }

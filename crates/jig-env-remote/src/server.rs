@@ -17,9 +17,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
-    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, WireDirEntry, WireError, WireHead,
-    WireInfo, WireLine, WireLines, WireOutcome, WirePath, WireSearchResult, WireWalkResult,
-    read_frame, write_frame,
+    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RECORD_CHUNK, RecordError, WireDirEntry,
+    WireError, WireHead, WireInfo, WireLine, WireLines, WireOutcome, WirePath, encode_search,
+    encode_walk, read_frame, write_frame,
 };
 
 /// Writes bigger than this are handed to the env in a stream
@@ -331,30 +331,32 @@ fn start_call(ctx: CallContext, op: Op) {
 
 type Reply = (Value, Bytes);
 
-/// A big result (`walk`, `search`) as JSON in the payload, written straight from the typed
-/// value (no `Value` tree on either side); more than a chunk goes as `data` frames first.
-async fn bulk_json<T: serde::Serialize>(
+/// A big result (`walk`, `search`): its counts in `value`, its records in the payload; more
+/// than a record chunk goes as `data` frames first.
+async fn bulk<T: serde::Serialize>(
     ctx: &CallContext,
     operation: &'static str,
-    result: &T,
+    encoded: Result<(T, Bytes), RecordError>,
 ) -> EnvResult<Reply> {
-    let json = Bytes::from(serde_json::to_vec(result).map_err(|error| {
+    let (summary, records) = encoded.map_err(|error| {
         EnvError::new(
             ErrorKind::Other,
             operation,
             format!("cannot encode the result: {error}"),
         )
-    })?);
-    if json.len() <= CHUNK {
-        return Ok((Value::Null, json));
-    }
+    })?;
+    // The last chunk goes with the answer.
     let mut offset = 0;
-    while offset < json.len() {
-        let end = (offset + CHUNK).min(json.len());
-        send_data(&ctx.out, ctx.id, json.slice(offset..end)).await?;
-        offset = end;
+    while records.len() - offset > RECORD_CHUNK {
+        send_data(
+            &ctx.out,
+            ctx.id,
+            records.slice(offset..offset + RECORD_CHUNK),
+        )
+        .await?;
+        offset += RECORD_CHUNK;
     }
-    Ok((Value::Null, Bytes::new()))
+    Ok((value(&summary), records.slice(offset..)))
 }
 
 fn value<T: serde::Serialize>(value: &T) -> Value {
@@ -527,14 +529,14 @@ async fn run_op(
         Op::Walk(walk) => {
             let mut request = walk.into_request();
             request.cancel = cancel;
-            let result = WireWalkResult::from(&env.walk(request).await?);
-            bulk_json(ctx, "walk", &result).await?
+            let result = env.walk(request).await?;
+            bulk(ctx, "walk", encode_walk(&result)).await?
         }
         Op::Search(search) => {
             let mut request = search.into_request();
             request.cancel = cancel;
-            let result = WireSearchResult::from(&env.search(request).await?);
-            bulk_json(ctx, "search", &result).await?
+            let result = env.search(request).await?;
+            bulk(ctx, "search", encode_search(&result)).await?
         }
         Op::Cleanup => {
             env.cleanup().await;

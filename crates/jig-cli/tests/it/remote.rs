@@ -529,11 +529,11 @@ async fn conformance_in_a_podman_container() {
 
 // ----- docker:// and podman:// through the Docker Engine API (Podman's compatible socket) ----
 
-/// `podman system service` on a socket of its own, with the container's containers.conf.
-/// Killed when dropped.
+/// `podman system service` on a socket of its own (or a loopback TCP port), with the
+/// container's containers.conf. Killed when dropped.
 struct PodmanService {
     dir: tempfile::TempDir,
-    socket: PathBuf,
+    endpoint: jig_env_remote::container::Endpoint,
     child: Child,
 }
 
@@ -548,19 +548,46 @@ impl PodmanService {
     fn start(container: &Container) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("podman.sock");
+        Self::start_on(
+            container,
+            dir,
+            jig_env_remote::container::Endpoint::Unix(socket),
+        )
+    }
+
+    /// The service on plain HTTP at `tcp://127.0.0.1:PORT`.
+    fn start_tcp(container: &Container) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let address = format!("127.0.0.1:{}", free_port());
+        Self::start_on(
+            container,
+            dir,
+            jig_env_remote::container::Endpoint::Tcp(address),
+        )
+    }
+
+    fn start_on(
+        container: &Container,
+        dir: tempfile::TempDir,
+        endpoint: jig_env_remote::container::Endpoint,
+    ) -> Self {
         let log = std::fs::File::create(dir.path().join("service.log")).expect("log");
         let child = container
             .podman()
             .args(["system", "service", "--time=0"])
-            .arg(format!("unix://{}", socket.display()))
+            .arg(endpoint.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("start podman system service");
-        let service = Self { dir, socket, child };
+        let service = Self {
+            dir,
+            endpoint,
+            child,
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
-        while std::os::unix::net::UnixStream::connect(&service.socket).is_err() {
+        while !service.listens() {
             assert!(
                 Instant::now() < deadline,
                 "podman system service did not listen: {}",
@@ -571,8 +598,19 @@ impl PodmanService {
         service
     }
 
+    fn listens(&self) -> bool {
+        match &self.endpoint {
+            jig_env_remote::container::Endpoint::Unix(socket) => {
+                std::os::unix::net::UnixStream::connect(socket).is_ok()
+            }
+            jig_env_remote::container::Endpoint::Tcp(address) => {
+                std::net::TcpStream::connect(address).is_ok()
+            }
+        }
+    }
+
     fn host(&self) -> String {
-        format!("unix://{}", self.socket.display())
+        self.endpoint.to_string()
     }
 
     async fn connect(&self, container: &Container, engine: &str) -> RemoteEnv {
@@ -586,7 +624,7 @@ impl PodmanService {
             engine,
             &container.name,
             &jig_env_remote::container::ContainerOptions {
-                socket: Some(self.socket.clone()),
+                endpoint: Some(self.endpoint.clone()),
                 binary: Some(jig()),
             },
         )
@@ -691,15 +729,69 @@ fn a_missing_engine_socket_is_a_clear_error_naming_it() {
         );
     }
     // A DOCKER_HOST the transport does not speak is refused, not replaced by a default.
-    let output = Command::new(jig())
-        .args(["tool", "read", "--env", "docker://box/ws"])
-        .args(["--args", r#"{"path":"a.txt"}"#])
-        .env("DOCKER_HOST", "tcp://127.0.0.1:2375")
-        .output()
-        .expect("jig tool");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("is not a unix:// socket"), "{stderr}");
+    let refused = |host: &str, tls_verify: Option<&str>| {
+        let mut command = Command::new(jig());
+        command
+            .args(["tool", "read", "--env", "docker://box/ws"])
+            .args(["--args", r#"{"path":"a.txt"}"#])
+            .env("DOCKER_HOST", host)
+            .env_remove("DOCKER_TLS_VERIFY");
+        if let Some(verify) = tls_verify {
+            command.env("DOCKER_TLS_VERIFY", verify);
+        }
+        let output = command.output().expect("jig tool");
+        assert!(!output.status.success(), "{host}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let stderr = refused("ssh://me@box", None);
+    assert!(
+        stderr.contains("is not a unix:// socket or a tcp:// address"),
+        "{stderr}"
+    );
+    // Nothing listens on a fresh loopback port.
+    let address = format!("127.0.0.1:{}", free_port());
+    let stderr = refused(&format!("tcp://{address}"), None);
+    assert!(
+        stderr.contains(&format!("cannot reach the docker API at tcp://{address}")),
+        "{stderr}"
+    );
+    // TLS is asked for and not supported: an error, never a plain connection instead.
+    let stderr = refused(&format!("tcp://{address}"), Some("1"));
+    assert!(
+        stderr.contains("TLS, which jig does not support yet"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn jig_tool_runs_over_the_docker_api_on_tcp() {
+    let Some(container) = Container::start_without_jig() else {
+        return;
+    };
+    let service = PodmanService::start_tcp(&container);
+    std::fs::write(container.shared.join("notes.txt"), "over plain HTTP\n").expect("write");
+    for (engine, variable) in [("docker", "DOCKER_HOST"), ("podman", "CONTAINER_HOST")] {
+        let url = format!(
+            "{engine}://{}{}",
+            container.name,
+            container.shared.display()
+        );
+        let output = Command::new(jig())
+            .args(["tool", "bash", "--env", &url])
+            .args(["--args", r#"{"command":"cat notes.txt; uname -n"}"#])
+            .env_remove("CONTAINER_HOST")
+            .env_remove("DOCKER_TLS_VERIFY")
+            .env(variable, service.host())
+            .output()
+            .expect("jig tool");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{engine}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains("over plain HTTP"), "{engine}: {stdout}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -756,7 +848,7 @@ async fn a_container_of_another_architecture_is_refused_before_the_copy() {
         "docker",
         &container.name,
         &jig_env_remote::container::ContainerOptions {
-            socket: Some(service.socket.clone()),
+            endpoint: Some(service.endpoint.clone()),
             binary: Some(jig()),
         },
     )

@@ -17,3 +17,4 @@ mod conformance;
 mod faults;
 mod race;
 mod support;
+mod version;
