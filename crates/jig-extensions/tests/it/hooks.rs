@@ -41,14 +41,23 @@ fn gone(file: &Path) -> bool {
 #[tokio::test]
 async fn a_hook_that_exits_while_a_background_child_holds_its_stdout_has_answered() {
     let dir = tempfile::tempdir().unwrap();
-    let runner = hook(dir.path(), "cat >/dev/null; sleep 20 & echo $! > bg.pid; exit 0").await;
+    let runner = hook(
+        dir.path(),
+        "cat >/dev/null; sleep 20 & echo $! > bg.pid; exit 0",
+    )
+    .await;
     let started = Instant::now();
-    let outcome = runner.tool_call("c", "bash", &json!({"command": "ls"})).await;
+    let outcome = runner
+        .tool_call("c", "bash", &json!({"command": "ls"}))
+        .await;
     let took = started.elapsed();
     assert_eq!(outcome, ToolCallOutcome::Allow { input: None });
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(runner.take_errors().is_empty());
-    assert!(gone(&dir.path().join("bg.pid")), "the background child lingers");
+    assert!(
+        gone(&dir.path().join("bg.pid")),
+        "the background child lingers"
+    );
 }
 
 #[tokio::test]
@@ -64,7 +73,9 @@ async fn a_hook_that_answers_and_leaves_a_child_behind_is_read_whole() {
     )
     .await;
     let started = Instant::now();
-    let outcome = runner.tool_call("c", "bash", &json!({"command": "ls"})).await;
+    let outcome = runner
+        .tool_call("c", "bash", &json!({"command": "ls"}))
+        .await;
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(
         outcome,
@@ -73,7 +84,10 @@ async fn a_hook_that_answers_and_leaves_a_child_behind_is_read_whole() {
         }
     );
     assert!(runner.take_errors().is_empty());
-    assert!(gone(&dir.path().join("bg.pid")), "the background child lingers");
+    assert!(
+        gone(&dir.path().join("bg.pid")),
+        "the background child lingers"
+    );
 }
 
 #[tokio::test]
@@ -85,7 +99,9 @@ async fn a_blocking_hook_with_a_background_child_blocks_at_once_with_its_reason(
     )
     .await;
     let started = Instant::now();
-    let outcome = runner.tool_call("c", "bash", &json!({"command": "ls"})).await;
+    let outcome = runner
+        .tool_call("c", "bash", &json!({"command": "ls"}))
+        .await;
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(
         outcome,
@@ -93,17 +109,28 @@ async fn a_blocking_hook_with_a_background_child_blocks_at_once_with_its_reason(
             reason: Some("no rm here".to_owned())
         }
     );
-    assert!(gone(&dir.path().join("bg.pid")), "the background child lingers");
+    assert!(
+        gone(&dir.path().join("bg.pid")),
+        "the background child lingers"
+    );
 }
 
 #[tokio::test]
 async fn a_hook_that_does_not_exit_still_times_out_and_its_group_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let runner = hook(dir.path(), "sleep 20 & echo $! > bg.pid; wait").await;
-    let outcome = runner.tool_call("c", "bash", &json!({"command": "ls"})).await;
-    assert!(matches!(outcome, ToolCallOutcome::Block { .. }), "{outcome:?}");
+    let outcome = runner
+        .tool_call("c", "bash", &json!({"command": "ls"}))
+        .await;
+    assert!(
+        matches!(outcome, ToolCallOutcome::Block { .. }),
+        "{outcome:?}"
+    );
     let errors = runner.take_errors();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].message.contains("no answer within"), "{errors:?}");
-    assert!(gone(&dir.path().join("bg.pid")), "the background child lingers");
+    assert!(
+        gone(&dir.path().join("bg.pid")),
+        "the background child lingers"
+    );
 }
