@@ -21,10 +21,11 @@ use clap::Args;
 use jig_env::ExecutionEnv;
 use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
-    Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin, ProjectSettings,
-    ProjectTrustHook, StartupVerdict, TrustAnswer, TrustDecision, TrustInputs, TrustPrompt,
-    TrustStore, UserProjectSettings, discover, read_project_settings, read_project_settings_in,
-    resolve_project_trust, resolve_project_trust_of, trust_requiring_resources_in,
+    DiagnosticKind, Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin,
+    ProjectSettings, ProjectTrustHook, Severity, StartupVerdict, TrustAnswer, TrustDecision,
+    TrustInputs, TrustPrompt, TrustStore, UserProjectSettings, discover, read_project_settings,
+    read_project_settings_in, resolve_project_trust, resolve_project_trust_of,
+    trust_requiring_resources_in,
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
@@ -402,6 +403,20 @@ fn add_checked(
 ) {
     let path = PathBuf::from(extension.path());
     let registrations = extension.registrations();
+    // A newer extension may subscribe to events this host does not have: it loads, and the
+    // user learns which of its handlers will never run.
+    for event in registrations.unknown_events() {
+        diagnostics.push(
+            Severity::Warning,
+            DiagnosticKind::ExtensionLoad,
+            format!(
+                "Extension \"{}\": unknown event \"{event}\", which this jig never sends \
+                 (known events: {})",
+                path.display(),
+                jig_extensions::events::ALL.join(", ")
+            ),
+        );
+    }
     if let Err(reason) = check_providers(registrations, loaded.runner.extensions()) {
         diagnostics.provider_registration_error(&path, &reason);
         extension_shutdown(extension);
@@ -625,6 +640,10 @@ fn parse_settings_hooks(hooks: &serde_json::Value) -> Result<Vec<Hooks>, String>
     };
     let mut layers: Vec<Hooks> = Vec::new();
     for (event, value) in object {
+        // A typo must not silently switch a guard off.
+        if !jig_extensions::events::is_known(event) {
+            return Err(jig_extensions::events::unknown(event));
+        }
         let commands: Option<Vec<Vec<OsString>>> = match value.as_array() {
             Some(items) if items.iter().all(serde_json::Value::is_array) && !items.is_empty() => {
                 items.iter().map(argv).collect()
