@@ -266,28 +266,56 @@ pub(crate) struct LoadedExtensions {
 }
 
 /// The extensions' timeouts: the defaults, or `JIG_EXTENSION_TIMEOUT` seconds for events
-/// (notifications wait no longer than that either).
-fn timeouts() -> jig_extensions::Timeouts {
+/// (notifications wait no longer than that either). A value that is not a positive number of
+/// seconds is a warning, and the defaults are used.
+fn timeouts(diagnostics: &mut Diagnostics) -> jig_extensions::Timeouts {
+    let name = jig_protocol::EnvVars::JIG_EXTENSION_TIMEOUT;
     let defaults = jig_extensions::Timeouts::default();
-    let Some(seconds) = std::env::var(jig_protocol::EnvVars::JIG_EXTENSION_TIMEOUT)
-        .ok()
-        .and_then(|value| value.trim().parse::<f64>().ok())
-        .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds < 1e9)
-    else {
+    let Some(value) = std::env::var_os(name) else {
         return defaults;
     };
-    let decision = std::time::Duration::from_secs_f64(seconds);
-    jig_extensions::Timeouts {
-        decision,
-        notification: defaults.notification.min(decision),
-        ..defaults
+    match parse_timeout(&value.to_string_lossy()) {
+        Ok(decision) => jig_extensions::Timeouts {
+            decision,
+            notification: defaults.notification.min(decision),
+            ..defaults
+        },
+        Err(()) => {
+            diagnostics.push(
+                Severity::Warning,
+                DiagnosticKind::Settings,
+                format!(
+                    "{name}={value:?} is not a timeout: expected a positive number of seconds, \
+                     such as 60 or 2.5; using the default of {} s",
+                    defaults.decision.as_secs()
+                ),
+            );
+            defaults
+        }
+    }
+}
+
+/// A positive number of seconds: digits with an optional decimal fraction (`60`, `2.5`), at most
+/// about 31 years.
+fn parse_timeout(value: &str) -> Result<std::time::Duration, ()> {
+    let value = value.trim();
+    let (whole, fraction) = value.split_once('.').unwrap_or((value, "0"));
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return Err(());
+    }
+    let seconds: f64 = value.parse().map_err(|_| ())?;
+    if seconds > 0.0 && seconds < 1e9 {
+        Ok(std::time::Duration::from_secs_f64(seconds))
+    } else {
+        Err(())
     }
 }
 
 impl LoadedExtensions {
-    fn new(options: LoadOptions) -> Self {
+    fn new(options: LoadOptions, timeouts: jig_extensions::Timeouts) -> Self {
         Self {
-            runner: Arc::new(ExtensionRunner::new(timeouts())),
+            runner: Arc::new(ExtensionRunner::new(timeouts)),
             cli_count: 0,
             project_count: 0,
             options,
@@ -712,11 +740,15 @@ pub(crate) async fn start_with_prompt(
     // Pre-trust: everything but the project.
     let pre_trust = discover(&inputs, None, &mut diagnostics);
     // A mode that can ask about trust has a user interface: extensions are told so.
-    let mut loaded = LoadedExtensions::new(LoadOptions {
-        mode: mode.to_owned(),
-        has_ui: prompt.is_some(),
-        ..LoadOptions::new(place.extensions_cwd())
-    });
+    let timeouts = timeouts(&mut diagnostics);
+    let mut loaded = LoadedExtensions::new(
+        LoadOptions {
+            mode: mode.to_owned(),
+            has_ui: prompt.is_some(),
+            ..LoadOptions::new(place.extensions_cwd())
+        },
+        timeouts,
+    );
     loaded.can_ask = prompt.is_some();
     load_extensions(
         LoadRequest {
@@ -846,6 +878,31 @@ async fn remote_project(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_extension_timeout_is_a_positive_number_of_seconds() {
+        use std::time::Duration;
+        assert_eq!(parse_timeout("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_timeout(" 2.5 "), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_timeout("0.1"), Ok(Duration::from_millis(100)));
+        for bad in [
+            "",
+            "abc",
+            "0",
+            "0.0",
+            "-1",
+            "1e3",
+            "+5",
+            ".5",
+            "5.",
+            "inf",
+            "NaN",
+            "1 000",
+            "9999999999",
+        ] {
+            assert_eq!(parse_timeout(bad), Err(()), "{bad:?}");
+        }
+    }
 
     fn normalized(line: &str) -> String {
         use clap::CommandFactory as _;

@@ -465,3 +465,30 @@ for line in sys.stdin:
     );
     assert!(text(&output.stdout).contains("victim/"));
 }
+
+#[test]
+fn an_invalid_extension_timeout_is_a_warning_and_the_default_is_used() {
+    let workspace = Workspace::new();
+    for bad in ["abc", "0", "-1", "1e3"] {
+        let output = workspace
+            .jig(&["tool", "ls"])
+            .env("JIG_EXTENSION_TIMEOUT", bad)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{bad}");
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "jig: warning: JIG_EXTENSION_TIMEOUT=\"{bad}\" is not a timeout: expected a positive number of seconds, such as 60 or 2.5; using the default of 30 s\n"
+            )
+        );
+        assert!(text(&output.stdout).contains("victim/"));
+    }
+    let output = workspace
+        .jig(&["tool", "ls"])
+        .env("JIG_EXTENSION_TIMEOUT", "2.5")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stderr), "");
+}
