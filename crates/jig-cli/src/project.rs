@@ -274,42 +274,37 @@ fn timeouts(diagnostics: &mut Diagnostics) -> jig_extensions::Timeouts {
     let Some(value) = std::env::var_os(name) else {
         return defaults;
     };
-    match parse_timeout(&value.to_string_lossy()) {
-        Ok(decision) => jig_extensions::Timeouts {
+    let value = value.to_string_lossy().into_owned();
+    if let Some(decision) = parse_timeout(&value) {
+        return jig_extensions::Timeouts {
             decision,
             notification: defaults.notification.min(decision),
             ..defaults
-        },
-        Err(()) => {
-            diagnostics.push(
-                Severity::Warning,
-                DiagnosticKind::Settings,
-                format!(
-                    "{name}={value:?} is not a timeout: expected a positive number of seconds, \
-                     such as 60 or 2.5; using the default of {} s",
-                    defaults.decision.as_secs()
-                ),
-            );
-            defaults
-        }
+        };
     }
+    diagnostics.push(
+        Severity::Warning,
+        DiagnosticKind::Settings,
+        format!(
+            "{name}={value:?} is not a timeout: expected a positive number of seconds, such as 60 \
+             or 2.5; using the default of {} s",
+            defaults.decision.as_secs()
+        ),
+    );
+    defaults
 }
 
 /// A positive number of seconds: digits with an optional decimal fraction (`60`, `2.5`), at most
 /// about 31 years.
-fn parse_timeout(value: &str) -> Result<std::time::Duration, ()> {
+fn parse_timeout(value: &str) -> Option<std::time::Duration> {
     let value = value.trim();
     let (whole, fraction) = value.split_once('.').unwrap_or((value, "0"));
     let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
     if !digits(whole) || !digits(fraction) {
-        return Err(());
+        return None;
     }
-    let seconds: f64 = value.parse().map_err(|_| ())?;
-    if seconds > 0.0 && seconds < 1e9 {
-        Ok(std::time::Duration::from_secs_f64(seconds))
-    } else {
-        Err(())
-    }
+    let seconds: f64 = value.parse().ok()?;
+    (seconds > 0.0 && seconds < 1e9).then(|| std::time::Duration::from_secs_f64(seconds))
 }
 
 impl LoadedExtensions {
@@ -882,9 +877,9 @@ mod tests {
     #[test]
     fn an_extension_timeout_is_a_positive_number_of_seconds() {
         use std::time::Duration;
-        assert_eq!(parse_timeout("60"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_timeout(" 2.5 "), Ok(Duration::from_millis(2500)));
-        assert_eq!(parse_timeout("0.1"), Ok(Duration::from_millis(100)));
+        assert_eq!(parse_timeout("90"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_timeout(" 2.5 "), Some(Duration::from_millis(2500)));
+        assert_eq!(parse_timeout("0.1"), Some(Duration::from_millis(100)));
         for bad in [
             "",
             "abc",
@@ -900,7 +895,7 @@ mod tests {
             "1 000",
             "9999999999",
         ] {
-            assert_eq!(parse_timeout(bad), Err(()), "{bad:?}");
+            assert_eq!(parse_timeout(bad), None, "{bad:?}");
         }
     }
 

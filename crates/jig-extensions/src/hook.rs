@@ -4,12 +4,14 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Child;
 
 use crate::error::{ExtensionError, HandlerError};
 use crate::handle::ExtensionHandle;
@@ -30,6 +32,10 @@ const HOOK_MAX_STDERR_BYTES: usize = 64 * 1024;
 /// (`tool_call`: `{"block": true}`, `session_before_*`: `{"cancel": true}`, `project_trust`:
 /// `{"trusted": "no"}`; other events have nothing to block and report an error); any other
 /// exit, a signal, or a timeout is an extension error (and for `tool_call` a block).
+///
+/// The answer is decided when the hook process exits, not when its pipes close: what it wrote
+/// is read (with a brief grace for data in flight), and whatever it left running in its process
+/// group is killed.
 pub struct HookExtension {
     path: String,
     hooks: BTreeMap<String, Vec<OsString>>,
@@ -113,6 +119,18 @@ enum ReadError {
     Overflow,
 }
 
+impl ReadError {
+    fn into_handler_error(self) -> HandlerError {
+        HandlerError::Failed(match self {
+            Self::Io(error) => format!("cannot read hook output: {error}"),
+            Self::Overflow => format!(
+                "hook wrote more than {} on stdout",
+                jig_truncate::format_size(HOOK_MAX_STDOUT_BYTES)
+            ),
+        })
+    }
+}
+
 /// Kills the hook's process group when dropped: on a timeout (the future is dropped) and when the
 /// hook has answered, so that what it started in the background does not outlive it. The group
 /// id is the hook's pid, which the kernel does not reuse while any process of the group lives, so
@@ -129,6 +147,71 @@ impl Drop for GroupKill {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
     }
+}
+
+/// Writes `input` to the hook, reads its stdout and stderr, and waits for it: its exit status
+/// and what it wrote. Done when it exits (see [`HOOK_EXIT_GRACE`]), or when both pipes closed and
+/// it exited.
+async fn exchange(
+    mut child: Child,
+    input: Vec<u8>,
+) -> Result<(ExitStatus, Vec<u8>, Vec<u8>), HandlerError> {
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let status = {
+        let write = async move {
+            if let Some(mut stdin) = stdin {
+                // A hook that does not read its input is fine.
+                let _ = stdin.write_all(&input).await;
+            }
+        };
+        let read_out = async {
+            match stdout {
+                Some(pipe) => read_bounded(pipe, &mut out, HOOK_MAX_STDOUT_BYTES).await,
+                None => Ok(()),
+            }
+        };
+        let read_err = async {
+            match stderr {
+                Some(pipe) => {
+                    // Only the first part of a long stderr is kept; the rest is drained.
+                    match read_bounded(pipe, &mut err, HOOK_MAX_STDERR_BYTES).await {
+                        Err(ReadError::Overflow) => Ok(()),
+                        other => other,
+                    }
+                }
+                None => Ok(()),
+            }
+        };
+        let pipes = async {
+            let ((), read) = tokio::join!(write, async {
+                tokio::try_join!(read_out, read_err).map(|_| ())
+            });
+            read
+        };
+        tokio::pin!(pipes);
+        // The answer is decided when the hook exits, not when its pipes close: a background
+        // child may hold them open. After the exit, what is already in the pipes (or arrives
+        // within a brief grace) is read, and the rest is not waited for.
+        tokio::select! {
+            read = &mut pipes => {
+                // The group is killed by the caller's guard.
+                read.map_err(ReadError::into_handler_error)?;
+                child.wait().await
+            }
+            status = child.wait() => {
+                if let Ok(read) = tokio::time::timeout(HOOK_EXIT_GRACE, &mut pipes).await {
+                    read.map_err(ReadError::into_handler_error)?;
+                }
+                status
+            }
+        }
+    }
+    .map_err(|error| HandlerError::Failed(format!("cannot wait for the hook: {error}")))?;
+    Ok((status, out, err))
 }
 
 fn blocked(event: &str, reason: &str) -> Result<Value, HandlerError> {
@@ -169,7 +252,7 @@ impl ExtensionHandle for HookExtension {
         let mut input = serde_json::to_vec(&input)
             .map_err(|error| HandlerError::Failed(format!("cannot encode the event: {error}")))?;
         input.push(b'\n');
-        let mut child = spawn_piped(program.as_ref(), args, &self.cwd).map_err(|error| {
+        let child = spawn_piped(program.as_ref(), args, &self.cwd).map_err(|error| {
             HandlerError::Failed(format!(
                 "cannot start hook {}: {error}",
                 PathBuf::from(program).display()
@@ -178,85 +261,7 @@ impl ExtensionHandle for HookExtension {
         // A timeout drops this future: take the hook's own children down with it. Otherwise
         // they go when the answer is decided (this guard is dropped on return).
         let _group = GroupKill(child.id());
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let status = {
-            let write = async move {
-                if let Some(mut stdin) = stdin {
-                    // A hook that does not read its input is fine.
-                    let _ = stdin.write_all(&input).await;
-                }
-            };
-            let read_out = async {
-                match stdout {
-                    Some(pipe) => read_bounded(pipe, &mut out, HOOK_MAX_STDOUT_BYTES).await,
-                    None => Ok(()),
-                }
-            };
-            let read_err = async {
-                match stderr {
-                    Some(pipe) => {
-                        // Only the first part of a long stderr is kept; the rest is drained.
-                        match read_bounded(pipe, &mut err, HOOK_MAX_STDERR_BYTES).await {
-                            Err(ReadError::Overflow) => Ok(()),
-                            other => other,
-                        }
-                    }
-                    None => Ok(()),
-                }
-            };
-            let pipes = async {
-                let ((), read) = tokio::join!(write, async {
-                    tokio::try_join!(read_out, read_err).map(|_| ())
-                });
-                read
-            };
-            tokio::pin!(pipes);
-            // The answer is decided when the hook exits, not when its pipes close: a background
-            // child may hold them open. After the exit, what is already in the pipes (or arrives
-            // within a brief grace) is read, and the rest is not waited for.
-            tokio::select! {
-                read = &mut pipes => {
-                    match read {
-                        Ok(()) => {}
-                        Err(ReadError::Overflow) => {
-                            let _ = child.start_kill();
-                            return Err(HandlerError::Failed(format!(
-                                "hook wrote more than {} on stdout",
-                                jig_truncate::format_size(HOOK_MAX_STDOUT_BYTES)
-                            )));
-                        }
-                        Err(ReadError::Io(error)) => {
-                            return Err(HandlerError::Failed(format!(
-                                "cannot read hook output: {error}"
-                            )));
-                        }
-                    }
-                    child.wait().await
-                }
-                status = child.wait() => {
-                    match tokio::time::timeout(HOOK_EXIT_GRACE, &mut pipes).await {
-                        Ok(Err(ReadError::Overflow)) => {
-                            return Err(HandlerError::Failed(format!(
-                                "hook wrote more than {} on stdout",
-                                jig_truncate::format_size(HOOK_MAX_STDOUT_BYTES)
-                            )));
-                        }
-                        Ok(Err(ReadError::Io(error))) => {
-                            return Err(HandlerError::Failed(format!(
-                                "cannot read hook output: {error}"
-                            )));
-                        }
-                        Ok(Ok(())) | Err(_) => {}
-                    }
-                    status
-                }
-            }
-        }
-        .map_err(|error| HandlerError::Failed(format!("cannot wait for the hook: {error}")))?;
+        let (status, out, err) = exchange(child, input).await?;
         let stderr = String::from_utf8_lossy(&err).into_owned();
         match status.code() {
             Some(0) => {

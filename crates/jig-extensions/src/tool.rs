@@ -206,11 +206,7 @@ pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
                 max_bytes: bytes_left,
             },
         );
-        if !cut.truncated {
-            lines_left -= cut.total_lines;
-            bytes_left -= cut.total_bytes;
-            kept_lines += cut.total_lines;
-        } else {
+        if cut.truncated {
             done = true;
             truncated_by = cut.truncated_by.unwrap_or(TruncatedBy::Bytes);
             let keep = if !cut.first_line_exceeds_limit {
@@ -227,6 +223,10 @@ pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
             if text.is_empty() {
                 continue;
             }
+        } else {
+            lines_left -= cut.total_lines;
+            bytes_left -= cut.total_bytes;
+            kept_lines += cut.total_lines;
         }
         last_text = Some(blocks.len());
         blocks.push(ContentBlock::Text { text });
@@ -257,14 +257,18 @@ pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
     use pretty_assertions::assert_eq;
 
     /// `count` lines of `width` bytes each (newline included), numbered from `from`.
     fn lines(from: usize, count: usize, width: usize) -> String {
-        (from..from + count)
-            .map(|i| format!("{:<pad$}\n", format!("line {i}"), pad = width - 1))
-            .collect()
+        let mut text = String::new();
+        for i in from..from + count {
+            let _ = writeln!(text, "{:<pad$}", format!("line {i}"), pad = width - 1);
+        }
+        text
     }
 
     fn texts(result: &ToolResult) -> Vec<&str> {

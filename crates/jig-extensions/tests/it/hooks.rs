@@ -1,4 +1,8 @@
 //! Command hooks: the answer is decided when the hook process exits, whatever it left running.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the tests write hook manifests and look at processes on the host"
+)]
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -133,4 +137,22 @@ async fn a_hook_that_does_not_exit_still_times_out_and_its_group_is_killed() {
         gone(&dir.path().join("bg.pid")),
         "the background child lingers"
     );
+}
+
+#[tokio::test]
+async fn a_hook_flooding_stdout_is_cut_off_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = hook(dir.path(), "cat >/dev/null; exec yes").await;
+    let started = Instant::now();
+    let outcome = runner
+        .tool_call("c", "bash", &json!({"command": "ls"}))
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(
+        matches!(outcome, ToolCallOutcome::Block { .. }),
+        "{outcome:?}"
+    );
+    let errors = runner.take_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].message, "hook wrote more than 1.0MB on stdout");
 }
