@@ -21,10 +21,11 @@ use clap::Args;
 use jig_env::ExecutionEnv;
 use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
-    Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin, ProjectSettings,
-    ProjectTrustHook, StartupVerdict, TrustAnswer, TrustDecision, TrustInputs, TrustPrompt,
-    TrustStore, UserProjectSettings, discover, read_project_settings, read_project_settings_in,
-    resolve_project_trust, resolve_project_trust_of, trust_requiring_resources_in,
+    DiagnosticKind, Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin,
+    ProjectSettings, ProjectTrustHook, Severity, StartupVerdict, TrustAnswer, TrustDecision,
+    TrustInputs, TrustPrompt, TrustStore, UserProjectSettings, discover, read_project_settings,
+    read_project_settings_in, resolve_project_trust, resolve_project_trust_of,
+    trust_requiring_resources_in,
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
@@ -277,28 +278,51 @@ pub(crate) struct LoadedExtensions {
 }
 
 /// The extensions' timeouts: the defaults, or `JIG_EXTENSION_TIMEOUT` seconds for events
-/// (notifications wait no longer than that either).
-fn timeouts() -> jig_extensions::Timeouts {
+/// (notifications wait no longer than that either). A value that is not a positive number of
+/// seconds is a warning, and the defaults are used.
+fn timeouts(diagnostics: &mut Diagnostics) -> jig_extensions::Timeouts {
+    let name = jig_protocol::EnvVars::JIG_EXTENSION_TIMEOUT;
     let defaults = jig_extensions::Timeouts::default();
-    let Some(seconds) = std::env::var(jig_protocol::EnvVars::JIG_EXTENSION_TIMEOUT)
-        .ok()
-        .and_then(|value| value.trim().parse::<f64>().ok())
-        .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds < 1e9)
-    else {
+    let Some(value) = std::env::var_os(name) else {
         return defaults;
     };
-    let decision = std::time::Duration::from_secs_f64(seconds);
-    jig_extensions::Timeouts {
-        decision,
-        notification: defaults.notification.min(decision),
-        ..defaults
+    let value = value.to_string_lossy().into_owned();
+    if let Some(decision) = parse_timeout(&value) {
+        return jig_extensions::Timeouts {
+            decision,
+            notification: defaults.notification.min(decision),
+            ..defaults
+        };
     }
+    diagnostics.push(
+        Severity::Warning,
+        DiagnosticKind::Settings,
+        format!(
+            "{name}={value:?} is not a timeout: expected a positive number of seconds, such as 60 \
+             or 2.5; using the default of {} s",
+            defaults.decision.as_secs()
+        ),
+    );
+    defaults
+}
+
+/// A positive number of seconds: digits with an optional decimal fraction (`60`, `2.5`), at most
+/// about 31 years.
+fn parse_timeout(value: &str) -> Option<std::time::Duration> {
+    let value = value.trim();
+    let (whole, fraction) = value.split_once('.').unwrap_or((value, "0"));
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    let seconds: f64 = value.parse().ok()?;
+    (seconds > 0.0 && seconds < 1e9).then(|| std::time::Duration::from_secs_f64(seconds))
 }
 
 impl LoadedExtensions {
-    fn new(options: LoadOptions) -> Self {
+    fn new(options: LoadOptions, timeouts: jig_extensions::Timeouts) -> Self {
         Self {
-            runner: Arc::new(ExtensionRunner::new(timeouts())),
+            runner: Arc::new(ExtensionRunner::new(timeouts)),
             cli_count: 0,
             project_count: 0,
             options,
@@ -414,6 +438,20 @@ fn add_checked(
 ) {
     let path = PathBuf::from(extension.path());
     let registrations = extension.registrations();
+    // A newer extension may subscribe to events this host does not have: it loads, and the
+    // user learns which of its handlers will never run.
+    for event in registrations.unknown_events() {
+        diagnostics.push(
+            Severity::Warning,
+            DiagnosticKind::ExtensionLoad,
+            format!(
+                "Extension \"{}\": unknown event \"{event}\", which this jig never sends \
+                 (known events: {})",
+                path.display(),
+                jig_extensions::events::ALL.join(", ")
+            ),
+        );
+    }
     if let Err(reason) = check_providers(registrations, loaded.runner.extensions()) {
         diagnostics.provider_registration_error(&path, &reason);
         extension_shutdown(extension);
@@ -638,6 +676,10 @@ fn parse_settings_hooks(hooks: &serde_json::Value) -> Result<Vec<Hooks>, String>
     };
     let mut layers: Vec<Hooks> = Vec::new();
     for (event, value) in object {
+        // A typo must not silently switch a guard off.
+        if !jig_extensions::events::is_known(event) {
+            return Err(jig_extensions::events::unknown(event));
+        }
         let commands: Option<Vec<Vec<OsString>>> = match value.as_array() {
             Some(items) if items.iter().all(serde_json::Value::is_array) && !items.is_empty() => {
                 items.iter().map(argv).collect()
@@ -706,11 +748,15 @@ pub(crate) async fn start_with_prompt(
     // Pre-trust: everything but the project.
     let pre_trust = discover(&inputs, None, &mut diagnostics);
     // A mode that can ask about trust has a user interface: extensions are told so.
-    let mut loaded = LoadedExtensions::new(LoadOptions {
-        mode: mode.to_owned(),
-        has_ui: prompt.is_some(),
-        ..LoadOptions::new(place.extensions_cwd())
-    });
+    let timeouts = timeouts(&mut diagnostics);
+    let mut loaded = LoadedExtensions::new(
+        LoadOptions {
+            mode: mode.to_owned(),
+            has_ui: prompt.is_some(),
+            ..LoadOptions::new(place.extensions_cwd())
+        },
+        timeouts,
+    );
     loaded.can_ask = prompt.is_some();
     load_extensions(
         LoadRequest {
@@ -840,6 +886,31 @@ async fn remote_project(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_extension_timeout_is_a_positive_number_of_seconds() {
+        use std::time::Duration;
+        assert_eq!(parse_timeout("90"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_timeout(" 2.5 "), Some(Duration::from_millis(2500)));
+        assert_eq!(parse_timeout("0.1"), Some(Duration::from_millis(100)));
+        for bad in [
+            "",
+            "abc",
+            "0",
+            "0.0",
+            "-1",
+            "1e3",
+            "+5",
+            ".5",
+            "5.",
+            "inf",
+            "NaN",
+            "1 000",
+            "9999999999",
+        ] {
+            assert_eq!(parse_timeout(bad), None, "{bad:?}");
+        }
+    }
 
     fn normalized(line: &str) -> String {
         use clap::CommandFactory as _;

@@ -4,11 +4,14 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Child;
 
 use crate::error::{ExtensionError, HandlerError};
 use crate::handle::ExtensionHandle;
@@ -29,6 +32,10 @@ const HOOK_MAX_STDERR_BYTES: usize = 64 * 1024;
 /// (`tool_call`: `{"block": true}`, `session_before_*`: `{"cancel": true}`, `project_trust`:
 /// `{"trusted": "no"}`; other events have nothing to block and report an error); any other
 /// exit, a signal, or a timeout is an extension error (and for `tool_call` a block).
+///
+/// The answer is decided when the hook process exits, not when its pipes close: what it wrote
+/// is read (with a brief grace for data in flight), and whatever it left running in its process
+/// group is killed.
 pub struct HookExtension {
     path: String,
     hooks: BTreeMap<String, Vec<OsString>>,
@@ -81,28 +88,53 @@ impl HookExtension {
     }
 }
 
+/// How long a hook's pipes are still read after it exited: data it wrote just before exiting
+/// may still be in flight. A background child that holds the pipes open is not waited for.
+const HOOK_EXIT_GRACE: Duration = Duration::from_millis(100);
+
+/// Reads `pipe` into `kept` until end of file; more than `max` bytes is an error (what fits is
+/// kept). What was read stays in `kept` when the future is dropped.
 async fn read_bounded(
     mut pipe: impl AsyncRead + Unpin,
+    kept: &mut Vec<u8>,
     max: usize,
-) -> std::io::Result<(Vec<u8>, bool)> {
-    let mut kept = Vec::new();
+) -> Result<(), ReadError> {
     let mut chunk = vec![0_u8; 16 * 1024];
-    let mut overflow = false;
     loop {
-        let n = pipe.read(&mut chunk).await?;
+        let n = pipe.read(&mut chunk).await.map_err(ReadError::Io)?;
         if n == 0 {
-            return Ok((kept, overflow));
+            return Ok(());
         }
         if kept.len() + n > max {
-            overflow = true;
             let room = max - kept.len();
             kept.extend_from_slice(&chunk[..room]);
-            return Ok((kept, overflow));
+            return Err(ReadError::Overflow);
         }
         kept.extend_from_slice(&chunk[..n]);
     }
 }
 
+enum ReadError {
+    Io(std::io::Error),
+    Overflow,
+}
+
+impl ReadError {
+    fn into_handler_error(self) -> HandlerError {
+        HandlerError::Failed(match self {
+            Self::Io(error) => format!("cannot read hook output: {error}"),
+            Self::Overflow => format!(
+                "hook wrote more than {} on stdout",
+                jig_truncate::format_size(HOOK_MAX_STDOUT_BYTES)
+            ),
+        })
+    }
+}
+
+/// Kills the hook's process group when dropped: on a timeout (the future is dropped) and when the
+/// hook has answered, so that what it started in the background does not outlive it. The group
+/// id is the hook's pid, which the kernel does not reuse while any process of the group lives, so
+/// killing it after the hook was reaped reaches only its leftover children (or nothing).
 struct GroupKill(Option<u32>);
 
 impl Drop for GroupKill {
@@ -115,6 +147,71 @@ impl Drop for GroupKill {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
     }
+}
+
+/// Writes `input` to the hook, reads its stdout and stderr, and waits for it: its exit status
+/// and what it wrote. Done when it exits (see [`HOOK_EXIT_GRACE`]), or when both pipes closed and
+/// it exited.
+async fn exchange(
+    mut child: Child,
+    input: Vec<u8>,
+) -> Result<(ExitStatus, Vec<u8>, Vec<u8>), HandlerError> {
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let status = {
+        let write = async move {
+            if let Some(mut stdin) = stdin {
+                // A hook that does not read its input is fine.
+                let _ = stdin.write_all(&input).await;
+            }
+        };
+        let read_out = async {
+            match stdout {
+                Some(pipe) => read_bounded(pipe, &mut out, HOOK_MAX_STDOUT_BYTES).await,
+                None => Ok(()),
+            }
+        };
+        let read_err = async {
+            match stderr {
+                Some(pipe) => {
+                    // Only the first part of a long stderr is kept; the rest is drained.
+                    match read_bounded(pipe, &mut err, HOOK_MAX_STDERR_BYTES).await {
+                        Err(ReadError::Overflow) => Ok(()),
+                        other => other,
+                    }
+                }
+                None => Ok(()),
+            }
+        };
+        let pipes = async {
+            let ((), read) = tokio::join!(write, async {
+                tokio::try_join!(read_out, read_err).map(|_| ())
+            });
+            read
+        };
+        tokio::pin!(pipes);
+        // The answer is decided when the hook exits, not when its pipes close: a background
+        // child may hold them open. After the exit, what is already in the pipes (or arrives
+        // within a brief grace) is read, and the rest is not waited for.
+        tokio::select! {
+            read = &mut pipes => {
+                // The group is killed by the caller's guard.
+                read.map_err(ReadError::into_handler_error)?;
+                child.wait().await
+            }
+            status = child.wait() => {
+                if let Ok(read) = tokio::time::timeout(HOOK_EXIT_GRACE, &mut pipes).await {
+                    read.map_err(ReadError::into_handler_error)?;
+                }
+                status
+            }
+        }
+    }
+    .map_err(|error| HandlerError::Failed(format!("cannot wait for the hook: {error}")))?;
+    Ok((status, out, err))
 }
 
 fn blocked(event: &str, reason: &str) -> Result<Value, HandlerError> {
@@ -155,50 +252,17 @@ impl ExtensionHandle for HookExtension {
         let mut input = serde_json::to_vec(&input)
             .map_err(|error| HandlerError::Failed(format!("cannot encode the event: {error}")))?;
         input.push(b'\n');
-        let mut child = spawn_piped(program.as_ref(), args, &self.cwd).map_err(|error| {
+        let child = spawn_piped(program.as_ref(), args, &self.cwd).map_err(|error| {
             HandlerError::Failed(format!(
                 "cannot start hook {}: {error}",
                 PathBuf::from(program).display()
             ))
         })?;
-        // A timeout drops this future: take the hook's own children down with it.
+        // A timeout drops this future: take the hook's own children down with it. Otherwise
+        // they go when the answer is decided (this guard is dropped on return).
         let _group = GroupKill(child.id());
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        let write = async move {
-            if let Some(mut stdin) = stdin {
-                // A hook that does not read its input is fine.
-                let _ = stdin.write_all(&input).await;
-            }
-        };
-        let read_out = async move {
-            match stdout {
-                Some(pipe) => read_bounded(pipe, HOOK_MAX_STDOUT_BYTES).await,
-                None => Ok((Vec::new(), false)),
-            }
-        };
-        let read_err = async move {
-            match stderr {
-                Some(pipe) => read_bounded(pipe, HOOK_MAX_STDERR_BYTES).await,
-                None => Ok((Vec::new(), false)),
-            }
-        };
-        let ((), out, err) = tokio::join!(write, read_out, read_err);
-        let (out, out_overflow) =
-            out.map_err(|error| HandlerError::Failed(format!("cannot read hook output: {error}")))?;
-        if out_overflow {
-            let _ = child.start_kill();
-            return Err(HandlerError::Failed(format!(
-                "hook wrote more than {} on stdout",
-                jig_truncate::format_size(HOOK_MAX_STDOUT_BYTES)
-            )));
-        }
-        let stderr = String::from_utf8_lossy(&err.map(|(e, _)| e).unwrap_or_default()).into_owned();
-        let status = child
-            .wait()
-            .await
-            .map_err(|error| HandlerError::Failed(format!("cannot wait for the hook: {error}")))?;
+        let (status, out, err) = exchange(child, input).await?;
+        let stderr = String::from_utf8_lossy(&err).into_owned();
         match status.code() {
             Some(0) => {
                 if out.iter().all(u8::is_ascii_whitespace) {

@@ -13,7 +13,7 @@ use crate::handle::ExtensionHandle;
 use crate::hook::HookExtension;
 use crate::options::LoadOptions;
 use crate::process::ProcessExtension;
-use crate::registration::FlagRegistration;
+use crate::registration::{FlagRegistration, events};
 
 /// The manifest file of an extension directory.
 pub const MANIFEST_FILE: &str = "extension.toml";
@@ -150,6 +150,10 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
                 .ok_or("`hooks` must be a table of event = [command]")?;
             let mut map = BTreeMap::new();
             for (event, item) in table.iter() {
+                // A typo must not silently switch a guard off.
+                if !events::is_known(event) {
+                    return Err(format!("`hooks.{event}`: {}", events::unknown(event)));
+                }
                 map.insert(
                     event.to_owned(),
                     argv(item, dir, &format!("hooks.{event}"))?,
@@ -304,15 +308,15 @@ mod tests {
                 "`[flags]` is for command hooks: a process registers its flags in its initialize reply",
             ),
             (
-                "[hooks]\na = \"b\"\n[flags.a]\ndefault = true\n",
+                "[hooks]\ntool_call = \"b\"\n[flags.a]\ndefault = true\n",
                 "`flags.a` needs a `type`",
             ),
             (
-                "[hooks]\na = \"b\"\n[flags.a]\ntype = \"string\"\nvalue = 1\n",
+                "[hooks]\ntool_call = \"b\"\n[flags.a]\ntype = \"string\"\nvalue = 1\n",
                 "`flags.a.value` is not a flag field (type, default, description)",
             ),
             (
-                "flags = 1\n[hooks]\na = \"b\"\n",
+                "flags = 1\n[hooks]\ntool_call = \"b\"\n",
                 "`flags` must be a table of [flags.NAME] tables",
             ),
         ] {
@@ -325,6 +329,10 @@ mod tests {
         assert_eq!(
             parse_manifest("command = \"x\"\n[hooks]\na = \"b\"\n", dir).unwrap_err(),
             "give either `command` or `[hooks]`, not both"
+        );
+        insta::assert_snapshot!(
+            parse_manifest("[hooks]\ntool_calls = [\"./guard.sh\"]\n", dir).unwrap_err(),
+            @"`hooks.tool_calls`: unknown event \"tool_calls\" (known events: project_trust, tool_call, tool_result, input, before_agent_start, context, message_end, session_start, session_shutdown, session_before_switch, session_before_fork, session_before_compact, session_before_tree)"
         );
         assert_eq!(
             parse_manifest("name = 1\n", dir).unwrap_err(),

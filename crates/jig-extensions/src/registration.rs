@@ -32,6 +32,36 @@ pub mod events {
     pub const SESSION_BEFORE_COMPACT: &str = "session_before_compact";
     /// Before tree navigation: the first `cancel` wins, else the last result.
     pub const SESSION_BEFORE_TREE: &str = "session_before_tree";
+
+    /// Every event this host sends, in the order of the documentation.
+    pub const ALL: &[&str] = &[
+        PROJECT_TRUST,
+        TOOL_CALL,
+        TOOL_RESULT,
+        INPUT,
+        BEFORE_AGENT_START,
+        CONTEXT,
+        MESSAGE_END,
+        SESSION_START,
+        SESSION_SHUTDOWN,
+        SESSION_BEFORE_SWITCH,
+        SESSION_BEFORE_FORK,
+        SESSION_BEFORE_COMPACT,
+        SESSION_BEFORE_TREE,
+    ];
+
+    /// Whether `name` is an event this host sends.
+    pub fn is_known(name: &str) -> bool {
+        ALL.contains(&name)
+    }
+
+    /// `unknown event "<name>" (known events: project_trust, tool_call, …)`.
+    pub fn unknown(name: &str) -> String {
+        format!(
+            "unknown event \"{name}\" (known events: {})",
+            ALL.join(", ")
+        )
+    }
 }
 
 /// What an extension registered while loading (the `initialize` reply, camelCase on the wire).
@@ -158,6 +188,16 @@ impl Registrations {
             }
         }
         Ok(())
+    }
+
+    /// The events subscribed to that this host does not send (a typo, or an event of a newer
+    /// host), in registration order.
+    pub fn unknown_events(&self) -> Vec<&str> {
+        self.events
+            .iter()
+            .map(String::as_str)
+            .filter(|name| !events::is_known(name))
+            .collect()
     }
 
     /// True when the extension handles `event`.

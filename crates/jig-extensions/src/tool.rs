@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use jig_protocol::{ContentBlock, ToolResult};
 use jig_tool::{ArgumentValidator, DynTool, Effects, ToolContext, ToolError};
-use jig_truncate::{TruncationOptions, format_size, truncate_head};
+use jig_truncate::{TruncatedBy, TruncationOptions, count_lines, format_size, truncate_head};
 
 use crate::error::{ExtensionError, HandlerError, format_duration};
 use crate::handle::{ExtensionHandle, ToolInvocation};
@@ -18,7 +18,8 @@ use crate::registration::ToolRegistration;
 ///
 /// Arguments are validated by jig against the registered JSON Schema (the same rules and
 /// messages as built-in tools) before the extension sees them; the result's text is bounded by
-/// the default limits of `jig-truncate` (2000 lines, 50 KB, head kept) with a notice. What the
+/// the default limits of `jig-truncate` (2000 lines, 50 KB, head kept, all text blocks together)
+/// with a notice. What the
 /// tool touches is the extension's own business.
 pub struct ExtensionTool {
     handle: Arc<dyn ExtensionHandle>,
@@ -164,18 +165,38 @@ impl DynTool for ExtensionTool {
 }
 
 /// Keeps the text of `result` within the default limits, head first, with a notice.
+///
+/// The bound applies to the result as a whole: the lines and bytes of all its text blocks count
+/// together, in order. Blocks before the cut are kept whole, the one it falls in is shortened to
+/// whole lines (only a first line longer than the byte limit is cut inside), later text blocks
+/// are dropped, images stay. The notice, appended to the last kept text, counts the lines of all
+/// text blocks: `[Showing lines 1-512 of 2000 (50.0KB limit)]`.
 pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
     let limits = TruncationOptions::default();
+    let (total_lines, total_bytes) = result
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .fold((0, 0), |(lines, bytes), text| {
+            (lines + count_lines(text), bytes + text.len())
+        });
+    if total_lines <= limits.max_lines && total_bytes <= limits.max_bytes {
+        return result;
+    }
     let mut lines_left = limits.max_lines;
     let mut bytes_left = limits.max_bytes;
-    let mut exhausted = false;
+    let mut kept_lines = 0;
+    let mut partial = None;
+    let mut truncated_by = TruncatedBy::Bytes;
+    let mut done = false;
+    let mut last_text = None;
     let mut blocks = Vec::with_capacity(result.content.len());
     for block in result.content {
-        let ContentBlock::Text { text } = block else {
+        let ContentBlock::Text { mut text } = block else {
             blocks.push(block);
             continue;
         };
-        if exhausted {
+        if done {
             continue;
         }
         let cut = truncate_head(
@@ -185,24 +206,50 @@ pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
                 max_bytes: bytes_left,
             },
         );
-        if !cut.truncated {
-            lines_left = lines_left.saturating_sub(cut.total_lines);
-            bytes_left = bytes_left.saturating_sub(cut.total_bytes);
-            blocks.push(ContentBlock::Text { text });
-            continue;
-        }
-        exhausted = true;
-        let kept = if cut.first_line_exceeds_limit {
-            &text[..jig_truncate::floor_char_boundary(&text, bytes_left)]
+        if cut.truncated {
+            done = true;
+            truncated_by = cut.truncated_by.unwrap_or(TruncatedBy::Bytes);
+            let keep = if !cut.first_line_exceeds_limit {
+                kept_lines += cut.output_lines;
+                cut.output_bytes
+            } else if kept_lines == 0 {
+                let keep = jig_truncate::floor_char_boundary(&text, bytes_left);
+                partial = Some(keep);
+                keep
+            } else {
+                0
+            };
+            text.truncate(keep);
+            if text.is_empty() {
+                continue;
+            }
         } else {
-            cut.content
-        };
-        blocks.push(ContentBlock::text(format!(
-            "{kept}\n\n[Output truncated: showing {} of {} lines ({} limit)]",
-            cut.output_lines.max(1),
-            cut.total_lines,
-            format_size(limits.max_bytes),
-        )));
+            lines_left -= cut.total_lines;
+            bytes_left -= cut.total_bytes;
+            kept_lines += cut.total_lines;
+        }
+        last_text = Some(blocks.len());
+        blocks.push(ContentBlock::Text { text });
+    }
+    let shown = match (partial, kept_lines) {
+        (Some(bytes), _) => format!("the first {} of line 1", format_size(bytes)),
+        (None, 0) => "no lines".to_owned(),
+        (None, 1) => "line 1".to_owned(),
+        (None, lines) => format!("lines 1-{lines}"),
+    };
+    let limit = match truncated_by {
+        TruncatedBy::Lines => format!("{} line limit", limits.max_lines),
+        TruncatedBy::Bytes => format!("{} limit", format_size(limits.max_bytes)),
+    };
+    let notice = format!("[Showing {shown} of {total_lines} lines ({limit})]");
+    match last_text.and_then(|index| blocks.get_mut(index)) {
+        Some(ContentBlock::Text { text }) => {
+            let trimmed = text.trim_end_matches('\n').len();
+            text.truncate(trimmed);
+            text.push_str("\n\n");
+            text.push_str(&notice);
+        }
+        _ => blocks.push(ContentBlock::text(notice)),
     }
     result.content = blocks;
     result
@@ -210,7 +257,27 @@ pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// `count` lines of `width` bytes each (newline included), numbered from `from`.
+    fn lines(from: usize, count: usize, width: usize) -> String {
+        let mut text = String::new();
+        for i in from..from + count {
+            let _ = writeln!(text, "{:<pad$}", format!("line {i}"), pad = width - 1);
+        }
+        text
+    }
+
+    fn texts(result: &ToolResult) -> Vec<&str> {
+        result
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect()
+    }
 
     #[test]
     fn long_results_are_cut_with_a_notice() {
@@ -221,11 +288,71 @@ mod tests {
         let out = result.text_content();
         assert!(out.starts_with("line 1\n"), "{out}");
         assert!(
-            out.ends_with("[Output truncated: showing 2000 of 3000 lines (50.0KB limit)]"),
+            out.ends_with("line 2000\n\n[Showing lines 1-2000 of 3000 lines (2000 line limit)]"),
             "{}",
             &out[out.len() - 100..]
         );
         let small = bound(ToolResult::text("ok"));
         assert_eq!(small.text_content(), "ok");
+    }
+
+    #[test]
+    fn the_bound_applies_to_all_text_blocks_together() {
+        // Two blocks of 1000 lines of 100 bytes: the head of the first fills the 50 KB.
+        let result = bound(ToolResult {
+            content: vec![
+                ContentBlock::text(lines(1, 1000, 100)),
+                ContentBlock::text(lines(1001, 1000, 100)),
+            ],
+            ..ToolResult::text("")
+        });
+        let kept = texts(&result);
+        assert_eq!(kept.len(), 1);
+        let (head, notice) = kept[0].rsplit_once("\n\n").unwrap();
+        assert_eq!(format!("{head}\n"), lines(1, 512, 100));
+        insta::assert_snapshot!("two_long_blocks_notice", notice);
+
+        // Two blocks of 300 lines: the first whole, the head of the second.
+        let result = bound(ToolResult {
+            content: vec![
+                ContentBlock::text(lines(1, 300, 100)),
+                ContentBlock::text(lines(301, 300, 100)),
+            ],
+            ..ToolResult::text("")
+        });
+        let kept = texts(&result);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0], lines(1, 300, 100));
+        let (head, notice) = kept[1].rsplit_once("\n\n").unwrap();
+        assert_eq!(format!("{head}\n"), lines(301, 212, 100));
+        insta::assert_snapshot!("two_blocks_of_300_notice", notice);
+
+        // The lines of all blocks count towards the line limit; an image stays.
+        let result = bound(ToolResult {
+            content: vec![
+                ContentBlock::text(lines(1, 1500, 12)),
+                ContentBlock::Image {
+                    data: "AAAA".to_owned(),
+                    mime_type: "image/png".to_owned(),
+                },
+                ContentBlock::text(lines(1501, 1500, 12)),
+            ],
+            ..ToolResult::text("")
+        });
+        assert_eq!(result.content.len(), 3);
+        let kept = texts(&result);
+        assert_eq!(kept[0], lines(1, 1500, 12));
+        let (head, notice) = kept[1].rsplit_once("\n\n").unwrap();
+        assert_eq!(format!("{head}\n"), lines(1501, 500, 12));
+        insta::assert_snapshot!("line_limit_over_blocks_notice", notice);
+    }
+
+    #[test]
+    fn a_first_line_over_the_byte_limit_is_cut_with_its_own_notice() {
+        let result = bound(ToolResult::text(format!("{}\nmore\n", "é".repeat(30_000))));
+        let text = result.text_content();
+        let (head, notice) = text.rsplit_once("\n\n").unwrap();
+        assert_eq!(head, "é".repeat(25_600));
+        insta::assert_snapshot!(notice, @"[Showing the first 50.0KB of line 1 of 2 lines (50.0KB limit)]");
     }
 }

@@ -5,7 +5,9 @@
 //! |---|---|---|
 //! | settings files | warning | `Invalid settings file <path>: <reason>` |
 //! | the trust decision (an untrusted project with gated resources, a store write that failed) | warning | as given |
-//! | an extension that cannot be loaded | error | `Failed to load extension "<path>": <reason>` |
+//! | an extension that cannot be loaded (also a `[hooks]` or settings `hooks` key that is no event) | error | `Failed to load extension "<path>": <reason>` |
+//! | an extension that subscribes to an event this jig does not send | warning | `Extension "<path>": unknown event "<name>", …` |
+//! | an invalid `JIG_EXTENSION_TIMEOUT` | warning | `JIG_EXTENSION_TIMEOUT="<value>" is not a timeout: …` |
 //! | a tool or flag name registered twice | error | `Failed to load extension "<path>": Tool "<name>" conflicts with <first>` |
 //! | a provider registration that is invalid or conflicts | error (no hint) | `Failed to load extension "<path>": <reason>` |
 //! | a `--flag` no extension registers, or of the wrong type | error (no hint) | `Unknown flag "--<name>": no loaded extension registers it` |

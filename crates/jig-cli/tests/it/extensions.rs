@@ -410,3 +410,113 @@ for line in sys.stdin:
         )
     );
 }
+
+/// The events this jig sends, as the unknown-event messages list them.
+const KNOWN_EVENTS: &str = "project_trust, tool_call, tool_result, input, before_agent_start, \
+    context, message_end, session_start, session_shutdown, session_before_switch, \
+    session_before_fork, session_before_compact, session_before_tree";
+
+#[test]
+fn an_unknown_hook_event_is_a_load_error_and_an_unknown_subscription_a_warning() {
+    let workspace = Workspace::new();
+    // A typo in a manifest's [hooks] would switch the guard off: it does not load.
+    let typo = workspace.root.join("typo");
+    fs::create_dir_all(&typo).unwrap();
+    fs::write(
+        typo.join("extension.toml"),
+        "[hooks]\ntool_calls = [\"sh\", \"-c\", \"exit 2\"]\n",
+    )
+    .unwrap();
+    let output = workspace
+        .jig(&["tool", "ls", "-e", &typo.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: error: Failed to load extension \"{}\": extension.toml: `hooks.tool_calls`: unknown event \"tool_calls\" (known events: {KNOWN_EVENTS})\n\
+             Hint: Start without extensions using \"jig -ne\".\n",
+            typo.display()
+        )
+    );
+
+    // The same typo in the trusted project's settings.
+    fs::create_dir_all(workspace.ws.join(".jig")).unwrap();
+    let settings = workspace.ws.join(".jig/settings.json");
+    fs::write(
+        &settings,
+        r#"{"hooks": {"tool_call": ["true"], "tool_calls": ["sh", "-c", "exit 2"]}}"#,
+    )
+    .unwrap();
+    let output = workspace.jig(&["tool", "ls", "-a"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: error: Failed to load extension \"{}\": hooks: unknown event \"tool_calls\" (known events: {KNOWN_EVENTS})\n\
+             Hint: Start without extensions using \"jig -ne\".\n",
+            settings.display()
+        )
+    );
+    fs::remove_file(&settings).unwrap();
+
+    // A process may subscribe to events of a newer host: it loads, with a warning.
+    let newer = workspace.root.join("newer");
+    fs::create_dir_all(&newer).unwrap();
+    fs::write(
+        newer.join("index.py"),
+        r#"import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    result = None
+    if m["method"] == "initialize":
+        result = {"protocolVersion": 1, "events": ["tool_call", "agent_dream"]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"#,
+    )
+    .unwrap();
+    let output = workspace
+        .jig(&["tool", "ls", "-e", &newer.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "jig: warning: Extension \"{}\": unknown event \"agent_dream\", which this jig never sends (known events: {KNOWN_EVENTS})\n",
+            newer.display()
+        )
+    );
+    assert!(text(&output.stdout).contains("victim/"));
+}
+
+#[test]
+fn an_invalid_extension_timeout_is_a_warning_and_the_default_is_used() {
+    let workspace = Workspace::new();
+    for bad in ["abc", "0", "-1", "1e3"] {
+        let output = workspace
+            .jig(&["tool", "ls"])
+            .env("JIG_EXTENSION_TIMEOUT", bad)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{bad}");
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "jig: warning: JIG_EXTENSION_TIMEOUT=\"{bad}\" is not a timeout: expected a positive number of seconds, such as 60 or 2.5; using the default of 30 s\n"
+            )
+        );
+        assert!(text(&output.stdout).contains("victim/"));
+    }
+    let output = workspace
+        .jig(&["tool", "ls"])
+        .env("JIG_EXTENSION_TIMEOUT", "2.5")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stderr), "");
+}

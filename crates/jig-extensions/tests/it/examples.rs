@@ -18,7 +18,7 @@ fn blocked(outcome: ToolCallOutcome) -> String {
 }
 
 #[tokio::test]
-async fn the_permission_gate_blocks_rm_rf_in_bash() {
+async fn the_permission_gate_blocks_rm_rf_and_find_delete_in_bash() {
     let dir = tempfile::tempdir().unwrap();
     let gate = load_index_dir(&example("permission-gate"), None, &options(dir.path()))
         .await
@@ -29,6 +29,15 @@ async fn the_permission_gate_blocks_rm_rf_in_bash() {
         "cd build && sudo rm -fr .",
         "rm -r -f x",
         "rm --recursive --force x",
+        "rm '-rf' x",
+        // Inside the script of a nested shell, or any quoted string.
+        "bash -c 'rm -rf zdir'",
+        "sh -c \"cd /tmp && rm -rf zdir\"",
+        "bash -lc 'rm -fr zdir'",
+        "env X=1 bash -c 'rm -rf zdir'",
+        "ssh host 'rm -rf zdir'",
+        // find running rm -rf.
+        "find . -name build -exec rm -rf {} +",
     ] {
         assert_eq!(
             blocked(
@@ -41,10 +50,28 @@ async fn the_permission_gate_blocks_rm_rf_in_bash() {
         );
     }
     for command in [
+        "find zdir -delete",
+        "find . -name '*.o' -delete",
+        "bash -c \"find . -name '*.o' -delete\"",
+    ] {
+        assert_eq!(
+            blocked(
+                runner
+                    .tool_call("c", "bash", &json!({"command": command}))
+                    .await
+            ),
+            "Blocked by permission-gate: deletion with find (-delete) is not allowed",
+            "{command}"
+        );
+    }
+    for command in [
         "ls -la",
         "rm -r build",
         "echo rm -rf",
         "git rm -rf --cached x",
+        "bash -c 'rm -r zdir'",
+        "find zdir -name x -print",
+        "echo find -delete",
     ] {
         assert_eq!(
             runner

@@ -7,5 +7,6 @@
 mod examples;
 mod faults;
 mod folds;
+mod hooks;
 mod process;
 mod support;

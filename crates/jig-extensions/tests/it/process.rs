@@ -156,7 +156,7 @@ async fn an_extension_tool_is_validated_run_updated_and_bounded_like_a_builtin()
     let big = tool.execute(&ctx, json!({"text": "big"})).await.unwrap();
     assert!(
         big.text_content()
-            .ends_with("[Output truncated: showing 2000 of 5000 lines (50.0KB limit)]"),
+            .ends_with("[Showing lines 1-2000 of 5000 lines (2000 line limit)]"),
         "{}",
         big.text_content()
     );
