@@ -651,7 +651,11 @@ async fn load_settings_extensions(
                 }
             }
             Err(reason) => {
-                diagnostics.settings_warning(&settings.path, &format!("hooks: {reason}"));
+                // A settings problem (a warning), but one that leaves guards off: say so.
+                diagnostics.settings_warning(
+                    &settings.path,
+                    &format!("hooks: {reason}; none of its hooks run"),
+                );
             }
         }
     }
