@@ -290,7 +290,7 @@ async fn in_process_pipe() -> Result<jig_env_remote::RemoteEnv> {
         std::sync::Arc::new(jig_env_local::LocalEnv::new());
     tokio::spawn(jig_env_remote::serve(
         local,
-        jig_env_remote::ServeOptions { host_files: true },
+        jig_env_remote::ServeOptions::default(),
         server_read,
         server_write,
     ));

@@ -25,9 +25,9 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use jig_env::{
-    Bytes, ChunkSink, ChunkSource, DirEntry, EnvResult, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv, FileHead,
-    FileInfo, FileLock, LineWindow, LinesRead, Recursive, SearchRequest, SearchResult, WalkRequest,
-    WalkResult, WriteOutcome,
+    Bytes, ChunkSink, ChunkSource, DirEntry, EnvResult, ExecOutcome, ExecRequest, ExecSink,
+    ExecutionEnv, FileHead, FileInfo, FileLock, LineWindow, LinesRead, Recursive, SearchRequest,
+    SearchResult, WalkRequest, WalkResult, WriteOutcome,
 };
 use serde_json::{Map, Value, json};
 

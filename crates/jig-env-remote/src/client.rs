@@ -11,9 +11,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use jig_env::{
-    ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv,
-    FileHead, FileInfo, FileLock, Line, LineWindow, LinesRead, Recursive, SearchRequest,
-    SearchResult, WalkRequest, WalkResult, WriteOutcome,
+    ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest,
+    ExecSink, ExecutionEnv, FileHead, FileInfo, FileLock, Line, LineWindow, LinesRead, Recursive,
+    SearchRequest, SearchResult, WalkRequest, WalkResult, WriteOutcome,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;

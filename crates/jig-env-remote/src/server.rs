@@ -249,7 +249,9 @@ where
                 }
             }
             Message::Ack { id } => {
-                if let Some(credit) = locked(&calls).get(&id).and_then(|call| call.credit.as_ref())
+                if let Some(credit) = locked(&calls)
+                    .get(&id)
+                    .and_then(|call| call.credit.as_ref())
                 {
                     credit.add_permits(1);
                 }
@@ -703,9 +705,7 @@ impl ChunkSource for BodySource<'_> {
                 }
                 Ok(Some(chunk))
             }
-            Some(BodyPart::End) if self.size.is_none_or(|size| self.received == size) => {
-                Ok(None)
-            }
+            Some(BodyPart::End) if self.size.is_none_or(|size| self.received == size) => Ok(None),
             Some(BodyPart::End) => Err(self.size_mismatch()),
             None => Err(short_body(self.operation, self.path)),
         }

@@ -1350,7 +1350,11 @@ async fn a_remote_project_and_a_local_directory_of_the_same_path_have_separate_s
             .map(|m| m["content"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(users(1), vec!["local prompt"], "the remote session was not continued");
+    assert_eq!(
+        users(1),
+        vec!["local prompt"],
+        "the remote session was not continued"
+    );
     let files = setup.session_files();
     assert_eq!(files.len(), 2);
     assert_ne!(

@@ -279,9 +279,11 @@ async fn chunked_write_stopped(then: Then, confined: bool) {
         sent: 0,
         then,
     };
-    let result =
-        tokio::time::timeout(Duration::from_secs(5), writer.write_chunks(&target, &mut source))
-            .await;
+    let result = tokio::time::timeout(
+        Duration::from_secs(5),
+        writer.write_chunks(&target, &mut source),
+    )
+    .await;
     match then {
         Then::Hang => assert!(result.is_err(), "the write waits for its source"),
         Then::Fail => {
@@ -289,7 +291,9 @@ async fn chunked_write_stopped(then: Then, confined: bool) {
             assert_eq!(error.kind(), ErrorKind::Aborted, "{error}");
         }
         Then::Cut => {
-            let error = result.expect("no hang").expect_err("a lost connection fails");
+            let error = result
+                .expect("no hang")
+                .expect_err("a lost connection fails");
             assert!(error.to_string().contains("lost"), "{error}");
         }
     }
@@ -307,7 +311,10 @@ async fn chunked_write_stopped(then: Then, confined: bool) {
             .unwrap();
     } else {
         // The connection is still good: a whole write afterwards lands.
-        writer.write(&target, Bytes::from_static(b"new")).await.unwrap();
+        writer
+            .write(&target, Bytes::from_static(b"new"))
+            .await
+            .unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
     }
     assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new());
