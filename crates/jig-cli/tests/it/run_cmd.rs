@@ -1370,4 +1370,28 @@ async fn a_remote_project_and_a_local_directory_of_the_same_path_have_separate_s
     assert_eq!(third.status.code(), Some(0), "{}", text(&third.stderr));
     assert_eq!(users(2), vec!["remote prompt", "remote again"]);
     assert_eq!(setup.session_files().len(), 2);
+
+    // `jig sessions` lists each project's own.
+    let sessions = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .arg("sessions")
+            .args(args)
+            .current_dir(&setup.ws)
+            .env("XDG_DATA_HOME", &setup.data)
+            .stdin(Stdio::null());
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let local = sessions(&[]);
+    assert!(
+        local.contains("local prompt") && !local.contains("remote prompt"),
+        "{local}"
+    );
+    let remote = sessions(&["--env", url.as_str(), "--cwd", ws.as_str()]);
+    assert!(
+        remote.contains("remote prompt") && !remote.contains("local prompt"),
+        "{remote}"
+    );
 }
