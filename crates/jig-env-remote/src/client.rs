@@ -730,8 +730,9 @@ impl ExecutionEnv for RemoteEnv {
     /// Streamed: each chunk of `source` goes out as `data` frames (at most 1 MiB each) as soon
     /// as it is supplied, with at most a few frames waiting for the stream, so the client
     /// never holds the file. The far side writes a temp file and renames it over the target
-    /// only after `end`; a failing `source`, a dropped future (the call is cancelled) or a
-    /// lost connection leaves the target untouched.
+    /// only after `end`; a failing `source` (its error is returned once the far side dropped
+    /// the write and its temp file), a dropped future (the call is cancelled) or a lost
+    /// connection leaves the target untouched.
     async fn write_chunks(
         &self,
         path: &Path,
@@ -761,7 +762,22 @@ impl ExecutionEnv for RemoteEnv {
         };
         // Returning before `end` drops `pending`, which cancels the call: the server drops
         // the write and its temp file.
-        while let Some(chunk) = source.next_chunk().await? {
+        loop {
+            let chunk = match source.next_chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(error) => {
+                    // The server cuts the body off and drops the write; waiting for its answer
+                    // means the temp file is gone when this returns.
+                    pending.cancel();
+                    while !pending.done {
+                        if pending.next().await.is_err() {
+                            break;
+                        }
+                    }
+                    return Err(error);
+                }
+            };
             let mut offset = 0;
             while offset < chunk.len() {
                 let permit = tokio::select! {

@@ -257,9 +257,13 @@ where
                 }
             }
             Message::Cancel { id } => {
-                if let Some(call) = locked(&calls).get(&id) {
+                if let Some(call) = locked(&calls).get_mut(&id) {
                     call.cancel.cancel();
-                    if !call.exec {
+                    if call.takes_body && call.body.is_some() {
+                        // A body still arriving is cut off: the write ends by itself, its
+                        // temp file removed, before its answer goes out.
+                        call.body = None;
+                    } else if !call.exec {
                         call.task.abort();
                     }
                 }

@@ -289,6 +289,14 @@ async fn chunked_write_stopped(then: Then, confined: bool) {
         Then::Fail => {
             let error = result.expect("no hang").expect_err("a failed source fails");
             assert_eq!(error.kind(), ErrorKind::Aborted, "{error}");
+            assert_eq!(
+                error.operation(),
+                "source",
+                "the source's own error: {error}"
+            );
+            // The far side dropped the write before the error came back.
+            assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new());
+            assert_eq!(std::fs::read(&target).unwrap(), b"old content");
         }
         Then::Cut => {
             let error = result
