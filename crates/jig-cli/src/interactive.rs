@@ -273,6 +273,9 @@ struct App {
     screen: Screen<Stdout>,
     editor: Reedline,
     store: Option<SessionStore>,
+    /// The project's name in the store (with `--env`, its URL): whose sessions `/new` and
+    /// `/resume` use.
+    session_key: PathBuf,
     no_session: bool,
     provider_name: String,
     custom_base_url: Option<String>,
@@ -427,6 +430,7 @@ impl App {
             view: View::new(width, status),
             screen: Screen::new(io::stdout(), width, color),
             store,
+            session_key: project_key.clone(),
             no_session: args.no_session,
             provider_name,
             custom_base_url,

@@ -206,8 +206,8 @@ pub(crate) enum ProjectPlace<'a> {
 }
 
 impl ProjectPlace<'_> {
-    /// The project's name in the trust store and the saved permissions, and what extensions
-    /// are told: the directory itself, or for a remote one its URL (`ssh://box/srv/repo`), so
+    /// The project's name in the trust store, the saved permissions and the session store,
+    /// and what extensions are told: the directory itself, or for a remote one its URL (`ssh://box/srv/repo`), so
     /// a decision about one never applies to the other.
     pub(crate) fn key(&self) -> PathBuf {
         match self {
@@ -251,7 +251,8 @@ impl ProjectPlace<'_> {
 /// What startup decided about the project.
 #[derive(Debug)]
 pub(crate) struct ProjectStartup {
-    /// The project's name for trust and saved permissions ([`ProjectPlace::key`]).
+    /// The project's name for trust, saved permissions and the session store
+    /// ([`ProjectPlace::key`]).
     pub(crate) key: PathBuf,
     /// The trust decision (for `--verbose`).
     pub(crate) decision: TrustDecision,

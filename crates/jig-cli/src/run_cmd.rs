@@ -433,6 +433,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
 
     let choice = session_choice::open(
         &cwd,
+        &project.key,
         args.session.as_deref(),
         args.continue_session,
         args.no_session,

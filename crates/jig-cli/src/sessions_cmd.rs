@@ -1,5 +1,6 @@
 //! `jig sessions`: the saved sessions of a working directory, newest first (the first one is
-//! what `jig run --continue` resumes).
+//! what `jig run --continue` resumes); with `--env URL`, of that remote project (stored under
+//! its URL, apart from a directory of the same path on this machine).
 
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
@@ -20,6 +21,46 @@ pub(crate) struct SessionsArgs {
     /// The working directory whose sessions are listed [default: the current directory].
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// List the sessions `jig run --env URL` saved for the project there (`--cwd` taken far
+    /// side); connects to find the project's directory.
+    #[arg(long = "env", value_name = "URL")]
+    env: Option<String>,
+}
+
+/// The project's key in the session store and how to name it: the canonical directory, or
+/// with `--env` the remote project's URL (`ProjectPlace::key`).
+fn project_key(args: &SessionsArgs) -> Result<PathBuf, CliError> {
+    let Some(url) = &args.env else {
+        let cwd = match &args.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .context("cannot read the current directory")
+                .map_err(CliError::Failure)?,
+        };
+        return std::fs::canonicalize(&cwd)
+            .map_err(|error| CliError::usage(format!("--cwd {}: {error}", cwd.display())));
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::Failure)?;
+    runtime.block_on(async {
+        let flags = crate::env_cmd::EnvFlags {
+            url: Some(url.clone()),
+            audit: None,
+        };
+        let (env, cwd) = crate::env_cmd::open_env(
+            &flags,
+            || crate::workspace::open_env(false),
+            args.cwd.as_deref(),
+        )
+        .await?;
+        let dir = crate::workspace::directory_arg(env.as_ref(), "--cwd", cwd.as_deref()).await;
+        let key = dir.map(|dir| crate::env_cmd::project_place(&flags, &env, &dir).key());
+        env.cleanup().await;
+        key
+    })
 }
 
 /// One listed session.
@@ -78,14 +119,7 @@ fn row(session: &Session) -> Row {
 
 /// Runs `jig sessions`.
 pub(crate) fn run_sessions(args: &SessionsArgs) -> CliResult {
-    let cwd = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir()
-            .context("cannot read the current directory")
-            .map_err(CliError::Failure)?,
-    };
-    let cwd = std::fs::canonicalize(&cwd)
-        .map_err(|error| CliError::usage(format!("--cwd {}: {error}", cwd.display())))?;
+    let cwd = project_key(args)?;
     let store = SessionStore::from_env().ok_or_else(|| {
         CliError::Failure(anyhow::anyhow!(
             "cannot find a data directory for sessions: set XDG_DATA_HOME or HOME"

@@ -25,9 +25,9 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use jig_env::{
-    Bytes, DirEntry, EnvResult, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv, FileHead,
-    FileInfo, FileLock, LineWindow, LinesRead, Recursive, SearchRequest, SearchResult, WalkRequest,
-    WalkResult, WriteOutcome,
+    Bytes, ChunkSink, ChunkSource, DirEntry, EnvResult, ExecOutcome, ExecRequest, ExecSink,
+    ExecutionEnv, FileHead, FileInfo, FileLock, LineWindow, LinesRead, Recursive, SearchRequest,
+    SearchResult, WalkRequest, WalkResult, WriteOutcome,
 };
 use serde_json::{Map, Value, json};
 
@@ -167,6 +167,37 @@ impl ExecSink for CountingSink<'_> {
     }
 }
 
+/// Counts the bytes of a chunked read while passing them on.
+struct CountingChunks<'a> {
+    inner: &'a mut dyn ChunkSink,
+    bytes: u64,
+}
+
+#[async_trait]
+impl ChunkSink for CountingChunks<'_> {
+    async fn chunk(&mut self, chunk: Bytes) -> EnvResult<()> {
+        self.bytes += chunk.len() as u64;
+        self.inner.chunk(chunk).await
+    }
+}
+
+/// Counts the bytes of a chunked write while passing them on.
+struct CountingSource<'a> {
+    inner: &'a mut dyn ChunkSource,
+    bytes: u64,
+}
+
+#[async_trait]
+impl ChunkSource for CountingSource<'_> {
+    async fn next_chunk(&mut self) -> EnvResult<Option<Bytes>> {
+        let chunk = self.inner.next_chunk().await?;
+        if let Some(chunk) = &chunk {
+            self.bytes += chunk.len() as u64;
+        }
+        Ok(chunk)
+    }
+}
+
 #[async_trait]
 impl ExecutionEnv for AuditEnv {
     fn name(&self) -> &str {
@@ -258,6 +289,34 @@ impl ExecutionEnv for AuditEnv {
         let len = data.len() as u64;
         let result = self.inner.write(path, data).await;
         op.finish(&self.log, &result, |_| Some(len));
+        result
+    }
+
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        let op = Op::new("read_chunks", Some(path));
+        let mut counting = CountingChunks {
+            inner: sink,
+            bytes: 0,
+        };
+        let result = self.inner.read_chunks(path, &mut counting).await;
+        let bytes = counting.bytes;
+        op.finish(&self.log, &result, |_| Some(bytes));
+        result
+    }
+
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        let op = Op::new("write_chunks", Some(path));
+        let mut counting = CountingSource {
+            inner: source,
+            bytes: 0,
+        };
+        let result = self.inner.write_chunks(path, &mut counting).await;
+        let bytes = counting.bytes;
+        op.finish(&self.log, &result, |_| Some(bytes));
         result
     }
 
@@ -418,5 +477,57 @@ mod tests {
         assert_eq!(lines[1]["outcome"], "not_found");
         assert!(lines[1].get("call").is_none());
         assert!(lines[1]["time"].as_str().unwrap().ends_with('Z'));
+    }
+
+    struct Pieces(Vec<Bytes>);
+
+    #[async_trait]
+    impl ChunkSource for Pieces {
+        async fn next_chunk(&mut self) -> EnvResult<Option<Bytes>> {
+            Ok((!self.0.is_empty()).then(|| self.0.remove(0)))
+        }
+    }
+
+    #[derive(Default)]
+    struct Collect(Vec<u8>, usize);
+
+    #[async_trait]
+    impl ChunkSink for Collect {
+        async fn chunk(&mut self, chunk: Bytes) -> EnvResult<()> {
+            self.0.extend_from_slice(&chunk);
+            self.1 += 1;
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn chunked_reads_and_writes_are_forwarded_and_recorded_once_with_their_total() {
+        let buffer = Shared::default();
+        let env = AuditEnv::new(Arc::new(MemoryEnv::new()), AuditLog::new(buffer.clone()));
+        let big = vec![7_u8; jig_env::FILE_CHUNK * 2 + 10];
+        let path = Path::new("/ws/big.bin");
+        let pieces = big.chunks(300_000).map(Bytes::copy_from_slice).collect();
+        env.write_chunks(path, &mut Pieces(pieces)).await.unwrap();
+        let mut read = Collect::default();
+        let size = env.read_chunks(path, &mut read).await.unwrap();
+        assert_eq!(size, big.len() as u64);
+        assert_eq!(read.0, big);
+        assert_eq!(read.1, 3, "the inner env's chunks reach the sink");
+        assert!(
+            env.read_chunks(Path::new("/ws/missing"), &mut Collect::default())
+                .await
+                .is_err()
+        );
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(lines[0]["op"], "write_chunks");
+        assert_eq!(lines[0]["bytes"], big.len());
+        assert_eq!(lines[1]["op"], "read_chunks");
+        assert_eq!(lines[1]["bytes"], big.len());
+        assert_eq!(lines[2]["outcome"], "not_found");
     }
 }

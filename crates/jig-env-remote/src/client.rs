@@ -11,14 +11,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use jig_env::{
-    DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink, ExecutionEnv,
-    FileHead, FileInfo, FileLock, Line, LineWindow, LinesRead, Recursive, SearchRequest,
-    SearchResult, WalkRequest, WalkResult, WriteOutcome,
+    ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest,
+    ExecSink, ExecutionEnv, FileHead, FileInfo, FileLock, Line, LineWindow, LinesRead, Recursive,
+    SearchRequest, SearchResult, WalkRequest, WalkResult, WriteOutcome,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
@@ -68,11 +68,29 @@ enum Incoming {
     Err(WireError),
 }
 
+/// How many `data` frames of a streamed read ([`ExecutionEnv::read_chunks`]) the server may
+/// send ahead of the client's `ack`s: what a read holds on the client at most, besides the
+/// chunk its sink is working on.
+const READ_WINDOW: usize = 8;
+
+/// How many `data` frames of a streamed write ([`ExecutionEnv::write_chunks`]) may wait to be
+/// written to the stream, over all calls of a connection: a stream slower than the source
+/// holds the source back instead of letting its chunks pile up in memory.
+const WRITE_IN_FLIGHT: usize = 4;
+
+/// A frame waiting to be written; a streamed write's `data` frame holds its place in the
+/// budget until it is written.
+struct Queued {
+    frame: Frame,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
 /// One connection to a server; shared by the env and its views.
 struct Connection {
     target: String,
     hello: Hello,
-    out: mpsc::UnboundedSender<Frame>,
+    out: mpsc::UnboundedSender<Queued>,
+    bulk: Arc<Semaphore>,
     pending: Mutex<HashMap<u64, mpsc::UnboundedSender<Incoming>>>,
     next_id: AtomicU64,
     closed: Mutex<Option<String>>,
@@ -118,7 +136,16 @@ impl Connection {
     }
 
     fn send(&self, frame: Frame) -> bool {
-        self.out.send(frame).is_ok()
+        self.out
+            .send(Queued {
+                frame,
+                _permit: None,
+            })
+            .is_ok()
+    }
+
+    fn is_closed(&self) -> bool {
+        locked(&self.closed).is_some()
     }
 
     fn id(&self) -> u64 {
@@ -144,6 +171,24 @@ struct Pending<'a> {
 }
 
 impl Pending<'_> {
+    /// An answer that already arrived, without waiting (a streamed write checks for an early
+    /// error between chunks).
+    fn try_next(&mut self) -> Option<EnvResult<Incoming>> {
+        match self.rx.try_recv() {
+            Ok(incoming) => {
+                if matches!(incoming, Incoming::Ok(..) | Incoming::Err(_)) {
+                    self.done = true;
+                }
+                Some(Ok(incoming))
+            }
+            Err(mpsc::error::TryRecvError::Empty) => None,
+            Err(mpsc::error::TryRecvError::Disconnected) => {
+                self.done = true;
+                Some(Err(self.conn.lost(self.operation)))
+            }
+        }
+    }
+
     async fn next(&mut self) -> EnvResult<Incoming> {
         let Some(incoming) = self.rx.recv().await else {
             self.done = true;
@@ -272,11 +317,12 @@ impl RemoteEnv {
                 theirs: hello.protocol,
             });
         }
-        let (out, queue) = mpsc::unbounded_channel::<Frame>();
+        let (out, queue) = mpsc::unbounded_channel::<Queued>();
         let conn = Arc::new(Connection {
             target,
             hello,
             out,
+            bulk: Arc::new(Semaphore::new(WRITE_IN_FLIGHT)),
             pending: Mutex::default(),
             next_id: AtomicU64::new(1),
             closed: Mutex::default(),
@@ -444,11 +490,14 @@ fn decode<T: DeserializeOwned>(operation: &'static str, value: Value) -> EnvResu
 async fn write_loop<W: AsyncWrite + Unpin>(
     conn: std::sync::Weak<Connection>,
     writer: W,
-    mut queue: mpsc::UnboundedReceiver<Frame>,
+    mut queue: mpsc::UnboundedReceiver<Queued>,
 ) {
     let mut writer = BufWriter::with_capacity(256 << 10, writer);
-    while let Some(frame) = queue.recv().await {
-        let mut result = write_frame(&mut writer, &frame).await;
+    while let Some(queued) = queue.recv().await {
+        // A payload bigger than the buffer goes straight through: once this returns, a bulk
+        // frame's bytes have left this process and its place is free.
+        let mut result = write_frame(&mut writer, &queued.frame).await;
+        drop(queued);
         if result.is_ok() && queue.is_empty() {
             result = writer.flush().await;
         }
@@ -555,7 +604,11 @@ impl ExecutionEnv for RemoteEnv {
     }
 
     async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
-        let (_, bytes) = self.call("read", Op::Read { path: wire(path) }).await?;
+        let op = Op::Read {
+            path: wire(path),
+            window: None,
+        };
+        let (_, bytes) = self.call("read", op).await?;
         Ok(bytes.into())
     }
 
@@ -631,7 +684,7 @@ impl ExecutionEnv for RemoteEnv {
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
         let op = Op::Write {
             path: wire(path),
-            size: data.len() as u64,
+            size: Some(data.len() as u64),
         };
         let value = self.call_with_body("write", op, &data).await?;
         Ok(WriteOutcome {
@@ -640,6 +693,122 @@ impl ExecutionEnv for RemoteEnv {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         })
+    }
+
+    /// Streamed: the server sends the file as `data` frames at most [`READ_WINDOW`] ahead of
+    /// what `sink` consumed (each consumed frame is acknowledged), so the client holds a few
+    /// chunks, never the file. A sink error cancels the read far side.
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        let op = Op::Read {
+            path: wire(path),
+            window: Some(READ_WINDOW),
+        };
+        let mut pending = self.start("read", op)?;
+        let id = pending.id;
+        let mut size = 0_u64;
+        loop {
+            match pending.next().await? {
+                Incoming::Data(chunk) => {
+                    size += chunk.len() as u64;
+                    if !chunk.is_empty() {
+                        sink.chunk(chunk).await?;
+                    }
+                    self.conn.send(Frame::new(Message::Ack { id }));
+                }
+                Incoming::Ok(_, last) => {
+                    size += last.len() as u64;
+                    if !last.is_empty() {
+                        sink.chunk(last).await?;
+                    }
+                    return Ok(size);
+                }
+                Incoming::Err(error) => return Err(error.into_env_error()),
+            }
+        }
+    }
+
+    /// Streamed: each chunk of `source` goes out as `data` frames (at most 1 MiB each) as soon
+    /// as it is supplied, with at most a few frames waiting for the stream, so the client
+    /// never holds the file. The far side writes a temp file and renames it over the target
+    /// only after `end`; a failing `source` (its error is returned once the far side dropped
+    /// the write and its temp file), a dropped future (the call is cancelled) or a lost
+    /// connection leaves the target untouched.
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        let op = Op::Write {
+            path: wire(path),
+            size: None,
+        };
+        let mut pending = self.start("write", op)?;
+        let id = pending.id;
+        let outcome = |value: Value| WriteOutcome {
+            created: value
+                .get("created")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        };
+        // An answer before `end` can only be an error (the target is refused, the
+        // connection is lost); anything else is ignored.
+        let early = |incoming: EnvResult<Incoming>| -> Option<EnvResult<WriteOutcome>> {
+            match incoming {
+                Err(error) => Some(Err(error)),
+                Ok(Incoming::Err(error)) => Some(Err(error.into_env_error())),
+                Ok(Incoming::Ok(value, _)) => Some(Ok(outcome(value))),
+                Ok(Incoming::Data(_)) => None,
+            }
+        };
+        // Returning before `end` drops `pending`, which cancels the call: the server drops
+        // the write and its temp file.
+        loop {
+            let chunk = match source.next_chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(error) => {
+                    // The server cuts the body off and drops the write; waiting for its answer
+                    // means the temp file is gone when this returns.
+                    pending.cancel();
+                    while !pending.done {
+                        if pending.next().await.is_err() {
+                            break;
+                        }
+                    }
+                    return Err(error);
+                }
+            };
+            let mut offset = 0;
+            while offset < chunk.len() {
+                let permit = tokio::select! {
+                    permit = Arc::clone(&self.conn.bulk).acquire_owned() => {
+                        permit.map_err(|_| self.conn.lost("write"))?
+                    }
+                    incoming = pending.next() => match early(incoming) {
+                        Some(result) => return result,
+                        None => continue,
+                    },
+                };
+                if let Some(result) = pending.try_next().and_then(early) {
+                    return result;
+                }
+                if self.conn.is_closed() {
+                    return Err(self.conn.lost("write"));
+                }
+                let end = (offset + CHUNK).min(chunk.len());
+                let queued = Queued {
+                    frame: Frame::with_payload(Message::Data { id }, chunk.slice(offset..end)),
+                    _permit: Some(permit),
+                };
+                if self.conn.out.send(queued).is_err() {
+                    return Err(self.conn.lost("write"));
+                }
+                offset = end;
+            }
+        }
+        self.conn.send(Frame::new(Message::End { id }));
+        let (value, _) = pending.finish().await?;
+        Ok(outcome(value))
     }
 
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {

@@ -18,7 +18,11 @@
 //! is applied on the far side only once its whole body arrived (old or new file, never a
 //! partial one). The server reads every file and writes every big one through the served
 //! env's `read_chunks`/`write_chunks`, confined views included, with at most four bulk frames
-//! waiting for the client, so a big file never sits whole in its memory.
+//! waiting for the client, so a big file never sits whole in its memory. The client's
+//! `read_chunks` and `write_chunks` stream too: a read acknowledges each chunk once its sink
+//! took it (at most eight unacknowledged), a write sends each chunk of its source as it comes
+//! (at most four frames waiting for the stream) and is applied far side only at its end, so a
+//! failing source, a dropped call or a lost connection leaves the old file.
 //!
 //! ```
 //! use std::sync::Arc;

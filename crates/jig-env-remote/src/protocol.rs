@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// The protocol version both sides announce in their hello; a peer with another major version
 /// is refused.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Bulk data crosses in chunks of at most this many bytes (one frame each).
 pub const CHUNK: usize = 1 << 20;
@@ -144,6 +144,12 @@ pub enum Message {
         /// The call.
         id: u64,
     },
+    /// Client → server: one `data` frame of a `read` asked with a `window` was consumed; the
+    /// server may send one more.
+    Ack {
+        /// The call.
+        id: u64,
+    },
     /// Client → server: abandon call `id` (an exec's process group is killed).
     Cancel {
         /// The call.
@@ -210,6 +216,9 @@ pub enum Op {
     },
     Read {
         path: WirePath,
+        /// At most this many `data` frames sent ahead of the client's `ack`s; none: no limit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<usize>,
     },
     ReadStart {
         path: WirePath,
@@ -227,7 +236,9 @@ pub enum Op {
     },
     Write {
         path: WirePath,
-        size: u64,
+        /// The body's size; none when the client streams a body of unknown size.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
     },
     Append {
         path: WirePath,

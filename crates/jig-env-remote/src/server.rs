@@ -101,6 +101,8 @@ struct Call {
     /// itself (removing its temp file) rather than being aborted.
     takes_body: bool,
     body: Option<mpsc::Sender<BodyPart>>,
+    /// A `read` with a window: one permit per `data` frame it may still send before an `ack`.
+    credit: Option<Arc<Semaphore>>,
 }
 
 type Calls = Arc<Mutex<HashMap<u64, Call>>>;
@@ -246,10 +248,22 @@ where
                     let _ = body.send(BodyPart::End).await;
                 }
             }
+            Message::Ack { id } => {
+                if let Some(credit) = locked(&calls)
+                    .get(&id)
+                    .and_then(|call| call.credit.as_ref())
+                {
+                    credit.add_permits(1);
+                }
+            }
             Message::Cancel { id } => {
-                if let Some(call) = locked(&calls).get(&id) {
+                if let Some(call) = locked(&calls).get_mut(&id) {
                     call.cancel.cancel();
-                    if !call.exec {
+                    if call.takes_body && call.body.is_some() {
+                        // A body still arriving is cut off: the write ends by itself, its
+                        // temp file removed, before its answer goes out.
+                        call.body = None;
+                    } else if !call.exec {
                         call.task.abort();
                     }
                 }
@@ -299,15 +313,23 @@ fn start_call(ctx: CallContext, op: Op) {
     } else {
         (None, None)
     };
+    let credit = match &op {
+        Op::Read {
+            window: Some(window),
+            ..
+        } => Some(Arc::new(Semaphore::new((*window).max(1)))),
+        _ => None,
+    };
     let id = ctx.id;
     let calls = Arc::clone(&ctx.calls);
     // Hold the map lock while spawning so the task cannot finish (and remove itself) before it
     // is inserted.
     let mut map = locked(&calls);
     let token = cancel.clone();
+    let call_credit = credit.clone();
     let task = tokio::spawn(async move {
         let out = ctx.out.clone();
-        let reply = match run_op(&ctx, op, token, body_rx).await {
+        let reply = match run_op(&ctx, op, token, body_rx, call_credit).await {
             Ok((value, payload)) => Frame::with_payload(Message::Ok { id, value }, payload),
             Err(error) => Frame::new(Message::Err {
                 id,
@@ -325,6 +347,7 @@ fn start_call(ctx: CallContext, op: Op) {
             exec,
             takes_body,
             body: body_tx,
+            credit,
         },
     );
 }
@@ -369,6 +392,7 @@ async fn run_op(
     op: Op,
     cancel: CancellationToken,
     body: Option<mpsc::Receiver<BodyPart>>,
+    credit: Option<Arc<Semaphore>>,
 ) -> EnvResult<Reply> {
     let env = &*ctx.env;
     let none = Bytes::new();
@@ -398,7 +422,7 @@ async fn run_op(
             none,
         ),
         Op::Exists { path } => (json!(env.exists(&path.to_path()).await?), none),
-        Op::Read { path } => read(ctx, &path.to_path()).await?,
+        Op::Read { path, .. } => read(ctx, &path.to_path(), credit).await?,
         Op::ReadStart { path, max_bytes } => (
             Value::Null,
             Bytes::from(env.read_start(&path.to_path(), max_bytes).await?),
@@ -450,7 +474,7 @@ async fn run_op(
             let Some(body) = body else {
                 return Err(EnvError::new(ErrorKind::Invalid, "write", "no body"));
             };
-            if size > STREAM_MIN {
+            if size.is_none_or(|size| size > STREAM_MIN) {
                 let mut source = BodySource {
                     operation: "write",
                     path: &path,
@@ -461,7 +485,7 @@ async fn run_op(
                 let outcome = env.write_chunks(&path, &mut source).await?;
                 (json!({ "created": outcome.created }), none)
             } else {
-                let data = collect_body("write", &path, size, body).await?;
+                let data = collect_body("write", &path, size.unwrap_or(0), body).await?;
                 let outcome = env.write(&path, data).await?;
                 (json!({ "created": outcome.created }), none)
             }
@@ -616,11 +640,16 @@ async fn collect_body(
 /// `data` frame as soon as it is read, the last one in the `ok` payload (for a small file, the
 /// only frame). The env decides how much it holds at once (a `LocalEnv` and its views a few
 /// chunks).
-async fn read(ctx: &CallContext, path: &Path) -> EnvResult<Reply> {
+///
+/// With `credit` (a `read` asked with a `window`), each `data` frame takes one permit, given
+/// back by the client's `ack` once it consumed the frame: a client slower than the file holds
+/// the read back, and never has more than the window waiting.
+async fn read(ctx: &CallContext, path: &Path, credit: Option<Arc<Semaphore>>) -> EnvResult<Reply> {
     let mut sink = DataFrames {
         out: &ctx.out,
         id: ctx.id,
         held: None,
+        credit,
     };
     let size = ctx.env.read_chunks(path, &mut sink).await?;
     Ok((json!({ "size": size }), sink.held.unwrap_or_default()))
@@ -631,6 +660,7 @@ struct DataFrames<'a> {
     out: &'a Out,
     id: u64,
     held: Option<Bytes>,
+    credit: Option<Arc<Semaphore>>,
 }
 
 #[async_trait]
@@ -641,6 +671,13 @@ impl ChunkSink for DataFrames<'_> {
         while offset < chunk.len() {
             let end = (offset + CHUNK).min(chunk.len());
             if let Some(previous) = self.held.replace(chunk.slice(offset..end)) {
+                if let Some(credit) = &self.credit {
+                    credit
+                        .acquire()
+                        .await
+                        .map_err(|_| EnvError::aborted("read"))?
+                        .forget();
+                }
                 send_data(self.out, self.id, previous).await?;
             }
             offset = end;
@@ -650,11 +687,13 @@ impl ChunkSink for DataFrames<'_> {
 }
 
 /// The body of a write as it arrives, for [`ExecutionEnv::write_chunks`]: it ends with the
-/// client's `end` and exactly the announced size, else it fails (and nothing is written).
+/// client's `end` and exactly the announced size (any size when none was announced), else it
+/// fails (and nothing is written).
 struct BodySource<'a> {
     operation: &'static str,
     path: &'a Path,
-    size: u64,
+    /// None: whatever arrives before `end`.
+    size: Option<u64>,
     received: u64,
     body: mpsc::Receiver<BodyPart>,
 }
@@ -665,12 +704,12 @@ impl ChunkSource for BodySource<'_> {
         match self.body.recv().await {
             Some(BodyPart::Chunk(chunk)) => {
                 self.received += chunk.len() as u64;
-                if self.received > self.size {
+                if self.size.is_some_and(|size| self.received > size) {
                     return Err(self.size_mismatch());
                 }
                 Ok(Some(chunk))
             }
-            Some(BodyPart::End) if self.received == self.size => Ok(None),
+            Some(BodyPart::End) if self.size.is_none_or(|size| self.received == size) => Ok(None),
             Some(BodyPart::End) => Err(self.size_mismatch()),
             None => Err(short_body(self.operation, self.path)),
         }
@@ -682,7 +721,11 @@ impl BodySource<'_> {
         EnvError::new(
             ErrorKind::Invalid,
             self.operation,
-            format!("announced {} bytes, received {}", self.size, self.received),
+            format!(
+                "announced {} bytes, received {}",
+                self.size.unwrap_or_default(),
+                self.received
+            ),
         )
         .with_path(self.path)
     }

@@ -215,7 +215,7 @@ impl App {
     fn new_session(&mut self) {
         let cwd = self.cwd();
         let mut session = match (&self.store, self.no_session) {
-            (Some(store), false) => Session::create_in(&store.dir_for(&cwd), &cwd),
+            (Some(store), false) => Session::create_in(&store.dir_for(&self.session_key), &cwd),
             _ => Session::in_memory(&cwd),
         };
         let written = session
@@ -232,7 +232,6 @@ impl App {
     }
 
     fn resume(&mut self) -> io::Result<()> {
-        let cwd = self.cwd();
         let Some(store) = &self.store else {
             self.note("no data directory for sessions (set XDG_DATA_HOME or HOME)");
             return Ok(());
@@ -243,7 +242,7 @@ impl App {
             .path()
             .map(std::path::Path::to_path_buf);
         let sessions: Vec<(std::path::PathBuf, String)> = store
-            .sessions(&cwd)
+            .sessions(&self.session_key)
             .into_iter()
             .filter(|path| Some(path) != current.as_ref())
             .filter_map(|path| {

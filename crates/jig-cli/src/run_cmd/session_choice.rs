@@ -23,8 +23,13 @@ fn open_file(path: &Path) -> Result<Session, CliError> {
     Session::open(path).map_err(|error| CliError::Failure(error.into()))
 }
 
+/// `cwd` is the tools' working directory (recorded in a new session); `key` names the
+/// project in the store (`ProjectPlace::key`: the directory itself, or for a remote project
+/// its URL), so a remote project and a directory of the same path on this machine have
+/// separate sessions.
 pub(super) fn open(
     cwd: &Path,
+    key: &Path,
     session: Option<&str>,
     continue_session: bool,
     no_session: bool,
@@ -53,7 +58,7 @@ pub(super) fn open(
             });
         }
         let store = store()?;
-        if let Some(path) = store.find(cwd, argument) {
+        if let Some(path) = store.find(key, argument) {
             return Ok(Choice {
                 session: open_file(&path)?,
             });
@@ -63,12 +68,12 @@ pub(super) fn open(
         )));
     }
     let store = store()?;
-    if continue_session && let Some(path) = store.latest(cwd) {
+    if continue_session && let Some(path) = store.latest(key) {
         return Ok(Choice {
             session: open_file(&path)?,
         });
     }
     Ok(Choice {
-        session: Session::create_in(&store.dir_for(cwd), cwd),
+        session: Session::create_in(&store.dir_for(key), cwd),
     })
 }

@@ -1318,3 +1318,80 @@ async fn custom_providers_from_the_settings_are_selected_priced_and_restored_by_
     insta::assert_snapshot!(text(&no_key.stderr), @"jig: no API key for corp: set CORP_LLM_KEY or pass --api-key");
     assert_eq!(setup.server.requests().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_project_and_a_local_directory_of_the_same_path_have_separate_sessions() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("remote reply")),
+        reply(ScriptedReply::text("local reply")),
+        reply(ScriptedReply::text("remote again")),
+    ])
+    .await;
+    // The far side is this machine: the remote working directory is the same path as the
+    // local one.
+    let url = format!("stdio:{} env serve", env!("CARGO_BIN_EXE_jig"));
+    let ws = setup.ws.to_string_lossy().into_owned();
+    let remote = ["--env", url.as_str(), "--cwd", ws.as_str(), "--model", "m"];
+    let first = setup.run(&[&remote[..], &["remote prompt"]].concat()).await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert_eq!(setup.session_files().len(), 1);
+
+    // Locally, --continue finds no session of this directory: a new one starts.
+    let second = setup
+        .run(&["--model", "m", "--continue", "local prompt"])
+        .await;
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(text(&second.stdout), "local reply\n");
+    let users = |index: usize| -> Vec<String> {
+        setup
+            .request_messages(index)
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        users(1),
+        vec!["local prompt"],
+        "the remote session was not continued"
+    );
+    let files = setup.session_files();
+    assert_eq!(files.len(), 2);
+    assert_ne!(
+        files[0].parent(),
+        files[1].parent(),
+        "each project has its own session directory"
+    );
+
+    // Over --env, --continue resumes the remote session, not the newer local one.
+    let third = setup
+        .run(&[&remote[..], &["--continue", "remote again"]].concat())
+        .await;
+    assert_eq!(third.status.code(), Some(0), "{}", text(&third.stderr));
+    assert_eq!(users(2), vec!["remote prompt", "remote again"]);
+    assert_eq!(setup.session_files().len(), 2);
+
+    // `jig sessions` lists each project's own.
+    let sessions = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+        command
+            .arg("sessions")
+            .args(args)
+            .current_dir(&setup.ws)
+            .env("XDG_DATA_HOME", &setup.data)
+            .stdin(Stdio::null());
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let local = sessions(&[]);
+    assert!(
+        local.contains("local prompt") && !local.contains("remote prompt"),
+        "{local}"
+    );
+    let remote = sessions(&["--env", url.as_str(), "--cwd", ws.as_str()]);
+    assert!(
+        remote.contains("remote prompt") && !remote.contains("local prompt"),
+        "{remote}"
+    );
+}

@@ -3,7 +3,9 @@
 //! leave the server's peak resident memory (`VmHWM`) far below the file's size.
 //!
 //! The client side here speaks the protocol frame by frame and never holds the file either.
-//! `JIG_SERVE_MEMORY_MB` sets the file's size (default 256).
+//! The last test is the client's side: `RemoteEnv::write_chunks` and `read_chunks` of such a
+//! file over a `jig env serve` child leave this process's own peak resident memory far below
+//! the file's size. `JIG_SERVE_MEMORY_MB` sets the file's size (default 256).
 #![expect(
     clippy::expect_used,
     reason = "set-up helpers of tests: a failed step is a failed test"
@@ -120,7 +122,7 @@ async fn write_and_read(
             view,
             op: Op::Write {
                 path: WirePath::from_path(path),
-                size,
+                size: Some(size),
             },
         }))
         .await;
@@ -151,6 +153,7 @@ async fn write_and_read(
             view,
             op: Op::Read {
                 path: WirePath::from_path(path),
+                window: None,
             },
         }))
         .await;
@@ -243,4 +246,143 @@ async fn a_big_file_through_a_confined_view_stays_out_of_the_servers_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_big_file_of_the_served_env_stays_out_of_the_servers_memory() {
     check(false).await;
+}
+
+/// This process's peak resident memory so far, in KiB.
+fn own_peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// The test file's content in chunks of a few sizes (not the protocol's), each a slice of two
+/// cycles of the pattern, so the source itself holds 8 MiB whatever the file's size.
+struct PatternSource {
+    twice: Bytes,
+    size: u64,
+    sent: u64,
+}
+
+#[async_trait::async_trait]
+impl jig_env::ChunkSource for PatternSource {
+    async fn next_chunk(&mut self) -> jig_env::EnvResult<Option<Bytes>> {
+        const SIZES: [usize; 3] = [(1 << 20) + 4096, 300_000, 2 << 20];
+        if self.sent == self.size {
+            return Ok(None);
+        }
+        let cycle = self.twice.len() as u64 / 2;
+        let start = usize::try_from(self.sent % cycle).expect("small");
+        let len = SIZES[usize::try_from(self.sent % 3).expect("small")]
+            .min(usize::try_from(self.size - self.sent).expect("small"));
+        self.sent += len as u64;
+        Ok(Some(self.twice.slice(start..start + len)))
+    }
+}
+
+/// Checks each chunk against the pattern, holding none.
+struct PatternCheck {
+    twice: Bytes,
+    received: u64,
+    largest: usize,
+}
+
+#[async_trait::async_trait]
+impl jig_env::ChunkSink for PatternCheck {
+    async fn chunk(&mut self, chunk: Bytes) -> jig_env::EnvResult<()> {
+        let cycle = self.twice.len() as u64 / 2;
+        let start = usize::try_from(self.received % cycle).expect("small");
+        assert!(
+            chunk[..] == self.twice[start..start + chunk.len()],
+            "the bytes from {} differ",
+            self.received
+        );
+        self.received += chunk.len() as u64;
+        self.largest = self.largest.max(chunk.len());
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_big_file_streamed_by_remote_env_stays_out_of_the_clients_memory() {
+    use jig_env::ExecutionEnv as _;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root: PathBuf = dir.path().canonicalize().expect("canonical");
+    let path = root.join("big.bin");
+    let size = size_mb() << 20;
+    // Two 4 MiB cycles of the pattern: chunks of any size are slices of it.
+    let twice = pattern_chunk(0, 8 << 20);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jig"))
+        .args(["env", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start jig env serve");
+    let input = child.stdin.take().expect("stdin");
+    let output = child.stdout.take().expect("stdout");
+    let env = jig_env_remote::RemoteEnv::connect(
+        "jig env serve",
+        output,
+        input,
+        None,
+        Some(Box::new(child)),
+    )
+    .await
+    .expect("connect");
+    let env = std::sync::Arc::new(env)
+        .beneath(std::slice::from_ref(&root))
+        .expect("a view");
+    // Warm up the machinery with a small file, then measure from here.
+    let mut source = PatternSource {
+        twice: twice.clone(),
+        size: 3 << 20,
+        sent: 0,
+    };
+    env.write_chunks(&path, &mut source).await.expect("write");
+    let baseline = own_peak_kib();
+
+    let started = Instant::now();
+    let mut source = PatternSource {
+        twice: twice.clone(),
+        size,
+        sent: 0,
+    };
+    let outcome = env.write_chunks(&path, &mut source).await.expect("write");
+    assert!(!outcome.created);
+    let wrote = started.elapsed().as_secs_f64();
+    assert_eq!(std::fs::metadata(&path).expect("written").len(), size);
+    let started = Instant::now();
+    let mut sink = PatternCheck {
+        twice,
+        received: 0,
+        largest: 0,
+    };
+    let read = env.read_chunks(&path, &mut sink).await.expect("read");
+    let read_secs = started.elapsed().as_secs_f64();
+    assert_eq!(read, size);
+    assert_eq!(sink.received, size);
+    assert!(sink.largest <= jig_env::FILE_CHUNK, "{}", sink.largest);
+    let peak = own_peak_kib();
+    let mb = f64::from(u32::try_from(size_mb()).expect("a size in MB"));
+    let _ = writeln!(
+        std::io::stderr(),
+        "RemoteEnv over jig env serve: {} MB written at {:.0} MB/s, read at {:.0} MB/s; this \
+         process's peak RSS {} MiB (before {} MiB, growth {} MiB)",
+        size_mb(),
+        mb / wrote,
+        mb / read_secs,
+        peak >> 10,
+        baseline >> 10,
+        (peak - baseline) >> 10
+    );
+    let size_kib = size_mb() << 10;
+    assert!(
+        peak - baseline < size_kib / 8,
+        "peak RSS grew by {} KiB for a {size_kib} KiB file",
+        peak - baseline
+    );
 }

@@ -68,7 +68,7 @@ async fn drop_mid_write(size: usize, confined: bool) {
             view,
             op: Op::Write {
                 path: WirePath::from_path(&target),
-                size: size as u64,
+                size: Some(size as u64),
             },
         }),
     )
@@ -210,4 +210,183 @@ async fn a_dead_server_is_a_clear_error_not_a_hang() {
         .expect("no hang")
         .expect_err("no fallback to the local file");
     assert!(error.to_string().contains("lost"), "{error}");
+}
+
+/// What a [`Chunks`] source does once it supplied its chunks.
+#[derive(Clone, Copy)]
+enum Then {
+    /// Fails: the content is not complete.
+    Fail,
+    /// Never answers (the write is cancelled by dropping it).
+    Hang,
+    /// Cuts the connection, then keeps supplying chunks.
+    Cut,
+}
+
+/// `count` chunks of 1 MiB, then `then`.
+struct Chunks {
+    env: Arc<jig_env_remote::RemoteEnv>,
+    count: usize,
+    sent: usize,
+    then: Then,
+}
+
+#[async_trait::async_trait]
+impl jig_env::ChunkSource for Chunks {
+    async fn next_chunk(&mut self) -> jig_env::EnvResult<Option<Bytes>> {
+        if self.sent == self.count {
+            match self.then {
+                Then::Fail => return Err(jig_env::EnvError::aborted("source")),
+                Then::Hang => std::future::pending::<()>().await,
+                Then::Cut => self.env.close_transport(),
+            }
+        }
+        self.sent += 1;
+        Ok(Some(Bytes::from(vec![b'n'; 1 << 20])))
+    }
+}
+
+/// Waits until no temp file is left beside the target (a cancelled write's blocking writer
+/// may still be removing its own).
+async fn settled(dir: &Path) {
+    for _ in 0..200 {
+        if leftovers(dir).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("temp files left: {:?}", leftovers(dir));
+}
+
+/// A streamed write through `RemoteEnv::write_chunks` (into a confined view when `confined`)
+/// whose source stops as `then` says after 20 MiB: the target keeps its old content.
+async fn chunked_write_stopped(then: Then, confined: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("file.bin");
+    std::fs::write(&target, b"old content").unwrap();
+    let (env, server) = crate::support::cuttable().await;
+    let env = Arc::new(env);
+    let writer: Arc<dyn ExecutionEnv> = if confined {
+        Arc::clone(&env)
+            .beneath(&[dir.path().canonicalize().unwrap()])
+            .unwrap()
+    } else {
+        Arc::clone(&env) as Arc<dyn ExecutionEnv>
+    };
+    let mut source = Chunks {
+        env: Arc::clone(&env),
+        count: 20,
+        sent: 0,
+        then,
+    };
+    // A hanging source is given a second, then the write is dropped; the others must end.
+    let limit = Duration::from_secs(if matches!(then, Then::Hang) { 1 } else { 30 });
+    let result = tokio::time::timeout(limit, writer.write_chunks(&target, &mut source)).await;
+    match then {
+        Then::Hang => assert!(result.is_err(), "the write waits for its source"),
+        Then::Fail => {
+            let error = result.expect("no hang").expect_err("a failed source fails");
+            assert_eq!(error.kind(), ErrorKind::Aborted, "{error}");
+            assert_eq!(
+                error.operation(),
+                "source",
+                "the source's own error: {error}"
+            );
+            // The far side dropped the write before the error came back.
+            assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new());
+            assert_eq!(std::fs::read(&target).unwrap(), b"old content");
+        }
+        Then::Cut => {
+            let error = result
+                .expect("no hang")
+                .expect_err("a lost connection fails");
+            assert!(error.to_string().contains("lost"), "{error}");
+        }
+    }
+    if matches!(then, Then::Cut) {
+        assert!(source.sent >= 20);
+    } else {
+        assert_eq!(source.sent, 20);
+    }
+    settled(dir.path()).await;
+    assert_eq!(std::fs::read(&target).unwrap(), b"old content");
+    if matches!(then, Then::Cut) {
+        tokio::time::timeout(Duration::from_secs(30), server)
+            .await
+            .expect("the server ends when the client is gone")
+            .unwrap();
+    } else {
+        // The connection is still good: a whole write afterwards lands.
+        writer
+            .write(&target, Bytes::from_static(b"new"))
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+    }
+    assert_eq!(leftovers(dir.path()), Vec::<PathBuf>::new());
+}
+
+#[tokio::test]
+async fn a_chunked_write_whose_source_fails_leaves_the_old_file() {
+    chunked_write_stopped(Then::Fail, false).await;
+}
+
+#[tokio::test]
+async fn a_chunked_write_in_a_confined_view_whose_source_fails_leaves_the_old_file() {
+    chunked_write_stopped(Then::Fail, true).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_chunked_write_leaves_the_old_file() {
+    chunked_write_stopped(Then::Hang, false).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_chunked_write_in_a_confined_view_leaves_the_old_file() {
+    chunked_write_stopped(Then::Hang, true).await;
+}
+
+#[tokio::test]
+async fn a_chunked_write_cut_off_by_a_lost_connection_leaves_the_old_file() {
+    chunked_write_stopped(Then::Cut, false).await;
+}
+
+#[tokio::test]
+async fn a_chunked_write_in_a_confined_view_cut_off_leaves_the_old_file() {
+    chunked_write_stopped(Then::Cut, true).await;
+}
+
+/// A sink that fails after `ok` chunks.
+struct FailingSink {
+    ok: usize,
+    seen: usize,
+}
+
+#[async_trait::async_trait]
+impl jig_env::ChunkSink for FailingSink {
+    async fn chunk(&mut self, _chunk: Bytes) -> jig_env::EnvResult<()> {
+        if self.seen == self.ok {
+            return Err(jig_env::EnvError::aborted("sink"));
+        }
+        self.seen += 1;
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_chunked_read_whose_sink_fails_stops_and_the_connection_stays_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.bin");
+    std::fs::write(&file, vec![b'x'; 40 << 20]).unwrap();
+    let (env, _server) = crate::support::in_process().await;
+    let mut sink = FailingSink { ok: 3, seen: 0 };
+    let error = tokio::time::timeout(Duration::from_secs(20), env.read_chunks(&file, &mut sink))
+        .await
+        .expect("no hang")
+        .expect_err("the sink's error");
+    assert_eq!(error.kind(), ErrorKind::Aborted);
+    assert_eq!(sink.seen, 3);
+    let small = dir.path().join("small.txt");
+    std::fs::write(&small, b"still here").unwrap();
+    assert_eq!(env.read(&small).await.unwrap(), b"still here");
 }

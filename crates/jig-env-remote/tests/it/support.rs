@@ -82,3 +82,39 @@ pub(crate) async fn killable() -> (RemoteEnv, Box<dyn FnOnce() + Send>) {
     });
     (env, kill)
 }
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Like [`in_process`], but the bytes cross a relay task that
+/// [`RemoteEnv::close_transport`] stops (as a killed `ssh` would): both sides see the stream
+/// end.
+pub(crate) async fn cuttable() -> (RemoteEnv, tokio::task::JoinHandle<()>) {
+    let (client, mut client_relay) = tokio::io::duplex(1 << 20);
+    let (mut server_relay, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let served: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new());
+    let task = tokio::spawn(async move {
+        let _ = serve(served, ServeOptions::default(), server_read, server_write).await;
+    });
+    let relay = tokio::spawn(async move {
+        let _ = tokio::io::copy_bidirectional(&mut client_relay, &mut server_relay).await;
+    });
+    let (client_read, client_write) = tokio::io::split(client);
+    let env = RemoteEnv::connect(
+        "in-process",
+        client_read,
+        client_write,
+        None,
+        Some(Box::new(AbortOnDrop(relay))),
+    )
+    .await
+    .expect("connect");
+    (env, task)
+}
