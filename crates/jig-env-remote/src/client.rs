@@ -695,9 +695,9 @@ impl ExecutionEnv for RemoteEnv {
         })
     }
 
-    /// Streamed: the server sends the file as `data` frames at most [`READ_WINDOW`] ahead of
-    /// what `sink` consumed (each consumed frame is acknowledged), so the client holds a few
-    /// chunks, never the file. A sink error cancels the read far side.
+    /// Streamed: the server sends the file as `data` frames at most eight chunks ahead of what
+    /// `sink` consumed (each consumed frame is acknowledged), so the client holds a few chunks,
+    /// never the file. A sink error cancels the read far side.
     async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
         let op = Op::Read {
             path: wire(path),
