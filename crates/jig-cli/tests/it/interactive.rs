@@ -185,6 +185,28 @@ impl Pane {
     }
 
     /// Waits until no turn runs (the status line no longer offers to interrupt).
+    /// Types `/quit` and waits for the session to exit with 0.
+    fn quit(&self) {
+        self.type_text("/quit");
+        self.key("Enter");
+        self.wait_for("[exited 0]");
+    }
+
+    /// Starts the session with the acting extension (`ACTING_EXTENSION`) loaded, logging to
+    /// the returned file, with `extra_env` set, and waits for the banner.
+    fn start_with_actor(&self, extra_env: &[(&str, &str)]) -> std::path::PathBuf {
+        let extension = self.root.join("actor");
+        fs::create_dir(&extension).unwrap();
+        fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
+        let log = self.root.join("ext.log");
+        let log_text = log.display().to_string();
+        let mut env = vec![("EXT_LOG", log_text.as_str())];
+        env.extend_from_slice(extra_env);
+        self.start(&format!("-e '{}'", extension.display()), &env);
+        self.wait_for("/help for commands");
+        log
+    }
+
     fn wait_idle(&self) {
         let start = Instant::now();
         while self.screen().contains("Esc to interrupt") {
@@ -246,9 +268,7 @@ async fn a_prompt_streams_the_reply_and_quit_exits() {
     pane.wait_idle();
     insta::assert_snapshot!("streamed_reply", pane.normalised(&pane.screen()));
     assert!(screen.contains("Hello from the model."), "{screen}");
-    pane.type_text("/quit");
-    pane.key("Enter");
-    pane.wait_for("[exited 0]");
+    pane.quit();
     let request = pane.server.requests()[0].json();
     assert_eq!(
         request["messages"][1],
@@ -579,9 +599,7 @@ async fn answer_trust(keys: &[&str]) -> TrustOutcome {
 impl TrustOutcome {
     /// The session works, and `/quit` ends it.
     fn quit(&self) {
-        self.pane.type_text("/quit");
-        self.pane.key("Enter");
-        self.pane.wait_for("[exited 0]");
+        self.pane.quit();
     }
 }
 
@@ -764,9 +782,7 @@ async fn extension_commands_and_input_hooks_work_in_the_session() {
         system.ends_with("\n\nAbbreviations the user defined: brb = be right back"),
         "{system}"
     );
-    pane.type_text("/quit");
-    pane.key("Enter");
-    pane.wait_for("[exited 0]");
+    pane.quit();
 }
 
 /// An extension whose `/ask` command asks the user three questions through `ui/*` and answers
@@ -842,9 +858,7 @@ async fn extension_ui_questions_are_answered_in_the_session() {
     pane.wait_for("? Your name?");
     pane.key("Escape");
     pane.wait_for("hasUI=True colour=None sure=False name=None");
-    pane.type_text("/quit");
-    pane.key("Enter");
-    pane.wait_for("[exited 0]");
+    pane.quit();
 }
 
 /// An extension whose `/act METHOD PARAMS` command calls the action `METHOD` with the JSON
@@ -999,16 +1013,7 @@ async fn extension_actions_reach_the_interactive_session() {
         reply(ScriptedReply::text("fifth answer")),
     ])
     .await;
-    let extension = pane.root.join("actor");
-    fs::create_dir(&extension).unwrap();
-    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
-    let log = pane.root.join("ext.log");
-    let log_text = log.display().to_string();
-    pane.start(
-        &format!("-e '{}'", extension.display()),
-        &[("EXT_LOG", &log_text)],
-    );
-    pane.wait_for("/help for commands");
+    let log = pane.start_with_actor(&[]);
 
     // setActiveTools: an unknown name changes nothing; the list applies from the next request.
     act(
@@ -1129,9 +1134,7 @@ async fn extension_actions_reach_the_interactive_session() {
         user_texts(&pane.server.requests()[4].json()),
         ["in the new session"]
     );
-    pane.type_text("/quit");
-    pane.key("Enter");
-    pane.wait_for("[exited 0]");
+    pane.quit();
 
     let files = session_files(&pane.root.join("data"));
     assert_eq!(files.len(), 2, "{files:?}");
@@ -1188,11 +1191,6 @@ async fn extension_events_start_and_steer_interactive_turns() {
         reply(ScriptedReply::text("steered")),
     ])
     .await;
-    let extension = pane.root.join("actor");
-    fs::create_dir(&extension).unwrap();
-    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
-    let log = pane.root.join("ext.log");
-    let log_text = log.display().to_string();
     // session_start (idle) starts the first turn; message_end of its reply (the turn runs)
     // steers it on.
     let on = json!({
@@ -1200,10 +1198,7 @@ async fn extension_events_start_and_steer_interactive_turns() {
         "message_end/assistant": ["sendMessage", {"content": "keep going", "customType": "nudge"}],
     })
     .to_string();
-    pane.start(
-        &format!("-e '{}'", extension.display()),
-        &[("EXT_LOG", &log_text), ("EXT_ON", &on)],
-    );
+    pane.start_with_actor(&[("EXT_ON", &on)]);
     let screen = pane.wait_for("steered");
     pane.wait_idle();
     assert!(screen.contains("› from session_start"), "{screen}");
@@ -1215,9 +1210,7 @@ async fn extension_events_start_and_steer_interactive_turns() {
         user_texts(&requests[1].json()),
         ["from session_start", "keep going"]
     );
-    pane.type_text("/quit");
-    pane.key("Enter");
-    pane.wait_for("[exited 0]");
+    pane.quit();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1230,16 +1223,7 @@ async fn a_turn_asked_for_while_the_editor_waits_starts_at_once_and_keeps_the_ty
         reply(ScriptedReply::text("draft answer")),
     ])
     .await;
-    let extension = pane.root.join("actor");
-    fs::create_dir(&extension).unwrap();
-    fs::write(extension.join("index.py"), ACTING_EXTENSION).unwrap();
-    let log = pane.root.join("ext.log");
-    let log_text = log.display().to_string();
-    pane.start(
-        &format!("-e '{}'", extension.display()),
-        &[("EXT_LOG", &log_text)],
-    );
-    pane.wait_for("/help for commands");
+    pane.start_with_actor(&[]);
     pane.type_text(r#"/act later sendUserMessage {"text": "from a timer"}"#);
     pane.key("Enter");
     pane.wait_for("ok later");
@@ -1262,7 +1246,5 @@ async fn a_turn_asked_for_while_the_editor_waits_starts_at_once_and_keeps_the_ty
         user_texts(&pane.server.requests()[1].json()),
         ["from a timer", "draft"]
     );
-    pane.type_text("/quit");
-    pane.key("Enter");
-    pane.wait_for("[exited 0]");
+    pane.quit();
 }
