@@ -26,6 +26,15 @@ async fn hook(dir: &Path, script: &str) -> jig_extensions::ExtensionRunner {
     runner(vec![load_manifest_dir(&ext, &options(dir)).await.unwrap()])
 }
 
+/// A `tool_call` of `bash ls` through `runner`, and how long its answer took.
+async fn call(runner: &jig_extensions::ExtensionRunner) -> (ToolCallOutcome, Duration) {
+    let started = Instant::now();
+    let outcome = runner
+        .tool_call("c", "bash", &json!({"command": "ls"}))
+        .await;
+    (outcome, started.elapsed())
+}
+
 /// Waits up to 2 s for the process whose pid is in `file` to be gone.
 fn gone(file: &Path) -> bool {
     let pid = std::fs::read_to_string(file).unwrap();
@@ -50,11 +59,7 @@ async fn a_hook_that_exits_while_a_background_child_holds_its_stdout_has_answere
         "cat >/dev/null; sleep 20 & echo $! > bg.pid; exit 0",
     )
     .await;
-    let started = Instant::now();
-    let outcome = runner
-        .tool_call("c", "bash", &json!({"command": "ls"}))
-        .await;
-    let took = started.elapsed();
+    let (outcome, took) = call(&runner).await;
     assert_eq!(outcome, ToolCallOutcome::Allow { input: None });
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(runner.take_errors().is_empty());
@@ -76,11 +81,8 @@ async fn a_hook_that_answers_and_leaves_a_child_behind_is_read_whole() {
          printf '\"}\\n'; exit 0",
     )
     .await;
-    let started = Instant::now();
-    let outcome = runner
-        .tool_call("c", "bash", &json!({"command": "ls"}))
-        .await;
-    assert!(started.elapsed() < Duration::from_secs(1));
+    let (outcome, took) = call(&runner).await;
+    assert!(took < Duration::from_secs(1), "took {took:?}");
     assert_eq!(
         outcome,
         ToolCallOutcome::Block {
@@ -102,11 +104,8 @@ async fn a_blocking_hook_with_a_background_child_blocks_at_once_with_its_reason(
         "cat >/dev/null; sleep 20 & echo $! > bg.pid; echo 'no rm here' >&2; exit 2",
     )
     .await;
-    let started = Instant::now();
-    let outcome = runner
-        .tool_call("c", "bash", &json!({"command": "ls"}))
-        .await;
-    assert!(started.elapsed() < Duration::from_secs(1));
+    let (outcome, took) = call(&runner).await;
+    assert!(took < Duration::from_secs(1), "took {took:?}");
     assert_eq!(
         outcome,
         ToolCallOutcome::Block {
@@ -123,9 +122,7 @@ async fn a_blocking_hook_with_a_background_child_blocks_at_once_with_its_reason(
 async fn a_hook_that_does_not_exit_still_times_out_and_its_group_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let runner = hook(dir.path(), "sleep 20 & echo $! > bg.pid; wait").await;
-    let outcome = runner
-        .tool_call("c", "bash", &json!({"command": "ls"}))
-        .await;
+    let (outcome, _) = call(&runner).await;
     assert!(
         matches!(outcome, ToolCallOutcome::Block { .. }),
         "{outcome:?}"
@@ -143,11 +140,8 @@ async fn a_hook_that_does_not_exit_still_times_out_and_its_group_is_killed() {
 async fn a_hook_flooding_stdout_is_cut_off_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let runner = hook(dir.path(), "cat >/dev/null; exec yes").await;
-    let started = Instant::now();
-    let outcome = runner
-        .tool_call("c", "bash", &json!({"command": "ls"}))
-        .await;
-    assert!(started.elapsed() < Duration::from_secs(1));
+    let (outcome, took) = call(&runner).await;
+    assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(
         matches!(outcome, ToolCallOutcome::Block { .. }),
         "{outcome:?}"
