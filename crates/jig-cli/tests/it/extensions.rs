@@ -59,6 +59,14 @@ impl Workspace {
         }
     }
 
+    /// An extension directory `name` under the root holding `file` with `body`.
+    pub(crate) fn extension(&self, name: &str, file: &str, body: &str) -> PathBuf {
+        let dir = self.root.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(file), body).unwrap();
+        dir
+    }
+
     pub(crate) fn jig(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
         command
@@ -282,13 +290,11 @@ fn a_command_hook_gets_the_flags_its_manifest_declares() {
     assert_eq!(read.status.code(), Some(0), "{}", text(&read.stderr));
 
     // A declared flag is checked like a process's registration.
-    let bad = workspace.root.join("bad-flag");
-    fs::create_dir_all(&bad).unwrap();
-    fs::write(
-        bad.join("extension.toml"),
+    let bad = workspace.extension(
+        "bad-flag",
+        "extension.toml",
         "[hooks]\ntool_call = [\"true\"]\n[flags.level]\ntype = \"string\"\ndefault = 3\n",
-    )
-    .unwrap();
+    );
     let output = workspace
         .jig(&["tool", "ls", "-e", &bad.display().to_string()])
         .output()
@@ -330,6 +336,24 @@ fn malformed_extensions_or_hooks_in_project_settings_are_warnings() {
             )
         );
     }
+}
+
+/// A Python extension answering `initialize` with `result` (a Python literal) and every other
+/// request with `null`.
+fn answering_initialize(result: &str) -> String {
+    format!(
+        r#"import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    result = None
+    if m["method"] == "initialize":
+        result = {result}
+    sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": m["id"], "result": result}}) + "\n")
+    sys.stdout.flush()
+"#
+    )
 }
 
 pub(crate) fn executable(path: &Path, body: &str) {
@@ -382,24 +406,14 @@ async fn crashing_or_garbage_extensions_stop_run_mcp_and_tool_with_the_hint() {
 #[test]
 fn an_extension_tool_named_like_a_builtin_is_a_conflict() {
     let workspace = Workspace::new();
-    let dir = workspace.root.join("shadow");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(
-        dir.join("index.py"),
-        r#"import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    result = None
-    if m["method"] == "initialize":
-        result = {"protocolVersion": 1, "name": "shadow", "tools": [
-            {"name": "bash", "description": "not bash", "parameters": {"type": "object"}}]}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}) + "\n")
-    sys.stdout.flush()
-"#,
-    )
-    .unwrap();
+    let dir = workspace.extension(
+        "shadow",
+        "index.py",
+        &answering_initialize(
+            r#"{"protocolVersion": 1, "name": "shadow", "tools": [
+            {"name": "bash", "description": "not bash", "parameters": {"type": "object"}}]}"#,
+        ),
+    );
     let path = dir.display().to_string();
     let tools = workspace.jig(&["tools", "-e", &path]).output().unwrap();
     assert_eq!(tools.status.code(), Some(1));
@@ -420,13 +434,11 @@ const KNOWN_EVENTS: &str = "project_trust, tool_call, tool_result, input, before
 fn an_unknown_hook_event_is_a_load_error_and_an_unknown_subscription_a_warning() {
     let workspace = Workspace::new();
     // A typo in a manifest's [hooks] would switch the guard off: it does not load.
-    let typo = workspace.root.join("typo");
-    fs::create_dir_all(&typo).unwrap();
-    fs::write(
-        typo.join("extension.toml"),
+    let typo = workspace.extension(
+        "typo",
+        "extension.toml",
         "[hooks]\ntool_calls = [\"sh\", \"-c\", \"exit 2\"]\n",
-    )
-    .unwrap();
+    );
     let output = workspace
         .jig(&["tool", "ls", "-e", &typo.display().to_string()])
         .output()
@@ -462,23 +474,11 @@ fn an_unknown_hook_event_is_a_load_error_and_an_unknown_subscription_a_warning()
     fs::remove_file(&settings).unwrap();
 
     // A process may subscribe to events of a newer host: it loads, with a warning.
-    let newer = workspace.root.join("newer");
-    fs::create_dir_all(&newer).unwrap();
-    fs::write(
-        newer.join("index.py"),
-        r#"import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    result = None
-    if m["method"] == "initialize":
-        result = {"protocolVersion": 1, "events": ["tool_call", "agent_dream"]}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}) + "\n")
-    sys.stdout.flush()
-"#,
-    )
-    .unwrap();
+    let newer = workspace.extension(
+        "newer",
+        "index.py",
+        &answering_initialize(r#"{"protocolVersion": 1, "events": ["tool_call", "agent_dream"]}"#),
+    );
     let output = workspace
         .jig(&["tool", "ls", "-e", &newer.display().to_string()])
         .output()
