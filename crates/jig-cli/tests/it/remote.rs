@@ -660,6 +660,30 @@ async fn conformance_over_the_docker_api_copies_jig_in() {
         .await;
 }
 
+/// `jig tool TOOL --args ARGS` in `container`'s shared directory over `engine://`, with the
+/// engine's socket given by `host` (`(variable, value)`) and no other engine setting.
+fn tool_over_engine(
+    container: &Container,
+    engine: &str,
+    host: (&str, &str),
+    tool: &str,
+    args: &str,
+) -> std::process::Output {
+    let url = format!(
+        "{engine}://{}{}",
+        container.name,
+        container.shared.display()
+    );
+    Command::new(jig())
+        .args(["tool", tool, "--env", &url, "--args", args])
+        .env_remove("CONTAINER_HOST")
+        .env_remove("DOCKER_HOST")
+        .env_remove("DOCKER_TLS_VERIFY")
+        .env(host.0, host.1)
+        .output()
+        .expect("jig tool")
+}
+
 #[test]
 fn jig_tool_runs_over_podman_and_docker_urls() {
     let Some(container) = Container::start_without_jig() else {
@@ -668,18 +692,13 @@ fn jig_tool_runs_over_podman_and_docker_urls() {
     let service = PodmanService::start(&container);
     std::fs::write(container.shared.join("notes.txt"), "in the container\n").expect("write");
     for (engine, variable) in [("podman", "CONTAINER_HOST"), ("docker", "DOCKER_HOST")] {
-        let url = format!(
-            "{engine}://{}{}",
-            container.name,
-            container.shared.display()
+        let output = tool_over_engine(
+            &container,
+            engine,
+            (variable, &service.host()),
+            "read",
+            r#"{"path":"notes.txt"}"#,
         );
-        let output = Command::new(jig())
-            .args(["tool", "read", "--env", &url])
-            .args(["--args", r#"{"path":"notes.txt"}"#])
-            .env_remove("CONTAINER_HOST")
-            .env(variable, service.host())
-            .output()
-            .expect("jig tool");
         assert!(
             output.status.success(),
             "{engine}: {}",
@@ -771,19 +790,13 @@ fn jig_tool_runs_over_the_docker_api_on_tcp() {
     let service = PodmanService::start_tcp(&container);
     std::fs::write(container.shared.join("notes.txt"), "over plain HTTP\n").expect("write");
     for (engine, variable) in [("docker", "DOCKER_HOST"), ("podman", "CONTAINER_HOST")] {
-        let url = format!(
-            "{engine}://{}{}",
-            container.name,
-            container.shared.display()
+        let output = tool_over_engine(
+            &container,
+            engine,
+            (variable, &service.host()),
+            "bash",
+            r#"{"command":"cat notes.txt; uname -n"}"#,
         );
-        let output = Command::new(jig())
-            .args(["tool", "bash", "--env", &url])
-            .args(["--args", r#"{"command":"cat notes.txt; uname -n"}"#])
-            .env_remove("CONTAINER_HOST")
-            .env_remove("DOCKER_TLS_VERIFY")
-            .env(variable, service.host())
-            .output()
-            .expect("jig tool");
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),
