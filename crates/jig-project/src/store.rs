@@ -113,9 +113,9 @@ impl TrustStore {
     pub fn lookup(&self, dir: &Path) -> Result<Option<StoredDecision>, TrustStoreError> {
         let mut decisions: BTreeMap<String, Option<bool>> = BTreeMap::new();
         for (key, decision) in self.read()? {
-            let trimmed = key.trim_end_matches('/');
-            let key = if trimmed.is_empty() { "/" } else { trimmed };
-            let slot = decisions.entry(key.to_owned()).or_insert(decision);
+            let slot = decisions
+                .entry(normal_key(&key).to_owned())
+                .or_insert(decision);
             if decision == Some(false) {
                 *slot = Some(false);
             } else if slot.is_none() {
@@ -135,7 +135,8 @@ impl TrustStore {
         }))
     }
 
-    /// Saves `decision` for `dir` (`None` removes it).
+    /// Saves `decision` for `dir` (`None` removes it), replacing any other spelling of the same
+    /// key (`/work/app/`).
     pub fn set(&self, dir: &Path, decision: Option<bool>) -> Result<(), TrustStoreError> {
         self.set_many(&[(dir.to_path_buf(), decision)])
     }
@@ -151,6 +152,8 @@ impl TrustStore {
         let mut decisions = self.read()?;
         for (key, decision) in updates {
             let key = key.to_string_lossy().into_owned();
+            // Every spelling of the directory goes: the saved choice is the one that counts.
+            decisions.retain(|other, _| normal_key(other) != normal_key(&key));
             match decision {
                 Some(trusted) => {
                     decisions.insert(key, Some(*trusted));
@@ -255,6 +258,12 @@ impl TrustStore {
     }
 }
 
+/// A store key without trailing slashes (`/work/app/` → `/work/app`; `/` stays).
+fn normal_key(key: &str) -> &str {
+    let trimmed = key.trim_end_matches('/');
+    if trimmed.is_empty() { "/" } else { trimmed }
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -311,6 +320,13 @@ mod tests {
         assert_eq!(trusted("/work/lib"), Some(("/work/lib".into(), false)));
         assert_eq!(trusted("/work/docs"), Some(("/work/docs".into(), true)));
         assert_eq!(trusted("/work/other"), Some(("/work".into(), true)));
+        // Saving a decision replaces every spelling of the key, so the new choice counts.
+        store.set(Path::new("/work/lib"), Some(true)).unwrap();
+        assert_eq!(trusted("/work/lib"), Some(("/work/lib".into(), true)));
+        store.set(Path::new("/work/app"), None).unwrap();
+        assert_eq!(trusted("/work/app/src"), Some(("/work".into(), true)));
+        let saved = store.read().unwrap();
+        assert!(!saved.contains_key("/work/lib//") && !saved.contains_key("/work/app/"));
     }
 
     #[test]
