@@ -176,10 +176,16 @@ async fn exchange(
         };
         let read_err = async {
             match stderr {
-                Some(pipe) => {
-                    // Only the first part of a long stderr is kept; the rest is drained.
-                    match read_bounded(pipe, &mut err, HOOK_MAX_STDERR_BYTES).await {
-                        Err(ReadError::Overflow) => Ok(()),
+                Some(mut pipe) => {
+                    // Only the first part of a long stderr is kept; the rest is drained, so
+                    // that a hook still writing is not killed by a closed pipe.
+                    match read_bounded(&mut pipe, &mut err, HOOK_MAX_STDERR_BYTES).await {
+                        Err(ReadError::Overflow) => {
+                            tokio::io::copy(&mut pipe, &mut tokio::io::sink())
+                                .await
+                                .map(|_| ())
+                                .map_err(ReadError::Io)
+                        }
                         other => other,
                     }
                 }

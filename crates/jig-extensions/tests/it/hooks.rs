@@ -150,3 +150,25 @@ async fn a_hook_flooding_stdout_is_cut_off_at_once() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].message, "hook wrote more than 1.0MB on stdout");
 }
+
+#[tokio::test]
+async fn a_hook_writing_a_long_stderr_before_exit_2_still_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    // 200 000 bytes on stderr from the shell itself, more than is kept: the rest must be
+    // drained, or the hook dies of a closed pipe before its exit 2.
+    let runner = hook(
+        dir.path(),
+        "cat >/dev/null; i=0; while [ $i -lt 4000 ]; do printf '%050d' 0 >&2; i=$((i+1)); done; \
+         exit 2",
+    )
+    .await;
+    let (outcome, _) = call(&runner).await;
+    let ToolCallOutcome::Block {
+        reason: Some(reason),
+    } = outcome
+    else {
+        panic!("not blocked: {outcome:?}");
+    };
+    assert_eq!(reason, "0".repeat(64 * 1024));
+    assert!(runner.take_errors().is_empty());
+}
