@@ -196,8 +196,10 @@ impl Agent {
             }
             if reply.tool_calls().next().is_none() {
                 Self::end_turn(turns - 1, reply, Vec::new(), observer);
-                queued = self.queued_after_reply();
-                if queued.is_empty() || cancel.is_cancelled() {
+                // Cancelled: what is queued stays queued (the host may make it a turn of its
+                // own) rather than being taken and dropped.
+                queued = self.queued_after_reply_unless(cancel);
+                if queued.is_empty() {
                     break RunEnd::Completed;
                 }
                 if let Some(max_turns) = self.config.max_turns
@@ -311,6 +313,14 @@ impl Agent {
 
     /// When the model stopped calling tools: messages sent while it replied (steering), else
     /// the follow-ups. Any makes the run go on.
+    /// [`Self::queued_after_reply`], or nothing (left queued) when the run is cancelled.
+    fn queued_after_reply_unless(&self, cancel: &CancellationToken) -> Vec<Message> {
+        if cancel.is_cancelled() {
+            return Vec::new();
+        }
+        self.queued_after_reply()
+    }
+
     fn queued_after_reply(&self) -> Vec<Message> {
         let steering = self.config.turn_hooks.take_steering();
         if steering.is_empty() {

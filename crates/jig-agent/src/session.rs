@@ -446,6 +446,14 @@ impl Session {
             .collect()
     }
 
+    /// How many messages the conversation has ([`Session::messages`] without copying them).
+    pub fn message_count(&self) -> usize {
+        self.branch()
+            .into_iter()
+            .filter(|kind| matches!(kind, EntryKind::Message { .. }))
+            .count()
+    }
+
     /// The last model on the branch (from a model change or an assistant reply).
     pub fn model(&self) -> Option<(String, String)> {
         self.branch().into_iter().rev().find_map(|kind| match kind {

@@ -491,7 +491,7 @@ impl App {
         let count = self
             .agent
             .as_ref()
-            .map_or(session.messages().len(), |agent| agent.messages().len());
+            .map_or_else(|| session.message_count(), |agent| agent.messages().len());
         self.host.follow(count, |info| {
             info.session_id = Some(session.id().to_owned());
             info.session_file = session.path().map(|path| path.display().to_string());

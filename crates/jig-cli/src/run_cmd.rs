@@ -674,7 +674,7 @@ fn run_session_info(
         cwd: cwd.display().to_string(),
         model: Some(format!("{provider}/{model}")),
         provider: Some(provider.to_owned()),
-        message_count: session.messages().len(),
+        message_count: session.message_count(),
         thinking_level: Some(format!("{thinking:?}").to_lowercase()),
         mode: mode.to_owned(),
         has_ui: false,

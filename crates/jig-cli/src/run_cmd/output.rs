@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jig_agent::{AgentEvent, AgentObserver, ModelUsage, SessionError, SessionRecorder};
+use jig_protocol::Message;
 use serde_json::Value;
 
 use super::OutputMode;
@@ -55,7 +56,10 @@ impl AgentObserver for Printer {
     fn on_event(&self, event: &AgentEvent) {
         // A message an extension sent keeps its tag in the session and in the JSON event.
         let sent = match event {
-            AgentEvent::MessageEnd { message } => self.host.take_sent(message),
+            // Extensions send user messages only.
+            AgentEvent::MessageEnd {
+                message: message @ Message::User(_),
+            } => self.host.take_sent(message),
             _ => None,
         };
         match (&sent, event) {
