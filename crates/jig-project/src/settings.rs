@@ -120,17 +120,8 @@ pub fn read_project_settings(
     diagnostics: &mut Diagnostics,
 ) -> Option<ProjectSettings> {
     let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
-    match read_json_object(&path) {
-        ReadOutcome::Missing => None,
-        ReadOutcome::Invalid(reason) => {
-            diagnostics.settings_warning(&path, &reason);
-            None
-        }
-        ReadOutcome::Object(object) => Some(ProjectSettings {
-            path,
-            value: Value::Object(object),
-        }),
-    }
+    let outcome = read_json_object(&path);
+    project_settings(path, outcome, diagnostics)
 }
 
 /// [`read_project_settings`] of a trusted project on another machine, read through its
@@ -141,7 +132,17 @@ pub async fn read_project_settings_in(
     diagnostics: &mut Diagnostics,
 ) -> Option<ProjectSettings> {
     let path = project_dir.join(PROJECT_DIR_NAME).join("settings.json");
-    match crate::json_file::read_json_object_in(env, &path).await {
+    let outcome = crate::json_file::read_json_object_in(env, &path).await;
+    project_settings(path, outcome, diagnostics)
+}
+
+/// The settings read from `path`: none when missing; a warning when invalid.
+fn project_settings(
+    path: PathBuf,
+    outcome: ReadOutcome,
+    diagnostics: &mut Diagnostics,
+) -> Option<ProjectSettings> {
+    match outcome {
         ReadOutcome::Missing => None,
         ReadOutcome::Invalid(reason) => {
             diagnostics.settings_warning(&path, &reason);
