@@ -241,7 +241,13 @@ impl ProjectPlace<'_> {
         match self {
             Self::Local(_) => resolve_project_trust(inputs, diagnostics).await,
             Self::Remote { env, dir, .. } => {
-                let gated = trust_requiring_resources_in(*env, dir).await;
+                // An override decides without looking (as the local chain does): no round
+                // trips for resources the decision would not use.
+                let gated = if inputs.trust_override.is_some() {
+                    Vec::new()
+                } else {
+                    trust_requiring_resources_in(*env, dir).await
+                };
                 resolve_project_trust_of(inputs, gated, diagnostics).await
             }
         }
