@@ -799,13 +799,13 @@ impl Roots {
         data: &Bytes,
         cancel: &CancelFlag,
     ) -> EnvResult<WriteOutcome> {
-        let mut offset = 0;
-        self.write_from(path, cancel, data.len() > fs::IO_CHUNK, || {
-            let end = (offset + fs::IO_CHUNK).min(data.len());
-            let chunk = (offset < end).then(|| data.slice(offset..end));
-            offset = end;
-            Ok(chunk)
-        })
+        let mut pieces = data.chunks(fs::IO_CHUNK).map(|piece| data.slice_ref(piece));
+        self.write_from(
+            path,
+            cancel,
+            data.len() > fs::IO_CHUNK,
+            || Ok(pieces.next()),
+        )
     }
 
     /// The atomic write of the content `next` supplies chunk by chunk (`None`: complete; an

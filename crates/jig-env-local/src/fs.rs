@@ -264,10 +264,14 @@ pub(crate) fn read_file_chunks(
     chunk: usize,
     mut send: impl FnMut(Bytes) -> bool,
 ) -> EnvResult<u64> {
+    // Buffers are sized by what the file says is left, so a small file costs a small buffer
+    // (a buffer's whole capacity lives on in the chunk sent).
+    let size = file.metadata().map_or(0, |metadata| metadata.len());
     let mut total = 0_u64;
     loop {
         check_cancel("read", path, cancel)?;
-        let mut buffer = Vec::with_capacity(chunk);
+        let left = usize::try_from(size.saturating_sub(total)).unwrap_or(usize::MAX);
+        let mut buffer = Vec::with_capacity(left.saturating_add(1).min(chunk));
         let read = (&mut file)
             .take(chunk as u64)
             .read_to_end(&mut buffer)
@@ -278,6 +282,10 @@ pub(crate) fn read_file_chunks(
         total += read as u64;
         if !send(Bytes::from(buffer)) {
             return Err(EnvError::aborted("read").with_path(path));
+        }
+        if read < chunk {
+            // `take(chunk).read_to_end` stops short only at the end of the file.
+            return Ok(total);
         }
     }
 }
@@ -736,13 +744,8 @@ fn check_writable(operation: &'static str, reported: &Path, target: &Path) -> En
 /// existing mode (and, where allowed, owner) kept, data in a same-directory temp file that is
 /// synced and renamed over the target; the temp file is removed on every failure.
 pub(crate) fn write(path: &Path, data: &Bytes, cancel: &CancelFlag) -> EnvResult<WriteOutcome> {
-    let mut offset = 0;
-    write_from(path, cancel, data.len() > IO_CHUNK, || {
-        let end = (offset + IO_CHUNK).min(data.len());
-        let chunk = (offset < end).then(|| data.slice(offset..end));
-        offset = end;
-        Ok(chunk)
-    })
+    let mut pieces = data.chunks(IO_CHUNK).map(|piece| data.slice_ref(piece));
+    write_from(path, cancel, data.len() > IO_CHUNK, || Ok(pieces.next()))
 }
 
 /// The atomic write of the content `next` supplies chunk by chunk (`None`: complete; an error

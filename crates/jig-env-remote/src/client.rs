@@ -212,11 +212,7 @@ impl Pending<'_> {
                         return Ok((value, payload));
                     }
                     chunks.push(payload);
-                    let mut data = Vec::with_capacity(chunks.iter().map(Bytes::len).sum::<usize>());
-                    for chunk in chunks {
-                        data.extend_from_slice(&chunk);
-                    }
-                    return Ok((value, Bytes::from(data)));
+                    return Ok((value, Bytes::from(chunks.concat())));
                 }
                 Incoming::Err(error) => return Err(error.into_env_error()),
             }

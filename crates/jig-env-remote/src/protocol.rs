@@ -24,8 +24,9 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 /// is refused.
 pub const PROTOCOL_VERSION: u32 = 4;
 
-/// Bulk data crosses in chunks of at most this many bytes (one frame each).
-pub const CHUNK: usize = 1 << 20;
+/// Bulk data crosses in chunks of at most this many bytes (one frame each): the env port's
+/// chunk, so a streamed read's chunks cross one to a frame.
+pub const CHUNK: usize = jig_env::FILE_CHUNK;
 
 /// The records of a walk or search result cross in chunks of this many bytes: smaller than
 /// [`CHUNK`], so the client decodes one while the next crosses.

@@ -244,11 +244,8 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// chunks (`LocalEnv` and its confined views do).
     async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
         let data = Bytes::from(self.read(path).await?);
-        let mut offset = 0;
-        while offset < data.len() {
-            let end = (offset + FILE_CHUNK).min(data.len());
-            sink.chunk(data.slice(offset..end)).await?;
-            offset = end;
+        for piece in data.chunks(FILE_CHUNK) {
+            sink.chunk(data.slice_ref(piece)).await?;
         }
         Ok(data.len() as u64)
     }
