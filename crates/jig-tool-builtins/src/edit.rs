@@ -88,8 +88,9 @@ endings. All edits are checked before anything is written: if one fails, the fil
 Only when an oldText has no exact match, the tool also accepts a unique match that differs only \
 in trailing whitespace, Unicode quotes/dashes/spaces, uniform indentation, or line-number \
 prefixes copied from read output, and says so in its result. newText is then re-indented to the \
-file's indentation like oldText, and loses line-number prefixes only if numbered like oldText; \
-where that is unclear the edit is refused.";
+file's indentation like oldText. If oldText carried read's line-number gutter, a newText gutter is \
+stripped only when every line has one, numbered consecutively from any start, and a partial or \
+out-of-sequence one is refused: best send newText without the prefixes.";
 
 impl Tool for EditTool {
     const NAME: &'static str = "edit";

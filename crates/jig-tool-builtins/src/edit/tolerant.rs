@@ -915,6 +915,88 @@ fn strip_old_numbers(old: &str) -> Option<(String, Numbering)> {
     (!stripped.trim_start_matches('\n').is_empty()).then_some((stripped, numbering))
 }
 
+/// The separator of `read`'s own gutter (`   12│ `).
+const GUTTER: char = '\u{2502}';
+
+/// newText of an edit whose oldText the line-number tier matched, with the prefixes removed
+/// that are not part of the text, or why that is unclear (a clause for the message).
+///
+/// - Numbered like oldText (same separator, same consecutive numbers): stripped.
+/// - `read`'s own gutter (`│`) on every non-empty line, consecutive from any start (newText is
+///   often numbered by the lines it will occupy, or as a later edit of a batch shifts them):
+///   stripped. jig never writes its own gutter into a file as content.
+/// - `read`'s gutter on some lines only, or out of sequence: refused.
+/// - Other `digits:`-style text (grep output, map keys, times) not numbered like oldText:
+///   written as typed.
+fn new_text_without_numbers(new: &str, numbering: Numbering) -> Result<String, String> {
+    let numbering_break = match strip_numbering(new, numbering) {
+        Ok(stripped) => return Ok(stripped),
+        Err(numbering_break) => numbering_break,
+    };
+    if let Some(stripped) = strip_gutter(new)? {
+        return Ok(stripped);
+    }
+    match numbering_break {
+        NumberingBreak::Missing(0) | NumberingBreak::Number(0) => Ok(new.to_owned()),
+        NumberingBreak::Missing(k) | NumberingBreak::Number(k)
+            if new.split('\n').take(k).all(str::is_empty) =>
+        {
+            Ok(new.to_owned())
+        }
+        NumberingBreak::Missing(k) => Err(format!(
+            "newText starts with a line-number prefix like oldText's while its line {} has \
+             none, so it is unclear whether the prefixes are part of the text",
+            k + 1
+        )),
+        NumberingBreak::Number(k) => Err(format!(
+            "newText starts with a line-number prefix like oldText's while its line {} is \
+             numbered out of sequence (expected {}), so it is unclear whether the prefixes are \
+             part of the text",
+            k + 1,
+            numbering.first + k as u64
+        )),
+    }
+}
+
+/// `text` without `read`'s gutter when every non-empty line carries it with consecutive
+/// numbers from any start; `None` when no line carries it; an error when some do and the rest
+/// do not follow.
+fn strip_gutter(text: &str) -> Result<Option<String>, String> {
+    let Some((k, number)) = text.split('\n').enumerate().find_map(|(k, line)| {
+        split_line_number(line)
+            .filter(|(_, separator, _)| *separator == GUTTER)
+            .map(|(number, _, _)| (k, number))
+    }) else {
+        return Ok(None);
+    };
+    let clause = |line: usize, what: &str| {
+        format!(
+            "newText carries read's line-number gutter (`{number:>4}{GUTTER} `) while its line \
+             {line} {what}, so it is unclear which part is text"
+        )
+    };
+    let Some(first) = number.checked_sub(k as u64) else {
+        return Err(clause(k + 1, "is numbered out of sequence"));
+    };
+    match strip_numbering(
+        text,
+        Numbering {
+            first,
+            separator: GUTTER,
+        },
+    ) {
+        Ok(stripped) => Ok(Some(stripped)),
+        Err(NumberingBreak::Missing(line)) => Err(clause(line + 1, "has none")),
+        Err(NumberingBreak::Number(line)) => Err(clause(
+            line + 1,
+            &format!(
+                "is numbered out of sequence (expected {})",
+                first + line as u64
+            ),
+        )),
+    }
+}
+
 fn line_numbers(view: &str, old: &str, new: &str) -> TierOutcome {
     let Some((old_stripped, numbering)) = strip_old_numbers(old) else {
         return TierOutcome::None;
@@ -938,37 +1020,12 @@ fn line_numbers(view: &str, old: &str, new: &str) -> TierOutcome {
                     ),
                 };
             }
-            // newText loses prefixes only when it is numbered the same way as oldText (same
-            // separator, the same consecutive numbers); anything else is its own text.
-            let new_text = match strip_numbering(new, numbering) {
-                Ok(stripped) => stripped,
-                Err(NumberingBreak::Missing(0) | NumberingBreak::Number(0)) => new.to_owned(),
-                Err(NumberingBreak::Missing(k) | NumberingBreak::Number(k))
-                    if new.split('\n').take(k).all(str::is_empty) =>
-                {
-                    new.to_owned()
-                }
-                Err(NumberingBreak::Missing(k)) => {
+            let new_text = match new_text_without_numbers(new, numbering) {
+                Ok(text) => text,
+                Err(reason) => {
                     return TierOutcome::Refused {
                         start: starts[0],
-                        reason: format!(
-                            "newText starts with a line-number prefix like oldText's while its \
-                             line {} has none, so it is unclear whether the prefixes are part \
-                             of the text",
-                            k + 1
-                        ),
-                    };
-                }
-                Err(NumberingBreak::Number(k)) => {
-                    return TierOutcome::Refused {
-                        start: starts[0],
-                        reason: format!(
-                            "newText starts with a line-number prefix like oldText's while its \
-                             line {} is numbered out of sequence (expected {}), so it is unclear \
-                             whether the prefixes are part of the text",
-                            k + 1,
-                            numbering.first + k as u64
-                        ),
+                        reason,
                     };
                 }
             };
@@ -1099,6 +1156,53 @@ mod tests {
         // Same separator, but not the numbering of oldText: text, not a prefix.
         let (_, out) = unique("log\n12:00 start\n", "2:12:00 start", "12:07 stop");
         assert_eq!(out, "log\n12:07 stop\n");
+    }
+
+    // read's own gutter is stripped from newText numbered from anywhere: by the lines it will
+    // occupy, or shifted by an earlier edit of the batch.
+    #[test]
+    fn line_numbers_strip_read_gutter_numbered_from_any_start() {
+        let (tier, out) = unique(
+            "x\na\nb\n",
+            "   2\u{2502} a",
+            "  12\u{2502} A\n  13\u{2502} B",
+        );
+        assert_eq!(tier, Tier::LineNumbers);
+        assert_eq!(out, "x\nA\nB\nb\n");
+        // Empty lines (read shows `   4│`, models often drop even that) keep the count.
+        let (_, out) = unique(
+            "x\na\nb\n",
+            "   2\u{2502} a",
+            "   7\u{2502} A\n\n   9\u{2502} C",
+        );
+        assert_eq!(out, "x\nA\n\nC\nb\n");
+        // A prefix of another kind after oldText's gutter is text.
+        let (_, out) = unique("x\na\nb\n", "   2\u{2502} a", "12: A");
+        assert_eq!(out, "x\n12: A\nb\n");
+    }
+
+    #[test]
+    fn line_numbers_refuse_a_partial_or_broken_read_gutter() {
+        for (new, clause) in [
+            (
+                "  12\u{2502} A\n  14\u{2502} B",
+                "its line 2 is numbered out of sequence (expected 13)",
+            ),
+            (
+                "  12\u{2502} A\n  11\u{2502} B",
+                "its line 2 is numbered out of sequence (expected 13)",
+            ),
+            ("A\n  12\u{2502} B", "its line 1 has none"),
+            ("  12\u{2502} A\nB", "its line 2 has none"),
+            (
+                "\n\n   1\u{2502} A",
+                "its line 3 is numbered out of sequence",
+            ),
+        ] {
+            let reason = refusal("x\na\nb\n", "   2\u{2502} a", new);
+            assert!(reason.contains("read's line-number gutter"), "{reason}");
+            assert!(reason.contains(clause), "{new:?}: {reason}");
+        }
     }
 
     #[test]

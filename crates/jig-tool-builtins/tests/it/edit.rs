@@ -399,6 +399,62 @@ async fn tolerant_matches_name_their_tier_and_keep_other_bytes() {
     insta::assert_snapshot!(report.join("\n"));
 }
 
+fn twenty_lines() -> String {
+    (1..=20).map(|n| format!("line {n}\n")).collect()
+}
+
+// A model copying from read numbers newText by the lines it will occupy: the gutter is read's,
+// never the file's text.
+#[tokio::test]
+async fn read_gutter_in_new_text_numbered_from_elsewhere_is_stripped() {
+    let fixture = Fixture::with_file("f.txt", twenty_lines());
+    let result = fixture
+        .run(json!({"path": "f.txt", "edits": [
+            {"oldText": "   3│ line 3", "newText": "   3│ line 3\n   4│ new a\n   5│ new b"},
+            {"oldText": "  10│ line 10", "newText": "  12│ LINE TEN"},
+        ]}))
+        .await;
+    assert!(!result.is_error, "{}", text(&result));
+    let expected = twenty_lines()
+        .replace("line 3\n", "line 3\nnew a\nnew b\n")
+        .replace("line 10\n", "LINE TEN\n");
+    assert_eq!(
+        String::from_utf8(fixture.content("f.txt")).unwrap(),
+        expected
+    );
+
+    let fixture = Fixture::with_file("f.txt", twenty_lines());
+    let result = fixture
+        .run(json!({"path": "f.txt", "edits": [{"oldText": "  10│ line 10", "newText": "  12│ LINE TEN"}]}))
+        .await;
+    assert!(!result.is_error, "{}", text(&result));
+    assert_eq!(
+        String::from_utf8(fixture.content("f.txt")).unwrap(),
+        twenty_lines().replace("line 10\n", "LINE TEN\n")
+    );
+}
+
+#[tokio::test]
+async fn a_partial_read_gutter_in_new_text_is_refused() {
+    let fixture = Fixture::with_file("f.txt", twenty_lines());
+    let gap = failing(
+        &fixture,
+        "f.txt",
+        json!({"path": "f.txt", "edits": [{"oldText": "  10│ line 10", "newText": "  12│ LINE TEN\n  14│ eleven"}]}),
+    )
+    .await;
+    let missing = failing(
+        &fixture,
+        "f.txt",
+        json!({"path": "f.txt", "edits": [
+            {"oldText": "   3│ line 3", "newText": "   3│ line 3\n   4│ new a"},
+            {"oldText": "  10│ line 10", "newText": "  11│ LINE TEN\neleven"},
+        ]}),
+    )
+    .await;
+    insta::assert_snapshot!([gap, missing].join("\n---\n"));
+}
+
 #[tokio::test]
 async fn tolerant_ambiguity_and_reindent_failures_are_explained() {
     let fixture = Fixture::with_file("f.txt", "x = 1  \ny\nx = 1\t\ny\n\tif a {\n\t\tb();\n\t}\n");

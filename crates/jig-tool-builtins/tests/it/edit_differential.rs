@@ -6,9 +6,12 @@
 //! re-indented with tabs and with CRLF endings) gets random exact edits: `oldText` a unique run of
 //! whole lines, `newText` a modification of it. Each edit is then sent again the way models get
 //! `oldText` wrong: trailing whitespace stripped, tabs and spaces swapped in `oldText` alone or in
-//! both texts, `read`-style line numbers in `oldText` alone or in both, typographic quotes and
+//! both texts, `read`-style line numbers in `oldText` alone or in both (newText numbered like oldText or from
+//! another line), typographic quotes and
 //! dashes typed as ASCII, the common indentation removed from both. Every sloppy call, through the real tool, must either fail with the
-//! file unchanged or produce exactly the exact call's bytes.
+//! file unchanged or produce exactly the exact call's bytes. Edits that succeeded alone are also
+//! sent in batches of two or three with line numbers in both texts, newText numbered like
+//! oldText, by the lines it lands on in the new file, or from any line.
 //!
 //! The generator is deterministic (fixed seed), so a failure reproduces; set
 //! `JIG_EDIT_DIFF_SEED` to explore other seeds.
@@ -396,10 +399,19 @@ impl Harness {
 
     /// Runs one edit on a fresh copy of `bytes`: whether it succeeded, and the file after it.
     fn run(&self, bytes: &[u8], old: &str, new: &str) -> (bool, Vec<u8>) {
+        self.run_batch(bytes, &[(old.to_owned(), new.to_owned())])
+    }
+
+    /// Runs a batch of edits (oldText, newText) on a fresh copy of `bytes`.
+    fn run_batch(&self, bytes: &[u8], edits: &[(String, String)]) -> (bool, Vec<u8>) {
         let env = Arc::new(MemoryEnv::new());
         env.add_file("/ws/f.txt", bytes.to_vec()).unwrap();
         let ctx = ToolContext::new(env.clone(), PathBuf::from("/ws"));
-        let args = json!({"path": "f.txt", "edits": [{"oldText": old, "newText": new}]});
+        let edits: Vec<_> = edits
+            .iter()
+            .map(|(old, new)| json!({"oldText": old, "newText": new}))
+            .collect();
+        let args = json!({"path": "f.txt", "edits": edits});
         let result = self.runtime.block_on(self.tool.run(&ctx, args));
         let after = env.files()[Path::new("/ws/f.txt")].clone();
         (!result.is_error, after)
@@ -441,6 +453,7 @@ fn sloppy_old_text_fails_or_writes_the_exact_edits_bytes() {
 
     let mut tallies: BTreeMap<&'static str, Tally> = BTreeMap::new();
     let mut exact_edits = 0;
+    let mut batches = 0;
     let mut counterexamples = Vec::new();
     for doc in &docs {
         let lf = doc.lf();
@@ -450,6 +463,7 @@ fn sloppy_old_text_fails_or_writes_the_exact_edits_bytes() {
         } else {
             edits_per_real_doc
         };
+        let mut done = Vec::new();
         for _ in 0..attempts {
             let first = rng.below(doc.lines.len());
             let count = (1 + rng.below(6)).min(doc.lines.len() - first);
@@ -466,6 +480,12 @@ fn sloppy_old_text_fails_or_writes_the_exact_edits_bytes() {
                 continue;
             }
             exact_edits += 1;
+            done.push(ExactEdit {
+                first,
+                count,
+                old: old.clone(),
+                new: new.clone(),
+            });
 
             let width = match doc.style {
                 Style::Tabs => *rng.pick(&[4, 4, 2, 8]),
@@ -508,6 +528,52 @@ fn sloppy_old_text_fails_or_writes_the_exact_edits_bytes() {
                 }
             }
         }
+        for _ in 0..attempts / 2 {
+            let edits = batch_of(&mut rng, &done);
+            if edits.len() < 2 {
+                continue;
+            }
+            let plain: Vec<(String, String)> = edits
+                .iter()
+                .map(|e| (e.old.clone(), e.new.clone()))
+                .collect();
+            let (ok, expected) = harness.run_batch(&bytes, &plain);
+            if !ok {
+                continue;
+            }
+            batches += 1;
+            let arbitrary = 1 + rng.below(5000);
+            for (variant, sloppy) in numbered_batches(&edits, arbitrary) {
+                let tally = tallies.entry(variant).or_default();
+                let (ok, after) = harness.run_batch(&bytes, &sloppy);
+                if ok && after == expected {
+                    tally.agreed += 1;
+                } else if !ok && after == bytes {
+                    tally.refused += 1;
+                } else {
+                    tally.wrong += 1;
+                    let join = |pick: fn(&(String, String)) -> &String,
+                                edits: &[(String, String)]| {
+                        edits
+                            .iter()
+                            .map(pick)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join("\n~~~\n")
+                    };
+                    counterexamples.push(Counterexample {
+                        doc: doc.name.clone(),
+                        variant,
+                        old: join(|e| &e.0, &plain),
+                        sloppy_old: join(|e| &e.0, &sloppy),
+                        new: join(|e| &e.1, &plain),
+                        sloppy_new: join(|e| &e.1, &sloppy),
+                        expected: String::from_utf8_lossy(&expected).into_owned(),
+                        got: String::from_utf8_lossy(&after).into_owned(),
+                    });
+                }
+            }
+        }
     }
 
     let sloppy_calls = report(seed, docs.len(), exact_edits, &tallies, &counterexamples);
@@ -517,9 +583,82 @@ fn sloppy_old_text_fails_or_writes_the_exact_edits_bytes() {
         counterexamples.len()
     );
     assert!(sloppy_calls >= 3000, "too few sloppy calls: {sloppy_calls}");
+    assert!(batches >= 100, "too few batches: {batches}");
     for (variant, tally) in &tallies {
         assert!(tally.agreed > 0, "no sloppy call of {variant} succeeded");
     }
+}
+
+/// An exact edit that succeeded alone: its lines (0-based first line, count) and texts.
+#[derive(Debug, Clone)]
+struct ExactEdit {
+    first: usize,
+    count: usize,
+    old: String,
+    new: String,
+}
+
+impl ExactEdit {
+    /// Lines `read` shows for `text` (a final line break starts no line).
+    fn shown(text: &str) -> usize {
+        text.split('\n').count() - usize::from(text.ends_with('\n'))
+    }
+}
+
+/// Up to three of `done` whose lines are apart (a line between any two), in file order.
+fn batch_of(rng: &mut Rng, done: &[ExactEdit]) -> Vec<ExactEdit> {
+    let mut picked: Vec<ExactEdit> = Vec::new();
+    for _ in 0..8 {
+        if done.is_empty() || picked.len() == 3 {
+            break;
+        }
+        let edit = rng.pick(done);
+        let apart = picked
+            .iter()
+            .all(|p| edit.first + edit.count < p.first || p.first + p.count < edit.first);
+        if apart {
+            picked.push(edit.clone());
+        }
+    }
+    picked.sort_by_key(|e| e.first);
+    picked
+}
+
+/// A batch sent with read's line numbers in both texts: oldText by its lines in the original
+/// file, newText (a) like oldText, (b) by the lines it lands on once the edits before it added
+/// or removed lines, (c) from an arbitrary line. The batch goes in reverse order, as models
+/// also send them.
+fn numbered_batches(
+    edits: &[ExactEdit],
+    arbitrary: usize,
+) -> Vec<(&'static str, Vec<(String, String)>)> {
+    let mut like_old = Vec::new();
+    let mut landing = Vec::new();
+    let mut from = Vec::new();
+    let mut shift: isize = 0;
+    for edit in edits {
+        let old = numbered(&edit.old, edit.first + 1);
+        let lands = usize::try_from(edit.first as isize + 1 + shift).unwrap();
+        like_old.push((old.clone(), numbered(&edit.new, edit.first + 1)));
+        landing.push((old.clone(), numbered(&edit.new, lands)));
+        from.push((old, numbered(&edit.new, arbitrary)));
+        shift += ExactEdit::shown(&edit.new) as isize - ExactEdit::shown(&edit.old) as isize;
+    }
+    let mut batches = vec![
+        (
+            "batch: line numbers in both, newText like oldText",
+            like_old,
+        ),
+        (
+            "batch: line numbers in both, newText where it lands",
+            landing,
+        ),
+        ("batch: line numbers in both, newText from any line", from),
+    ];
+    for (_, batch) in &mut batches {
+        batch.reverse();
+    }
+    batches
 }
 
 /// The ways models get an edit wrong: (name, oldText, newText).
@@ -555,6 +694,11 @@ fn sloppy_variants(
             "line numbers in both",
             numbered(old, first_line),
             numbered(new, first_line),
+        ),
+        (
+            "line numbers in both, newText from another line",
+            numbered(old, first_line),
+            numbered(new, first_line + 1 + first_line % 7),
         ),
         (
             "typographic punctuation as ASCII",
@@ -624,7 +768,7 @@ fn report(
     );
     for (variant, tally) in tallies {
         eprintln!(
-            "  {variant:<40} agreed {:>5}  refused {:>5}  exact elsewhere {:>4}  wrong {:>4}",
+            "  {variant:<56} agreed {:>5}  refused {:>5}  exact elsewhere {:>4}  wrong {:>4}",
             tally.agreed, tally.refused, tally.skipped_exact, tally.wrong
         );
     }

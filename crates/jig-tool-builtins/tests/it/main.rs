@@ -6,6 +6,7 @@ mod details;
 mod edit;
 mod edit_concurrency;
 mod edit_differential;
+mod edit_gutter;
 mod edit_props;
 mod find;
 mod grep;
