@@ -23,6 +23,9 @@ pub struct SystemPromptOptions {
     pub date: String,
     /// Context files, outermost directory first.
     pub context_files: Vec<ContextFile>,
+    /// The skills section (a list of skills the model may load with `read`), after the
+    /// context files; empty for none.
+    pub skills: String,
     /// Replaces the base prompt (tools and guidelines); context, date and cwd still follow.
     pub custom_prompt: Option<String>,
     /// Text appended at the end, each part as its own paragraph.
@@ -45,6 +48,10 @@ pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
                 file.content.trim_end()
             );
         }
+    }
+    if !options.skills.is_empty() {
+        prompt.push_str("\n\n# Skills\n\n");
+        prompt.push_str(options.skills.trim_end());
     }
     for part in &options.append {
         prompt.push_str("\n\n");
@@ -149,6 +156,7 @@ mod tests {
                 path: PathBuf::from("/home/u/proj/AGENTS.md"),
                 content: "Run `cargo test` before finishing.\n".into(),
             }],
+            skills: String::new(),
             custom_prompt: None,
             append: vec!["Answer in English.".into()],
         }

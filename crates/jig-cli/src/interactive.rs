@@ -53,6 +53,11 @@ use crate::permissions;
 use crate::run_cmd::{self, Prepared, RunArgs};
 use session::SessionWriter;
 
+/// The names of the built-in commands (`/help`, …), which prompt templates may not take.
+pub(crate) fn command_names() -> Vec<&'static str> {
+    COMMANDS.iter().map(|(name, _)| *name).collect()
+}
+
 /// The commands with a line of help each (also what Tab completes).
 const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
@@ -298,6 +303,8 @@ struct App {
     /// Raised by the host when an extension asks for a turn while idle: the prompt editor
     /// stops waiting (its text is kept) and the turn starts.
     wake: Arc<AtomicBool>,
+    /// Skills (`/skill:NAME`) and prompt templates (`/NAME`).
+    knowledge: run_cmd::skills::Knowledge,
 }
 
 /// Runs the interactive session.
@@ -326,6 +333,14 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     let runner = opened.runner();
     let mut app = App::new(runtime, prepared, args, &runner, (tx, rx));
     app.trust = opened.project.decision.clone();
+    let forced = run_cmd::forced_skills(args);
+    if !forced.is_empty() {
+        app.note(&format!(
+            "--skill {} forces a skill into jig run's prompt; here, type /skill:NAME with your \
+             message",
+            forced.join(", ")
+        ));
+    }
     app.runtime.block_on(runner.notify(
         events::SESSION_START,
         || serde_json::json!({"reason": "startup"}),
@@ -360,6 +375,7 @@ impl App {
             settings_permission_mode,
             host,
             project_key,
+            knowledge,
             ..
         } = prepared;
         if !runner.extensions().is_empty() {
@@ -417,6 +433,13 @@ impl App {
                             command.description.unwrap_or_default(),
                         )
                     })
+                    .chain(knowledge.commands().into_iter().map(|(usage, help)| {
+                        // Completion inserts the command; the hint goes with the help.
+                        match usage.split_once(' ') {
+                            Some((name, hint)) => (name.to_owned(), format!("{hint} · {help}")),
+                            None => (usage, help),
+                        }
+                    }))
                     .collect(),
             )
             .with_break_signal(Arc::clone(&wake)),
@@ -448,6 +471,7 @@ impl App {
             },
             host,
             wake,
+            knowledge,
         };
         app.install(session);
         app
@@ -578,6 +602,18 @@ impl App {
             if text.trim().is_empty() {
                 continue;
             }
+            // A prompt template or `/skill:NAME` is sent as the text it expands to.
+            let text = match self.knowledge.expand(&text) {
+                Some(Ok(expanded)) => {
+                    self.send(expanded, "interactive")?;
+                    continue;
+                }
+                Some(Err(message)) => {
+                    self.say(&[Line::styled(message, Style::Error)]);
+                    continue;
+                }
+                None => text,
+            };
             if text.starts_with('/') {
                 if self.command(&text)? == commands::Flow::Quit {
                     return Ok(());

@@ -199,7 +199,11 @@ async fn base_context(
         }
     }
     let mut base = jig_tool::ToolContext::new(env, roots[0].clone());
-    base.containment = Containment { mode, roots };
+    base.containment = Containment {
+        mode,
+        roots,
+        read_only_roots: Vec::new(),
+    };
     Ok(base)
 }
 

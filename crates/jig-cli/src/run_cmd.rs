@@ -15,6 +15,7 @@ mod model;
 pub(crate) mod output;
 mod session_choice;
 mod settings;
+pub(crate) mod skills;
 
 use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -115,6 +116,14 @@ pub(crate) struct RunArgs {
     /// Text appended to the system prompt (repeatable).
     #[arg(long, value_name = "TEXT")]
     append_system_prompt: Vec<String>,
+    /// A skill: a path (with a `/`, or starting with `.` or `~`) adds the skill directory,
+    /// `SKILL.md` or directory of skills there; a name forces that skill's instructions into the
+    /// prompt (repeatable).
+    #[arg(long = "skill", value_name = "PATH|NAME")]
+    skills: Vec<String>,
+    /// Do not discover skills (user, project, settings); --skill paths still load.
+    #[arg(long)]
+    no_skills: bool,
     /// Stop after this many model requests.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_turns: Option<u32>,
@@ -395,6 +404,13 @@ pub(crate) struct Prepared {
     pub(crate) host: Arc<extensions::SessionHost>,
     /// The project's name for its saved permissions (its URL with `--env`).
     pub(crate) project_key: PathBuf,
+    /// The skills and prompt templates offered.
+    pub(crate) knowledge: skills::Knowledge,
+}
+
+/// The skills `--skill NAME` forces into the prompt.
+pub(crate) fn forced_skills(args: &RunArgs) -> Vec<String> {
+    skills::split_skill_args(&args.skills, Path::new(".")).1
 }
 
 /// The context files (`AGENTS.md`, `CLAUDE.md`) of `cwd` and its ancestors: with `--env`
@@ -483,6 +499,38 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     );
     let offered = providers.from_extensions.clone();
     let host = bind_session_host(&runner, info, &tools, offered, opened).await;
+    let trusted = project.decision.trusted_project();
+    let knowledge = skills::discover(
+        &skills::Sources {
+            skill_args: &args.skills,
+            no_skills: args.no_skills,
+            base_dir: &std::env::current_dir().unwrap_or_else(|_| cwd.clone()),
+            cwd: &cwd,
+            user_settings: &opened.user_settings,
+            project: trusted.as_ref(),
+            project_skills: project
+                .settings
+                .as_ref()
+                .and_then(|project| project.value.get("skills"))
+                .and_then(|skills| serde_json::from_value(skills.clone()).ok())
+                .unwrap_or_default(),
+            claude_commands: settings.claude_commands.unwrap_or(false),
+            remote: args.env.url.is_some(),
+        },
+        &crate::interactive::command_names(),
+    );
+    let offers_read = tools.iter().any(|tool| tool.name() == "read");
+    if !knowledge.skills.is_empty() && !offers_read {
+        output::warn("skills are not listed: the model has no read tool to load them");
+    }
+    if offers_read {
+        // The model loads a skill's files with read: its directory is readable, never writable.
+        tool_context.containment.read_only_roots = knowledge
+            .skills
+            .iter()
+            .map(|skill| skill.dir().to_path_buf())
+            .collect();
+    }
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -491,6 +539,11 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         cwd: cwd.clone(),
         date: jiff::ZonedDateTime::now().date().to_string(),
         context_files: context_files(args, opened, &cwd).await,
+        skills: if offers_read {
+            jig_project::skills_prompt(&knowledge.skills)
+        } else {
+            String::new()
+        },
         custom_prompt: args.system_prompt.clone(),
         append: args.append_system_prompt.clone(),
     });
@@ -526,6 +579,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         settings_permission_mode: settings.permission_mode,
         host,
         project_key: opened.project.key.clone(),
+        knowledge,
     })
 }
 
@@ -567,8 +621,15 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         settings_permission_mode,
         host,
         project_key,
+        knowledge,
         ..
     } = prepare(args, opened).await?;
+    // `/skill:NAME …` and `/TEMPLATE …` as the prompt, then skills forced in with --skill NAME.
+    let prompt = match knowledge.expand(&prompt) {
+        Some(expanded) => expanded.map_err(CliError::usage)?,
+        None => prompt,
+    };
+    let prompt = knowledge.force(&forced_skills(args), prompt)?;
     if !runner.extensions().is_empty() {
         config.turn_hooks = Arc::new(extensions::ExtensionTurnHooks {
             host: Arc::clone(&host),

@@ -79,6 +79,7 @@ pub(crate) async fn tool_context(
     ctx.containment = Containment {
         mode: containment,
         roots: vec![canonical],
+        read_only_roots: Vec::new(),
     };
     Ok(ctx)
 }

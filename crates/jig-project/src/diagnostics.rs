@@ -48,6 +48,9 @@ pub enum DiagnosticKind {
     ProviderRegistration,
     /// A `--flag` no extension registers, or with a value of the wrong type.
     Flag,
+    /// A skill or prompt template that is invalid, shadowed or out of bounds (always a
+    /// warning: the rest loads).
+    Resource,
 }
 
 /// One diagnostic.

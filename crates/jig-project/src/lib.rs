@@ -25,6 +25,9 @@
 //! - A project on another machine (`--env`) is looked at through its execution environment
 //!   ([`trust_requiring_resources_in`], [`read_project_settings_in`]) and decided with
 //!   [`resolve_project_trust_of`] under the name its caller gives it (its URL).
+//! - [`skills`]: Agent Skills (`SKILL.md` directories) from the user's directories, `--skill`
+//!   and settings, and a trusted project's `.jig/skills/` and `.agents/skills/`; the system
+//!   prompt's list of them. [`prompts`]: prompt templates (`/name` commands from Markdown files).
 //! - [`diagnostics`]: warnings print and startup continues; extension load errors, name
 //!   conflicts and provider-registration errors stop startup with exit 1.
 //!
@@ -59,9 +62,12 @@
 
 pub mod diagnostics;
 pub mod discovery;
+mod front_matter;
 mod json_file;
+pub mod prompts;
 pub mod resources;
 pub mod settings;
+pub mod skills;
 pub mod store;
 pub mod trust;
 
@@ -69,10 +75,14 @@ use std::path::PathBuf;
 
 pub use diagnostics::{Diagnostic, DiagnosticKind, Diagnostics, Severity, StartupVerdict};
 pub use discovery::{DiscoveredExtension, DiscoveryInputs, Entry, Origin, discover};
+pub use prompts::{PromptTemplate, TemplateInputs, TemplateSource, discover_templates};
 pub use resources::{GatedResource, trust_requiring_resources, trust_requiring_resources_in};
 pub use settings::{
     ProjectSettings, UserProjectSettings, merge_settings, read_project_settings,
     read_project_settings_in,
+};
+pub use skills::{
+    Skill, SkillInputs, SkillSource, discover_skills, skill_invocation, skills_prompt,
 };
 pub use store::{StoredDecision, TrustStore, TrustStoreError};
 pub use trust::{

@@ -11,6 +11,9 @@
 //!   user's prompts and code are sent. A file that cannot be read or parsed requires trust too
 //!   (fail closed). To find its keys the file is parsed as data; nothing in it is applied.
 //!
+//! - `.jig/skills/`, `.jig/prompts/` and `.agents/skills/` (also in the parents up to the
+//!   repository root): skills and prompt templates steer the model and point it at scripts.
+//!
 //! Context files (`AGENTS.md`, …) never require trust: they are text for the model.
 
 use std::path::{Path, PathBuf};
@@ -31,6 +34,8 @@ pub enum GatedResource {
     Extensions(PathBuf),
     /// `.jig/tools/`: project-defined tools.
     Tools(PathBuf),
+    /// `.jig/skills/`, `.jig/prompts/`, `.agents/skills/`: skills and prompt templates.
+    Instructions(PathBuf),
     /// `.jig/settings.json` with the keys that need trust (`<unreadable>` when it could not be
     /// parsed).
     Settings {
@@ -45,7 +50,10 @@ impl GatedResource {
     /// The resource's path.
     pub fn path(&self) -> &Path {
         match self {
-            Self::Extensions(path) | Self::Tools(path) | Self::Settings { path, .. } => path,
+            Self::Extensions(path)
+            | Self::Tools(path)
+            | Self::Instructions(path)
+            | Self::Settings { path, .. } => path,
         }
     }
 
@@ -54,6 +62,7 @@ impl GatedResource {
         match self {
             Self::Extensions(_) => format!("{PROJECT_DIR_NAME}/extensions/"),
             Self::Tools(_) => format!("{PROJECT_DIR_NAME}/tools/"),
+            Self::Instructions(path) => format!("{}/", path.display()),
             Self::Settings { keys, .. } => {
                 format!("{PROJECT_DIR_NAME}/settings.json ({})", keys.join(", "))
             }
@@ -68,12 +77,32 @@ pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
     let tools = dot.join("tools");
     let settings = dot.join("settings.json");
     let outcome = read_json_object(&settings);
-    gated(
+    let mut found = gated(
         extensions.exists().then_some(extensions),
         tools.exists().then_some(tools),
         settings,
         outcome,
-    )
+    );
+    let mut instructions = vec![dot.join("skills"), dot.join("prompts")];
+    // Up to the repository root; outside a repository, the project directory alone (never
+    // the user's own `~/.agents/skills/` above it).
+    let repository = project_dir
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(project_dir);
+    for dir in project_dir.ancestors() {
+        instructions.push(dir.join(".agents").join("skills"));
+        if dir == repository {
+            break;
+        }
+    }
+    found.extend(
+        instructions
+            .into_iter()
+            .filter(|path| path.exists())
+            .map(GatedResource::Instructions),
+    );
+    found
 }
 
 /// [`trust_requiring_resources`] of a project on another machine, looked at through its
@@ -92,7 +121,17 @@ pub async fn trust_requiring_resources_in(
     let extensions = exists(extensions).await;
     let tools = exists(tools).await;
     let outcome = read_json_object_in(env, &settings).await;
-    gated(extensions, tools, settings, outcome)
+    let mut found = gated(extensions, tools, settings, outcome);
+    for path in [
+        dot.join("skills"),
+        dot.join("prompts"),
+        project_dir.join(".agents").join("skills"),
+    ] {
+        if let Some(path) = exists(path).await {
+            found.push(GatedResource::Instructions(path));
+        }
+    }
+    found
 }
 
 fn gated(
@@ -179,6 +218,33 @@ mod tests {
             .map(GatedResource::label)
             .collect();
         assert_eq!(labels, [".jig/extensions/", ".jig/tools/"]);
+    }
+
+    #[test]
+    fn skills_and_prompt_templates_require_trust_up_to_the_repository_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let sub = repo.join("crates/sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(trust_requiring_resources(&sub), vec![]);
+        std::fs::create_dir_all(repo.join(".agents/skills/pdf")).unwrap();
+        // Outside a repository, only the project directory's own.
+        assert_eq!(trust_requiring_resources(&sub), vec![]);
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        assert_eq!(
+            trust_requiring_resources(&sub),
+            vec![GatedResource::Instructions(repo.join(".agents/skills"))]
+        );
+        std::fs::create_dir_all(sub.join(".jig/prompts")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".agents/skills")).unwrap();
+        // Above the repository root is not the project's.
+        assert_eq!(
+            trust_requiring_resources(&sub),
+            vec![
+                GatedResource::Instructions(sub.join(".jig/prompts")),
+                GatedResource::Instructions(repo.join(".agents/skills")),
+            ]
+        );
     }
 
     /// A project elsewhere is looked at through its env: the same resources, the same labels,

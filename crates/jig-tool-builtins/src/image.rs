@@ -608,7 +608,7 @@ pub(crate) async fn read_image(
         );
         return Ok(ImageOutcome::Omitted { text }.into_output(size));
     }
-    let files = ctx.files()?;
+    let files = ctx.files_for_reading()?;
     let bytes = tokio::select! {
         bytes = files.read(&path.absolute) => bytes,
         () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),

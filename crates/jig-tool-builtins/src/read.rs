@@ -90,7 +90,7 @@ impl Tool for ReadTool {
         input: ReadInput,
     ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         let path = paths::resolve_for_read(ctx, &input.path).await?;
-        let files = ctx.files()?;
+        let files = ctx.files_for_reading()?;
         let env = files.as_ref();
         // One env call gives the metadata and, for most source files, the whole content.
         let head_bytes = self.config.sniff_bytes.max(WHOLE_FILE_MAX);
@@ -143,9 +143,12 @@ impl ReadTool {
         };
         let read = match whole {
             Some(content) => lines_window(content, &window),
-            None => cancellable(ctx, ctx.files()?.read_lines(&path.absolute, window))
-                .await?
-                .map_err(|error| failure::at_path(Action::Read, path, &error))?,
+            None => cancellable(
+                ctx,
+                ctx.files_for_reading()?.read_lines(&path.absolute, window),
+            )
+            .await?
+            .map_err(|error| failure::at_path(Action::Read, path, &error))?,
         };
         let lines = read
             .lines
@@ -175,7 +178,7 @@ impl ReadTool {
         let bytes = if let Some(content) = whole {
             content
         } else {
-            read = cancellable(ctx, ctx.files()?.read(&path.absolute))
+            read = cancellable(ctx, ctx.files_for_reading()?.read(&path.absolute))
                 .await?
                 .map_err(|error| failure::at_path(Action::Read, path, &error))?;
             read.as_slice()

@@ -26,6 +26,28 @@ pub struct Containment {
     pub mode: ContainmentMode,
     /// Canonical (symlink-free, absolute) root directories.
     pub roots: Vec<PathBuf>,
+    /// Canonical directories `read` may also read, never write (the skills' directories):
+    /// confined like the roots, for reading only.
+    pub read_only_roots: Vec<PathBuf>,
+}
+
+impl Containment {
+    /// The containment of reading tools: the roots and the read-only roots.
+    pub fn for_reading(&self) -> Containment {
+        let mut roots = self.roots.clone();
+        roots.extend(
+            self.read_only_roots
+                .iter()
+                .filter(|root| !roots.contains(root))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        Containment {
+            mode: self.mode,
+            roots,
+            read_only_roots: Vec::new(),
+        }
+    }
 }
 
 /// Receives partial results while a tool runs (bash streams its output tail through this).
@@ -60,6 +82,7 @@ impl ToolContext {
             containment: Containment {
                 mode: ContainmentMode::Workspace,
                 roots: vec![cwd.clone()],
+                read_only_roots: Vec::new(),
             },
             cwd,
             cancel: CancellationToken::new(),
@@ -77,15 +100,26 @@ impl ToolContext {
     ///
     /// An env that cannot confine file access is an error, never a silent fallback to `env`.
     pub fn files(&self) -> Result<Arc<dyn ExecutionEnv>, ToolError> {
+        self.confined(&self.containment.roots)
+    }
+
+    /// Like [`files`](Self::files), for a reading tool: confined beneath the roots and the
+    /// read-only roots ([`Containment::for_reading`]).
+    pub fn files_for_reading(&self) -> Result<Arc<dyn ExecutionEnv>, ToolError> {
+        if self.containment.read_only_roots.is_empty() {
+            return self.files();
+        }
+        self.confined(&self.containment.for_reading().roots)
+    }
+
+    fn confined(&self, roots: &[PathBuf]) -> Result<Arc<dyn ExecutionEnv>, ToolError> {
         match self.containment.mode {
             ContainmentMode::None => Ok(Arc::clone(&self.env)),
-            ContainmentMode::Workspace => Arc::clone(&self.env)
-                .beneath(&self.containment.roots)
-                .map_err(|error| {
-                    ToolError::Fatal(format!(
-                        "cannot confine file access to the workspace roots: {error}"
-                    ))
-                }),
+            ContainmentMode::Workspace => Arc::clone(&self.env).beneath(roots).map_err(|error| {
+                ToolError::Fatal(format!(
+                    "cannot confine file access to the workspace roots: {error}"
+                ))
+            }),
         }
     }
 

@@ -359,14 +359,15 @@ pub async fn resolve(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathE
 }
 
 /// Like [`resolve`], but when the exact path does not exist, also tries the macOS screenshot
-/// spellings ([`read_variants`]) and uses the first that exists. For read-only tools.
+/// spellings ([`read_variants`]) and uses the first that exists. For read-only tools: the
+/// read-only roots ([`Containment::read_only_roots`]) count as roots.
 pub async fn resolve_for_read(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathError> {
     let display = clean_input(raw)?;
     if display.is_empty() {
         return Err(PathError::Empty);
     }
     let env = ctx.env.as_ref();
-    let containment = &ctx.containment;
+    let containment = &ctx.containment.for_reading();
     let absolute = env.absolute_path(&ctx.cwd, &expand(env, &display)?);
     // A path outside the roots is refused by `check` without being looked at.
     if !inside_roots(containment, &absolute) {

@@ -46,6 +46,13 @@ impl App {
                         let _ = writeln!(text, "  {name:<13} {help}");
                     }
                 }
+                let offered = self.knowledge.commands();
+                if !offered.is_empty() {
+                    text.push_str("skills and prompt templates:\n");
+                    for (usage, help) in offered {
+                        let _ = writeln!(text, "  {usage:<13} {help}");
+                    }
+                }
                 text.push_str(
                     "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
                 );

@@ -64,6 +64,12 @@ pub(super) struct Settings {
     models: Vec<Value>,
     /// The permission mode when `--permission-mode` is not given.
     pub(super) permission_mode: Option<jig_tui::policy::PermissionMode>,
+    /// More skills: paths of skill directories, `SKILL.md` files or directories of skills
+    /// (relative to the settings file's directory; `~/` is the home directory).
+    pub(super) skills: Option<Vec<String>>,
+    /// Also read prompt templates from `.claude/commands/` (the project's, once trusted, and
+    /// `~/.claude/commands/`).
+    pub(super) claude_commands: Option<bool>,
 }
 
 /// The protocol a custom provider speaks.

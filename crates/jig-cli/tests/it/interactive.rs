@@ -1248,3 +1248,54 @@ async fn a_turn_asked_for_while_the_editor_waits_starts_at_once_and_keeps_the_ty
     );
     pane.quit();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_templates_and_skills_are_commands_of_the_session() {
+    if tmux_missing("prompt_templates_and_skills_are_commands_of_the_session") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("reviewed")),
+        reply(ScriptedReply::text("noted")),
+    ])
+    .await;
+    let prompts = pane.root.join("config/jig/prompts");
+    fs::create_dir_all(&prompts).unwrap();
+    fs::write(
+        prompts.join("review.md"),
+        "---\ndescription: Review a file\nargument-hint: FILE FOCUS\n---\nReview $1 for $2.\n",
+    )
+    .unwrap();
+    let skill = pane.root.join(".agents/skills/greet");
+    fs::create_dir_all(&skill).unwrap();
+    fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: greet\ndescription: Greets people politely.\n---\nAlways say hello first.\n",
+    )
+    .unwrap();
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/help");
+    pane.key("Enter");
+    let help = pane.wait_for("/review FILE FOCUS");
+    assert!(help.contains("Review a file"), "{help}");
+    assert!(help.contains("/skill:greet"), "{help}");
+    pane.type_text("/review src/lib.rs 'error handling'");
+    pane.key("Enter");
+    pane.wait_for("reviewed");
+    pane.wait_idle();
+    pane.type_text("/skill:greet meet the team");
+    pane.key("Enter");
+    pane.wait_for("noted");
+    pane.wait_idle();
+    pane.quit();
+    let requests = pane.server.requests();
+    assert_eq!(
+        user_texts(&requests[0].json()),
+        ["Review src/lib.rs for error handling.\n"]
+    );
+    let forced = user_texts(&requests[1].json())[1].clone();
+    assert!(forced.starts_with("<skill name=\"greet\""), "{forced}");
+    assert!(forced.contains("Always say hello first."), "{forced}");
+    assert!(forced.ends_with("meet the team"), "{forced}");
+}

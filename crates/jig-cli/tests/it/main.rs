@@ -16,6 +16,7 @@ mod remote;
 mod run_cmd;
 mod run_compaction;
 mod serve_memory;
+mod skills;
 mod support;
 mod tool_cmd;
 mod trust;

@@ -17,14 +17,14 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 /// A workspace, a data directory for sessions, and the replay server.
-struct Setup {
+pub(crate) struct Setup {
     _dir: tempfile::TempDir,
-    ws: PathBuf,
-    data: PathBuf,
-    server: ReplayServer,
+    pub(crate) ws: PathBuf,
+    pub(crate) data: PathBuf,
+    pub(crate) server: ReplayServer,
 }
 
-fn reply(scripted: ScriptedReply) -> ReplayResponse {
+pub(crate) fn reply(scripted: ScriptedReply) -> ReplayResponse {
     match scripted {
         ScriptedReply::Message(message) => ReplayResponse::sse(openai_sse(&message)),
         other => panic!("not a message: {other:?}"),
@@ -32,7 +32,7 @@ fn reply(scripted: ScriptedReply) -> ReplayResponse {
 }
 
 impl Setup {
-    async fn new(responses: Vec<ReplayResponse>) -> Self {
+    pub(crate) async fn new(responses: Vec<ReplayResponse>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
         let ws = root.join("ws");
@@ -48,7 +48,7 @@ impl Setup {
     }
 
     /// `jig run --base-url <server>/v1 …` in the workspace, sessions under `data`.
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let base_url = format!("{}/v1", self.server.url());
         let mut all = vec!["--base-url", base_url.as_str()];
         all.extend_from_slice(args);
@@ -73,7 +73,7 @@ impl Setup {
         command
     }
 
-    async fn run(&self, args: &[&str]) -> Output {
+    pub(crate) async fn run(&self, args: &[&str]) -> Output {
         let mut command = self.command(args);
         tokio::task::spawn_blocking(move || command.output().unwrap())
             .await
@@ -108,7 +108,7 @@ impl Setup {
         files
     }
 
-    fn request_messages(&self, index: usize) -> Vec<Value> {
+    pub(crate) fn request_messages(&self, index: usize) -> Vec<Value> {
         self.server.requests()[index].json()["messages"]
             .as_array()
             .unwrap()

@@ -1,0 +1,285 @@
+//! The skills and prompt templates of a session (`jig_project::skills`, `jig_project::prompts`):
+//! discovered once trust is decided, listed in the system prompt (skills) and offered as
+//! `/name` commands (templates, `/skill:NAME`).
+
+use std::path::{Path, PathBuf};
+
+use jig_project::{
+    Diagnostics, PromptTemplate, Skill, SkillInputs, TemplateInputs, TrustedProject,
+    discover_skills, discover_templates, skill_invocation,
+};
+use jig_protocol::EnvVars;
+
+use super::settings::Settings;
+use crate::exit::CliError;
+
+/// The prefix of a command that forces a skill in.
+pub(crate) const SKILL_COMMAND: &str = "/skill:";
+
+/// What the session offers from skills and prompt templates.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Knowledge {
+    /// Valid skills, in precedence order.
+    pub(crate) skills: Vec<Skill>,
+    /// Prompt templates, in precedence order.
+    pub(crate) templates: Vec<PromptTemplate>,
+}
+
+/// Where discovery looks.
+pub(super) struct Sources<'a> {
+    /// `--skill` values.
+    pub(super) skill_args: &'a [String],
+    /// `--no-skills`.
+    pub(super) no_skills: bool,
+    /// The directory relative `--skill` paths are taken from.
+    pub(super) base_dir: &'a Path,
+    /// The working directory of the session.
+    pub(super) cwd: &'a Path,
+    /// The user's settings (their `skills` are relative to the config directory).
+    pub(super) user_settings: &'a Settings,
+    /// The trusted project; `None` when the project is not trusted.
+    pub(super) project: Option<&'a TrustedProject>,
+    /// The trusted project's settings' `skills` (relative to the project directory).
+    pub(super) project_skills: Vec<String>,
+    /// The `claudeCommands` setting (the project's over the user's).
+    pub(super) claude_commands: bool,
+    /// The project is on another machine (`--env`): its files are not this machine's.
+    pub(super) remote: bool,
+}
+
+/// `--skill` values that are paths (they contain `/`, or start with `.` or `~`) and names (a
+/// skill to force into the prompt).
+pub(super) fn split_skill_args(values: &[String], base_dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
+    let mut paths = Vec::new();
+    let mut names = Vec::new();
+    for value in values {
+        if value.contains('/') || value.starts_with('.') || value.starts_with('~') {
+            paths.push(expand_home(value, base_dir));
+        } else {
+            names.push(value.clone());
+        }
+    }
+    (paths, names)
+}
+
+fn expand_home(value: &str, base_dir: &Path) -> PathBuf {
+    match value.strip_prefix("~/") {
+        Some(rest) => std::env::var_os(EnvVars::HOME).map_or_else(
+            || base_dir.join(value),
+            |home| PathBuf::from(home).join(rest),
+        ),
+        None => base_dir.join(value),
+    }
+}
+
+/// Discovers skills and templates; problems are printed as warnings, never an exit.
+pub(super) fn discover(sources: &Sources<'_>, reserved: &[&str]) -> Knowledge {
+    let mut diagnostics = Diagnostics::default();
+    let config_dir = jig_project::config_dir();
+    let home = std::env::var_os(EnvVars::HOME)
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute());
+    let (cli_paths, _) = split_skill_args(sources.skill_args, sources.base_dir);
+    let mut settings_paths: Vec<PathBuf> = config_dir
+        .as_ref()
+        .map(|dir| {
+            sources
+                .user_settings
+                .skills
+                .iter()
+                .flatten()
+                .map(|path| expand_home(path, dir))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut project = sources.project;
+    if sources.remote && project.is_some() {
+        diagnostics.push(
+            jig_project::Severity::Warning,
+            jig_project::DiagnosticKind::Resource,
+            "The project's skills and prompt templates are not read over --env (only this \
+             machine's user skills and templates are offered)",
+        );
+        project = None;
+    }
+    if let Some(project) = project {
+        settings_paths.extend(
+            sources
+                .project_skills
+                .iter()
+                .map(|path| expand_home(path, project.dir())),
+        );
+    }
+    let skills = discover_skills(
+        &SkillInputs {
+            cli_paths,
+            settings_paths,
+            no_skills: sources.no_skills,
+            config_dir: config_dir.clone(),
+            home: home.clone(),
+            cwd: sources.cwd.to_path_buf(),
+        },
+        project,
+        &mut diagnostics,
+    );
+    let templates = discover_templates(
+        &TemplateInputs {
+            config_dir,
+            home,
+            claude_commands: sources.claude_commands,
+            reserved: reserved
+                .iter()
+                .map(|name| name.trim_start_matches('/').to_owned())
+                .chain(std::iter::once("skill".to_owned()))
+                .collect(),
+        },
+        project,
+        &mut diagnostics,
+    );
+    let _ = diagnostics.report_to_stderr();
+    Knowledge { skills, templates }
+}
+
+impl Knowledge {
+    /// The skill named `name`.
+    pub(crate) fn skill(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|skill| skill.name == name)
+    }
+
+    /// `text` with a leading `/skill:NAME` or `/TEMPLATE` expanded: `None` when it starts with
+    /// neither (a built-in command, an extension's, a path), an error when the skill cannot be
+    /// read or is unknown.
+    pub(crate) fn expand(&self, text: &str) -> Option<Result<String, String>> {
+        let trimmed = text.trim_start();
+        let (head, arguments) = trimmed
+            .split_once(char::is_whitespace)
+            .unwrap_or((trimmed, ""));
+        if let Some(name) = head.strip_prefix(SKILL_COMMAND) {
+            return Some(self.invoke(name, arguments));
+        }
+        let name = head.strip_prefix('/')?;
+        let template = self.templates.iter().find(|t| t.name == name)?;
+        Some(Ok(template.expand(arguments)))
+    }
+
+    fn invoke(&self, name: &str, arguments: &str) -> Result<String, String> {
+        let Some(skill) = self.skill(name) else {
+            return Err(self.unknown_skill(name));
+        };
+        skill_invocation(skill, arguments).map_err(|error| {
+            format!(
+                "cannot read skill {name} ({}): {error}",
+                skill.file.display()
+            )
+        })
+    }
+
+    /// The message for a skill name that is not offered.
+    pub(crate) fn unknown_skill(&self, name: &str) -> String {
+        if self.skills.is_empty() {
+            format!("unknown skill \"{name}\": no skills were found (see docs/skills.md)")
+        } else {
+            format!(
+                "unknown skill \"{name}\"; the skills are: {}",
+                self.skills
+                    .iter()
+                    .map(|skill| skill.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    }
+
+    /// The prompt with each skill of `names` forced in before it (`jig run --skill NAME`).
+    pub(super) fn force(&self, names: &[String], prompt: String) -> Result<String, CliError> {
+        let mut prompt = prompt;
+        for name in names.iter().rev() {
+            prompt = self.invoke(name, &prompt).map_err(CliError::usage)?;
+        }
+        Ok(prompt)
+    }
+
+    /// `(usage, description)` of each command these add: `/skill:NAME` per skill, then the
+    /// templates, for completion and `/help`.
+    pub(crate) fn commands(&self) -> Vec<(String, String)> {
+        self.skills
+            .iter()
+            .map(|skill| {
+                (
+                    format!("{SKILL_COMMAND}{}", skill.name),
+                    first_sentence(&skill.description),
+                )
+            })
+            .chain(
+                self.templates
+                    .iter()
+                    .map(|template| (template.usage(), template.description.clone())),
+            )
+            .collect()
+    }
+}
+
+/// The start of a description, for a one-line listing.
+fn first_sentence(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skill_values_are_paths_or_names() {
+        let (paths, names) = split_skill_args(
+            &[
+                "pdf".to_owned(),
+                "./local".to_owned(),
+                "/abs/skill".to_owned(),
+                "sub/dir".to_owned(),
+            ],
+            Path::new("/base"),
+        );
+        assert_eq!(
+            paths,
+            vec![
+                PathBuf::from("/base/./local"),
+                PathBuf::from("/abs/skill"),
+                PathBuf::from("/base/sub/dir")
+            ]
+        );
+        assert_eq!(names, vec!["pdf"]);
+    }
+
+    #[test]
+    fn expands_templates_and_leaves_other_text() {
+        let knowledge = Knowledge {
+            skills: Vec::new(),
+            templates: vec![PromptTemplate {
+                name: "review".to_owned(),
+                description: "Review a file".to_owned(),
+                argument_hint: Some("FILE".to_owned()),
+                body: "Review $1 carefully. ($ARGUMENTS)".to_owned(),
+                file: PathBuf::from("/p/review.md"),
+                source: jig_project::TemplateSource::User,
+            }],
+        };
+        assert_eq!(
+            knowledge.expand("/review src/a.rs now"),
+            Some(Ok("Review src/a.rs carefully. (src/a.rs now)".to_owned()))
+        );
+        assert_eq!(knowledge.expand("/usr/bin/env is where?"), None);
+        assert_eq!(knowledge.expand("plain text"), None);
+        let Some(Err(message)) = knowledge.expand("/skill:pdf fill it") else {
+            panic!("an unknown skill is an error");
+        };
+        assert!(message.contains("no skills were found"), "{message}");
+        assert_eq!(
+            knowledge.commands(),
+            vec![("/review FILE".to_owned(), "Review a file".to_owned())]
+        );
+    }
+}
