@@ -170,7 +170,7 @@ fn read_template(
         );
         return None;
     }
-    if inputs.reserved.iter().any(|reserved| *reserved == name) {
+    if inputs.reserved.contains(&name) {
         warn(
             diagnostics,
             format!(

@@ -363,6 +363,24 @@ fn read_skill(
         );
         return None;
     }
+    advise(file, canonical, &name, fields, diagnostics);
+    Some(Skill {
+        name,
+        description,
+        file: canonical.to_path_buf(),
+        source,
+    })
+}
+
+/// The warnings of a valid skill: a name unlike its directory's, unknown fields, an
+/// over-long `compatibility`.
+fn advise(
+    file: &Path,
+    canonical: &Path,
+    name: &str,
+    fields: &BTreeMap<String, serde_yaml_ng::Value>,
+    diagnostics: &mut Diagnostics,
+) {
     let dir_name = canonical
         .parent()
         .and_then(Path::file_name)
@@ -406,12 +424,6 @@ fn read_skill(
             ),
         );
     }
-    Some(Skill {
-        name,
-        description,
-        file: canonical.to_path_buf(),
-        source,
-    })
 }
 
 /// Whether `name` is a valid skill name: 1 to 64 lowercase letters, digits and hyphens, not

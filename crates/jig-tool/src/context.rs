@@ -33,6 +33,7 @@ pub struct Containment {
 
 impl Containment {
     /// The containment of reading tools: the roots and the read-only roots.
+    #[must_use]
     pub fn for_reading(&self) -> Containment {
         let mut roots = self.roots.clone();
         roots.extend(

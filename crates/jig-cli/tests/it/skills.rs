@@ -70,7 +70,7 @@ fn user_text(setup: &Setup, request: usize) -> String {
 
 /// The skills section of a system prompt, with the home directory written `~`.
 fn skills_section(prompt: &str, home: &Path) -> String {
-    let start = prompt.find("# Skills").expect("a skills section");
+    let start = prompt.find("# Skills").unwrap();
     let end = prompt[start..].find("\n\nCurrent date").unwrap() + start;
     prompt[start..end].replace(&home.display().to_string(), "~")
 }

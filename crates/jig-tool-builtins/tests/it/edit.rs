@@ -400,7 +400,11 @@ async fn tolerant_matches_name_their_tier_and_keep_other_bytes() {
 }
 
 fn twenty_lines() -> String {
-    (1..=20).map(|n| format!("line {n}\n")).collect()
+    (1..=20)
+        .map(|n| format!("line {n}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }
 
 // A model copying from read numbers newText by the lines it will occupy: the gutter is read's,

@@ -438,6 +438,10 @@ struct Counterexample {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one corpus walk: single edits, then batches of them"
+)]
 fn sloppy_old_text_fails_or_writes_the_exact_edits_bytes() {
     let seed = std::env::var("JIG_EDIT_DIFF_SEED")
         .ok()
@@ -638,11 +642,12 @@ fn numbered_batches(
     let mut shift: isize = 0;
     for edit in edits {
         let old = numbered(&edit.old, edit.first + 1);
-        let lands = usize::try_from(edit.first as isize + 1 + shift).unwrap();
+        let lands = usize::try_from(edit.first.cast_signed() + 1 + shift).unwrap();
         like_old.push((old.clone(), numbered(&edit.new, edit.first + 1)));
         landing.push((old.clone(), numbered(&edit.new, lands)));
         from.push((old, numbered(&edit.new, arbitrary)));
-        shift += ExactEdit::shown(&edit.new) as isize - ExactEdit::shown(&edit.old) as isize;
+        shift +=
+            ExactEdit::shown(&edit.new).cast_signed() - ExactEdit::shown(&edit.old).cast_signed();
     }
     let mut batches = vec![
         (

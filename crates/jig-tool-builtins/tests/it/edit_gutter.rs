@@ -119,13 +119,13 @@ fn batch(
             Some(numbering) => {
                 let first_new = match numbering {
                     Numbering::LikeOld => edit.start + 1,
-                    Numbering::Landing => (edit.start as isize + 1 + shift) as usize,
+                    Numbering::Landing => (edit.start.cast_signed() + 1 + shift).cast_unsigned(),
                     Numbering::From(n) => n,
                 };
                 (gutter(old, edit.start + 1), gutter(&edit.new, first_new))
             }
         };
-        shift += edit.new.len().max(1) as isize - (edit.end - edit.start) as isize;
+        shift += edit.new.len().max(1).cast_signed() - (edit.end - edit.start).cast_signed();
         texts.push(texts_of_edit);
     }
     let edits: Vec<Value> = order
