@@ -10,8 +10,11 @@
 //! kept one on; the file keeps everything). Appending makes the new entry a child of the current leaf (the last entry),
 //! so a file can later hold branches; the conversation is the path from the leaf to the root.
 //!
-//! The file is created when the first successful assistant reply is appended (a run that failed
-//! or was aborted before any reply leaves no file); until then entries are kept in memory. Each entry is written with one
+//! The file is written only once a successful assistant reply (or a compaction summary) is
+//! appended: until then entries are kept in memory. So a new session's file is created at its
+//! first reply (a run that failed or was aborted before any reply leaves no file), and a resumed
+//! session that gets no reply is left byte for byte as it was, modification time included (it
+//! does not become the session `--continue` picks, and the failed prompt is not kept). Each entry is written with one
 //! `write` call. Reading skips blank and malformed lines, so a last line cut by a crash loses only
 //! that entry; the next append first ends the cut line.
 //!
@@ -190,9 +193,12 @@ pub struct Session {
     entries: Vec<StoredEntry>,
     ids: HashSet<String>,
     leaf: Option<String>,
-    /// Lines waiting for the file to be created (before the first assistant reply).
+    /// Lines waiting for the file to be written (before the first assistant reply).
     pending: Vec<String>,
+    /// Open for appending from the first reply on (see the module docs).
     file: Option<File>,
+    /// The file already existed when the session was opened: it is appended to, not created.
+    resumed: bool,
     /// The file's last line has no newline (cut by a crash): end it before appending.
     needs_newline: bool,
     skipped_lines: usize,
@@ -256,6 +262,7 @@ impl Session {
             leaf: None,
             pending: Vec::new(),
             file: None,
+            resumed: false,
             needs_newline: false,
             skipped_lines: 0,
         }
@@ -304,15 +311,8 @@ impl Session {
             }
         }
         session.needs_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|source| SessionError::Io {
-                path: path.to_path_buf(),
-                operation: "opening for append",
-                source,
-            })?;
-        session.file = Some(file);
+        // Opened for appending at the first reply: a run that gets none leaves the file alone.
+        session.resumed = true;
         Ok(session)
     }
 
@@ -410,7 +410,9 @@ impl Session {
                 replaced_messages: message_ids.len() - kept_messages,
                 tokens_before,
             },
-            false,
+            // The summary is a model's reply: a resumed session keeps it even when the prompt
+            // after it fails.
+            true,
         )
     }
 
@@ -640,7 +642,18 @@ impl Session {
             if !is_reply {
                 return Ok(());
             }
-            self.file = Some(create_file(&path, &self.header)?);
+            self.file = Some(if self.resumed {
+                OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .map_err(|source| SessionError::Io {
+                        path: path.clone(),
+                        operation: "opening for append",
+                        source,
+                    })?
+            } else {
+                create_file(&path, &self.header)?
+            });
         }
         let mut text = String::new();
         if self.needs_newline {

@@ -21,11 +21,11 @@ use clap::Args;
 use jig_env::ExecutionEnv;
 use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
-    DiagnosticKind, Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, Origin,
-    ProjectSettings, ProjectTrustHook, Severity, StartupVerdict, TrustAnswer, TrustDecision,
-    TrustInputs, TrustPrompt, TrustStore, UserProjectSettings, discover, read_project_settings,
-    read_project_settings_in, resolve_project_trust, resolve_project_trust_of,
-    trust_requiring_resources_in,
+    DiagnosticKind, Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, GatedResource,
+    Origin, ProjectSettings, ProjectTrustHook, Severity, StartupVerdict, TrustAnswer,
+    TrustDecision, TrustInputs, TrustPrompt, TrustStore, UserProjectSettings, discover,
+    read_project_settings, read_project_settings_in, resolve_project_trust,
+    resolve_project_trust_of, trust_requiring_resources, trust_requiring_resources_in,
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
@@ -232,26 +232,57 @@ impl ProjectPlace<'_> {
         }
     }
 
-    /// The trust chain, a remote project's resources looked at through its env.
+    /// The trust chain, a remote project's resources looked at through its env. With
+    /// `-ne` what it would not load anyway (extensions, project tools, the settings' `hooks`
+    /// and `extensions`) requires no trust, so it is neither asked nor warned about.
     async fn resolve_trust(
         &self,
         inputs: &TrustInputs<'_>,
+        args: &ProjectArgs,
         diagnostics: &mut Diagnostics,
     ) -> Result<TrustDecision, jig_project::TrustError> {
-        match self {
-            Self::Local(_) => resolve_project_trust(inputs, diagnostics).await,
-            Self::Remote { env, dir, .. } => {
-                // An override decides without looking (as the local chain does): no round
-                // trips for resources the decision would not use.
-                let gated = if inputs.trust_override.is_some() {
-                    Vec::new()
-                } else {
-                    trust_requiring_resources_in(*env, dir).await
-                };
-                resolve_project_trust_of(inputs, gated, diagnostics).await
-            }
+        // An override decides without looking (as the local chain does): no round trips for
+        // resources the decision would not use.
+        if inputs.trust_override.is_some() {
+            return match self {
+                Self::Local(_) => resolve_project_trust(inputs, diagnostics).await,
+                Self::Remote { .. } => {
+                    resolve_project_trust_of(inputs, Vec::new(), diagnostics).await
+                }
+            };
         }
+        let gated = match self {
+            Self::Local(dir) => trust_requiring_resources(dir),
+            Self::Remote { env, dir, .. } => trust_requiring_resources_in(*env, dir).await,
+        };
+        let gated = if args.no_extensions {
+            without_extensions(gated)
+        } else {
+            gated
+        };
+        resolve_project_trust_of(inputs, gated, diagnostics).await
     }
+}
+
+/// The settings keys `-ne` leaves alone.
+const EXTENSION_SETTINGS_KEYS: &[&str] = &["extensions", "hooks"];
+
+/// `gated` without what `-ne` does not load: `.jig/extensions/`, `.jig/tools/` and the
+/// settings' `extensions` and `hooks` (a settings file left with no other key needs no trust).
+fn without_extensions(gated: Vec<GatedResource>) -> Vec<GatedResource> {
+    gated
+        .into_iter()
+        .filter_map(|resource| match resource {
+            GatedResource::Extensions(_) | GatedResource::Tools(_) => None,
+            GatedResource::Settings { path, keys } => {
+                let keys: Vec<String> = keys
+                    .into_iter()
+                    .filter(|key| !EXTENSION_SETTINGS_KEYS.contains(&key.as_str()))
+                    .collect();
+                (!keys.is_empty()).then_some(GatedResource::Settings { path, keys })
+            }
+        })
+        .collect()
 }
 
 /// What startup decided about the project.
@@ -720,11 +751,19 @@ pub(crate) fn warn(message: &str) {
 
 /// Resolves the trust of `project_dir` (canonical) and loads what it allows; prints the
 /// diagnostics. An error diagnostic (or a damaged trust store) stops startup with exit 1.
+/// For the commands that run no model (`jig tool`, `jig tools`, `jig mcp`) a user settings file
+/// `jig run` would refuse is a warning: they use only its trust and extension keys, but a typo
+/// there must not pass unnoticed.
 pub(crate) async fn start(
     args: &ProjectArgs,
     place: ProjectPlace<'_>,
     mode: &str,
 ) -> Result<ProjectStartup, CliError> {
+    if let Some(problem) = crate::run_cmd::settings::user_problem() {
+        warn(&format!(
+            "{problem}; `jig run` stops on it, this command reads only its defaultProjectTrust and extensions"
+        ));
+    }
     start_with_prompt(args, place, mode, None).await
 }
 
@@ -792,7 +831,7 @@ pub(crate) async fn start_with_prompt(
         prompt,
     };
     let decision = place
-        .resolve_trust(&trust_inputs, &mut diagnostics)
+        .resolve_trust(&trust_inputs, args, &mut diagnostics)
         .await
         .map_err(|error| {
             let _ = diagnostics.report_to_stderr();
@@ -836,6 +875,11 @@ pub(crate) async fn start_with_prompt(
         .await;
     }
 
+    if let Some(settings) = &settings {
+        let runs_hooks = matches!(place, ProjectPlace::Local(_)) && !args.no_extensions;
+        warn_invalid_settings(settings, runs_hooks, &mut diagnostics);
+    }
+
     loaded.trust_hook = None;
     if let Err(reason) = loaded.runner.apply_flag_values(&args.flags) {
         diagnostics.flag_error(&reason);
@@ -852,6 +896,35 @@ pub(crate) async fn start_with_prompt(
             Err(CliError::Reported(code))
         }
     }
+}
+
+/// A trusted project's settings that are not valid settings (an unknown key, a wrong type): a
+/// warning in every mode, as `jig run` does not apply them (`run_cmd::settings::with_project`).
+/// Their `extensions` and `hooks` are read on their own and still load (`runs_hooks`: a local
+/// project without `-ne`), so a typo elsewhere in the file does not switch a guard off.
+fn warn_invalid_settings(
+    settings: &ProjectSettings,
+    runs_hooks: bool,
+    diagnostics: &mut Diagnostics,
+) {
+    let Some(problem) = crate::run_cmd::settings::project_problem(settings) else {
+        return;
+    };
+    let loads_hooks = runs_hooks
+        && EXTENSION_SETTINGS_KEYS
+            .iter()
+            .any(|key| settings.value.get(key).is_some());
+    diagnostics.settings_warning(
+        &settings.path,
+        &format!(
+            "{problem}; none of its settings apply{}",
+            if loads_hooks {
+                " (its extensions and hooks still load)"
+            } else {
+                ""
+            }
+        ),
+    );
 }
 
 /// What a trusted remote project brings: its `.jig/settings.json`, read through the env,

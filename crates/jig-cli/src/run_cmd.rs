@@ -14,14 +14,14 @@
 mod model;
 pub(crate) mod output;
 mod session_choice;
-mod settings;
+pub(crate) mod settings;
 pub(crate) mod skills;
 
 use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
@@ -30,7 +30,7 @@ use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_co
 use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session, SessionRecorder};
 use jig_extensions::{ExtensionRunner, InputOutcome, SessionInfo, events};
 use jig_llm::{ModelTable, ThinkingLevel};
-use jig_protocol::{Message, StopReason};
+use jig_protocol::Message;
 use jig_tool::ToolRegistry;
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 use jig_tui::approval::PermissionHooks;
@@ -392,8 +392,6 @@ pub(crate) async fn open(
 pub(crate) struct Prepared {
     pub(crate) config: AgentConfig,
     pub(crate) session: Session,
-    /// The resumed session's file and modification time.
-    pub(crate) resumed_file: Option<(PathBuf, SystemTime)>,
     /// The provider's name (`openai`, …).
     pub(crate) provider_name: String,
     /// The context window compaction counts against.
@@ -569,11 +567,9 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     config.compaction = Some(compaction);
     config.models = Arc::new(models);
 
-    let resumed_file = modification_time(&session);
     Ok(Prepared {
         config,
         session,
-        resumed_file,
         provider_name,
         context_window: compaction.context_window,
         settings_permission_mode: settings.permission_mode,
@@ -617,7 +613,6 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     let Prepared {
         mut config,
         session,
-        resumed_file,
         settings_permission_mode,
         host,
         project_key,
@@ -700,7 +695,6 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     let Some(outcome) = outcome else {
         return Ok(ExitCode::from(1));
     };
-    restore_if_no_reply(&outcome, resumed_file);
     report(&outcome, args.mode)
 }
 
@@ -858,36 +852,6 @@ fn warn_damaged(session: &Session) {
                 .path()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
-        ));
-    }
-}
-
-/// The resumed session file and its modification time.
-fn modification_time(session: &Session) -> Option<(PathBuf, SystemTime)> {
-    let path = session.path().filter(|path| path.exists())?;
-    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
-    Some((path.to_path_buf(), modified))
-}
-
-/// A resumed file keeps its modification time when the run got no reply, so a failed run does
-/// not become what `--continue` picks.
-fn restore_if_no_reply(outcome: &RunOutcome, resumed_file: Option<(PathBuf, SystemTime)>) {
-    let got_reply = outcome.new_messages.iter().any(|message| {
-        message.as_assistant().is_some_and(|reply| {
-            !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted)
-        })
-    });
-    let Some((path, modified)) = resumed_file.filter(|_| !got_reply) else {
-        return;
-    };
-    let restored = std::fs::File::options()
-        .append(true)
-        .open(&path)
-        .and_then(|file| file.set_modified(modified));
-    if let Err(error) = restored {
-        output::warn(&format!(
-            "cannot restore the modification time of {}: {error}",
-            path.display()
         ));
     }
 }

@@ -10,10 +10,11 @@
 //! | an invalid `JIG_EXTENSION_TIMEOUT` | warning | `JIG_EXTENSION_TIMEOUT="<value>" is not a timeout: …` |
 //! | a tool or flag name registered twice | error | `Failed to load extension "<path>": Tool "<name>" conflicts with <first>` |
 //! | a provider registration that is invalid or conflicts | error (no hint) | `Failed to load extension "<path>": <reason>` |
-//! | a `--flag` no extension registers, or of the wrong type | error (no hint) | `Unknown flag "--<name>": no loaded extension registers it` |
+//! | a `--flag` no extension registers, or of the wrong type | usage error (no hint) | `Unknown flag "--<name>": no loaded extension registers it` |
 //!
-//! Warnings print and startup continues. Any error stops startup with exit 1, in every mode;
-//! when an extension failed to load (or conflicted), the hint
+//! Warnings print and startup continues. Any error stops startup, in every mode: with exit 2 when
+//! the only errors are flag errors (a command line jig cannot take is a usage error, like any
+//! other unknown option), else with exit 1. When an extension failed to load (or conflicted), the hint
 //! `Hint: Start without extensions using "jig -ne".` follows. [`Diagnostics::report`] prints and
 //! gives the verdict.
 
@@ -23,6 +24,9 @@ use std::path::Path;
 
 /// The hint printed after extension load errors.
 pub const NO_EXTENSIONS_HINT: &str = "Hint: Start without extensions using \"jig -ne\".";
+
+/// The exit code of a command line jig cannot take (`--flag` errors), as for every usage error.
+pub const USAGE_EXIT: u8 = 2;
 
 /// How bad a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +73,7 @@ pub struct Diagnostic {
 pub enum StartupVerdict {
     /// No errors: start.
     Continue,
-    /// At least one error: stop with this exit code (1).
+    /// At least one error: stop with this exit code (2 for flag errors alone, else 1).
     Exit(u8),
 }
 
@@ -197,7 +201,8 @@ impl Diagnostics {
         out
     }
 
-    /// Prints the diagnostics to `out` (stderr in the CLI) and decides: any error → exit 1.
+    /// Prints the diagnostics to `out` (stderr in the CLI) and decides: flag errors alone →
+    /// exit 2 (a usage error), any other error → exit 1.
     /// What was printed is forgotten, so a later call prints only what was added since.
     pub fn report(&mut self, out: &mut dyn Write) -> StartupVerdict {
         let text = self.render();
@@ -205,10 +210,17 @@ impl Diagnostics {
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
         }
-        let verdict = if self.has_errors() {
-            StartupVerdict::Exit(1)
-        } else {
+        let mut errors = self
+            .items
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .peekable();
+        let verdict = if errors.peek().is_none() {
             StartupVerdict::Continue
+        } else if errors.all(|d| d.kind == DiagnosticKind::Flag) {
+            StartupVerdict::Exit(USAGE_EXIT)
+        } else {
+            StartupVerdict::Exit(1)
         };
         self.items.clear();
         verdict
@@ -282,5 +294,21 @@ mod tests {
             String::from_utf8_lossy(&out),
             "jig: error: Failed to load extension \"/p\": bad provider config\n"
         );
+    }
+
+    #[test]
+    fn flag_errors_alone_are_usage_errors_and_exit_2() {
+        let mut diagnostics = Diagnostics::default();
+        diagnostics.flag_error("Unknown flag \"--nope\": no loaded extension registers it");
+        let mut out = Vec::new();
+        assert_eq!(diagnostics.report(&mut out), StartupVerdict::Exit(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "jig: error: Unknown flag \"--nope\": no loaded extension registers it\n"
+        );
+
+        diagnostics.flag_error("Unknown flag \"--nope\": no loaded extension registers it");
+        diagnostics.extension_load_error(Path::new("/x"), "it exited");
+        assert_eq!(diagnostics.report(&mut Vec::new()), StartupVerdict::Exit(1));
     }
 }

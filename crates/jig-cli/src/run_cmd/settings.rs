@@ -357,25 +357,45 @@ pub(super) fn load() -> Result<Settings, CliError> {
     }
 }
 
+/// Every top-level key of a settings file, as the error about an unknown key lists them.
+pub(crate) const KEYS: &[&str] = &[
+    "provider",
+    "model",
+    "baseUrl",
+    "thinking",
+    "contextWindow",
+    "permissionMode",
+    "providers",
+    "models",
+    "defaultProjectTrust",
+    "extensions",
+    "hooks",
+];
+
+/// Why a trusted project's `.jig/settings.json` is not valid settings (an unknown key, a value
+/// of the wrong type), for the warning every mode prints at startup; `None` when it is valid.
+pub(crate) fn project_problem(project: &jig_project::ProjectSettings) -> Option<String> {
+    serde_json::from_value::<Settings>(project.value.clone())
+        .err()
+        .map(|error| format!("{error} (keys: {})", KEYS.join(", ")))
+}
+
 /// The `user` settings with a trusted project's settings merged over them. Project settings
-/// that are not valid settings are a warning and are not used.
+/// that are not valid settings ([`project_problem`], warned about at startup) are not used.
 pub(super) fn with_project(
     user: Settings,
     project: Option<&jig_project::ProjectSettings>,
 ) -> Settings {
-    let Some(project) = project else {
+    let Some(project) = project.filter(|project| project_problem(project).is_none()) else {
         return user;
     };
-    let valid = serde_json::from_value::<Settings>(project.value.clone()).and_then(|_| {
-        let mut merged = serde_json::to_value(&user).unwrap_or_default();
-        jig_project::merge_settings(&mut merged, project.value.clone());
-        serde_json::from_value::<Settings>(merged)
-    });
-    match valid {
+    let mut merged = serde_json::to_value(&user).unwrap_or_default();
+    jig_project::merge_settings(&mut merged, project.value.clone());
+    match serde_json::from_value::<Settings>(merged) {
         Ok(merged) => merged,
         Err(error) => {
             super::output::warn(&format!(
-                "Invalid settings file {}: {error}; ignoring it",
+                "Invalid settings file {}: merged over yours: {error}; ignoring it",
                 project.path.display()
             ));
             user
@@ -384,22 +404,38 @@ pub(super) fn with_project(
 }
 
 fn load_from(path: &Path) -> Result<Settings, CliError> {
+    read_from(path).map_err(CliError::usage)
+}
+
+/// What is wrong with the user's settings file (unreadable, not JSON, an unknown key, a value of
+/// the wrong type), for the commands that do not run a model: they read only its
+/// `defaultProjectTrust` and `extensions`, so for them it is a warning, where `jig run` stops.
+/// A file that is not JSON at all is left to `jig_project`, which already warns about it.
+pub(crate) fn user_problem() -> Option<String> {
+    let path = path()?;
+    let text = std::fs::read_to_string(&path).ok()?;
+    serde_json::from_str::<Value>(&text).ok()?;
+    read_from(&path).err()
+}
+
+fn read_from(path: &Path) -> Result<Settings, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Settings::default());
         }
         Err(error) => {
-            return Err(CliError::usage(format!(
+            return Err(format!(
                 "cannot read the settings file {}: {error}",
                 path.display()
-            )));
+            ));
         }
     };
     serde_json::from_str(&text).map_err(|error| {
-        CliError::usage(format!(
-            "the settings file {} is not valid: {error} (keys: provider, model, baseUrl, thinking, contextWindow, permissionMode, providers, models)",
-            path.display()
-        ))
+        format!(
+            "the settings file {} is not valid: {error} (keys: {})",
+            path.display(),
+            KEYS.join(", ")
+        )
     })
 }

@@ -926,7 +926,8 @@ async fn flag_values_reach_the_extension_and_unknown_flags_stop_startup() {
                 .env("EXT_FLAGS", flags.to_string())
                 .output()
                 .unwrap();
-            assert_eq!(output.status.code(), Some(1), "{args:?}");
+            // A command line jig cannot take is a usage error, as clap's own are.
+            assert_eq!(output.status.code(), Some(2), "{args:?}");
             assert_eq!(
                 text(&output.stderr),
                 format!("jig: error: {message}\n"),

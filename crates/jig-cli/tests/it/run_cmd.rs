@@ -853,7 +853,7 @@ async fn sessions_are_listed_and_a_failed_run_does_not_become_the_latest() {
     std::thread::sleep(Duration::from_millis(50));
     let resumed = setup.run(&["--session", &a_id, "more"]).await;
     assert_eq!(resumed.status.code(), Some(1));
-    assert_eq!(Session::open(&a_file).unwrap().messages().len(), 4);
+    assert_eq!(Session::open(&a_file).unwrap().messages().len(), 2);
 
     let listed = list();
     assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
@@ -868,11 +868,87 @@ async fn sessions_are_listed_and_a_failed_run_does_not_become_the_latest() {
     assert!(lines[1].starts_with(&b_id), "{}", lines[1]);
     assert!(lines[1].ends_with("    1  write the docs"), "{}", lines[1]);
     assert!(lines[2].starts_with(&a_id), "{}", lines[2]);
-    assert!(lines[2].ends_with("    2  fix the parser…"), "{}", lines[2]);
+    assert!(lines[2].ends_with("    1  fix the parser…"), "{}", lines[2]);
 
     let continued = setup.run(&["--continue", "go on"]).await;
     assert_eq!(text(&continued.stdout), "continued\n");
     assert_eq!(Session::open(&b_file).unwrap().messages().len(), 4);
+}
+
+/// A resumed run whose model request fails, here at another endpoint (which records a model
+/// change before the request), leaves the session file as it was: same bytes, same modification
+/// time, so `jig sessions` and `--continue` still put the other session first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_a_failed_resume_at_another_endpoint_leaves_the_session_as_it_was() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::text("reply A")),
+        reply(ScriptedReply::text("reply B")),
+        reply(ScriptedReply::text("continued")),
+    ])
+    .await;
+    let failing = jig_llm::testing::ReplayServer::start(vec![ReplayResponse::status(
+        401,
+        r#"{"error":{"message":"Invalid API key"}}"#,
+    )])
+    .await
+    .unwrap();
+    let a = setup.run(&["--model", "m", "session A"]).await;
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a.stderr));
+    let a_file = setup.session_files().pop().unwrap();
+    let a_id = Session::open(&a_file).unwrap().id().to_owned();
+    std::thread::sleep(Duration::from_millis(50));
+    let b = setup.run(&["--model", "m", "session B"]).await;
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    let b_file = setup
+        .session_files()
+        .into_iter()
+        .find(|file| *file != a_file)
+        .unwrap();
+    let b_id = Session::open(&b_file).unwrap().id().to_owned();
+
+    let bytes_before = fs::read(&a_file).unwrap();
+    let modified_before = fs::metadata(&a_file).unwrap().modified().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let failing_url = format!("{}/v1", failing.url());
+    let failed = output_of(setup.bare_command(&[
+        "--base-url",
+        &failing_url,
+        "--model",
+        "m",
+        "--session",
+        &a_id,
+        "this fails",
+    ]))
+    .await;
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    assert_eq!(failing.requests().len(), 1);
+    assert_eq!(fs::read(&a_file).unwrap(), bytes_before);
+    assert_eq!(
+        fs::metadata(&a_file).unwrap().modified().unwrap(),
+        modified_before
+    );
+
+    let mut list = Command::new(env!("CARGO_BIN_EXE_jig"));
+    list.arg("sessions")
+        .current_dir(&setup.ws)
+        .env("XDG_DATA_HOME", &setup.data);
+    let listed = output_of(list).await;
+    let ids: Vec<String> = text(&listed.stdout)
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().next().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, vec![b_id, a_id]);
+
+    let continued = setup.run(&["--continue", "which one?"]).await;
+    assert_eq!(text(&continued.stdout), "continued\n");
+    let sent: Vec<Value> = setup
+        .request_messages(2)
+        .into_iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].clone())
+        .collect();
+    assert_eq!(sent, vec![json!("session B"), json!("which one?")]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
