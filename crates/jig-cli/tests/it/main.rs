@@ -6,6 +6,7 @@
 
 mod concurrency;
 mod containment;
+mod extension_processes;
 mod extension_session;
 mod extensions;
 mod hardening;
