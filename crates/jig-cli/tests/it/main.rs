@@ -6,6 +6,7 @@
 
 mod concurrency;
 mod containment;
+mod env_limits;
 mod extension_processes;
 mod extension_session;
 mod extensions;
