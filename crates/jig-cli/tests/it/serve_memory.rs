@@ -59,11 +59,17 @@ impl Server {
         self.input.flush().await.expect("flush");
     }
 
+    /// The next frame, skipping the server's `alive` frames (sent while a call runs quietly).
     pub(crate) async fn next(&mut self) -> Frame {
-        read_frame(&mut self.output)
-            .await
-            .expect("read")
-            .expect("a frame")
+        loop {
+            let frame = read_frame(&mut self.output)
+                .await
+                .expect("read")
+                .expect("a frame");
+            if !matches!(frame.message, Message::Alive) {
+                return frame;
+            }
+        }
     }
 
     /// The server's peak resident memory so far, in KiB.
