@@ -148,17 +148,44 @@ fn install(url: &str) -> CliResult {
 /// (or the far side's home directory).
 pub(crate) async fn connect(url: &str) -> Result<(Arc<RemoteEnv>, PathBuf), CliError> {
     let parsed = EnvUrl::parse(url).map_err(|error| CliError::usage(error.to_string()))?;
+    let idle = idle_timeout()?;
     let env = match parsed.command() {
         Some(argv) => connect_command(url, &argv).await,
         None => container_env(url, &parsed).await,
     }
     .map_err(|error| CliError::Failure(anyhow!("--env: {error}")))?;
+    env.set_idle_timeout(idle);
     let cwd = parsed
         .path()
         .cloned()
         .or_else(|| env.home_dir())
         .unwrap_or_else(|| PathBuf::from("/"));
     Ok((Arc::new(env), cwd))
+}
+
+/// How long a call through `--env` waits without a byte from the far side:
+/// `JIG_ENV_IDLE_TIMEOUT` seconds (at least 2, as the far side of a running call says it is
+/// alive every second; `0`: forever), or the default. Anything else is a usage error naming
+/// the variable.
+fn idle_timeout() -> Result<Option<Duration>, CliError> {
+    let name = jig_protocol::EnvVars::JIG_ENV_IDLE_TIMEOUT;
+    let Some(value) = std::env::var_os(name) else {
+        return Ok(Some(jig_env_remote::DEFAULT_IDLE_TIMEOUT));
+    };
+    let value = value.to_string_lossy();
+    if value.trim() == "0" {
+        return Ok(None);
+    }
+    crate::project::parse_timeout(&value)
+        .filter(|idle| *idle >= Duration::from_secs(2))
+        .map(Some)
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "{name}={value:?} is not an idle limit: expected a number of seconds of at least \
+                 2, such as 30 or 2.5 (0 waits forever; the default is {} s)",
+                jig_env_remote::DEFAULT_IDLE_TIMEOUT.as_secs()
+            ))
+        })
 }
 
 async fn container_env(

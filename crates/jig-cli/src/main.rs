@@ -79,6 +79,7 @@ fn main() -> ExitCode {
         jig_env_local::run_watchdog();
         return ExitCode::SUCCESS;
     }
+    workspace::watch_processes();
     let mut command = Cli::command();
     let args = project::normalize_args(std::env::args_os(), &command);
     let cli = match command.try_get_matches_from_mut(args).and_then(|matches| {

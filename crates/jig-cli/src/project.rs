@@ -346,7 +346,7 @@ fn timeouts(diagnostics: &mut Diagnostics) -> jig_extensions::Timeouts {
 
 /// A positive number of seconds: digits with an optional decimal fraction (`60`, `2.5`), at most
 /// about 31 years.
-fn parse_timeout(value: &str) -> Option<std::time::Duration> {
+pub(crate) fn parse_timeout(value: &str) -> Option<std::time::Duration> {
     let value = value.trim();
     let (whole, fraction) = value.split_once('.').unwrap_or((value, "0"));
     let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());

@@ -47,20 +47,36 @@ pub(crate) fn open_env(keep_temp_files: bool) -> Result<Arc<dyn ExecutionEnv>, C
 /// The hidden first argument that makes `jig` run as the watchdog of another jig's commands.
 pub(crate) const WATCHDOG_ARG: &str = "__watchdog";
 
-/// The host env, with this executable as the watchdog that kills the commands' processes if
-/// jig is killed without cleaning up. Without a path to this executable there is no
-/// watchdog, and a warning says so.
-pub(crate) fn local_env() -> jig_env_local::LocalEnv {
-    let env = jig_env_local::LocalEnv::new();
+/// This executable as the watchdog that kills what jig started (commands, extension
+/// processes, hooks) if jig is killed without cleaning up. Without a path to this executable
+/// there is no watchdog, and a warning says so.
+pub(crate) fn watchdog_command() -> Option<jig_env_local::WatchdogCommand> {
     match std::env::current_exe() {
-        Ok(program) => env.with_watchdog(jig_env_local::WatchdogCommand {
+        Ok(program) => Some(jig_env_local::WatchdogCommand {
             program,
             args: vec![WATCHDOG_ARG.into()],
         }),
         Err(error) => {
-            tracing::warn!(%error, "cannot locate the jig executable; commands are not watched if jig is killed");
-            env
+            tracing::warn!(%error, "cannot locate the jig executable; what jig starts is not watched if jig is killed");
+            None
         }
+    }
+}
+
+/// Names the process's watchdog ([`watchdog_command`]) before anything is started: extension
+/// processes and hooks are listed with it as commands are.
+pub(crate) fn watch_processes() {
+    if let Some(command) = watchdog_command() {
+        jig_process::set_watchdog_command(command);
+    }
+}
+
+/// The host env, its commands listed with the process's watchdog ([`watchdog_command`]).
+pub(crate) fn local_env() -> jig_env_local::LocalEnv {
+    let env = jig_env_local::LocalEnv::new();
+    match watchdog_command() {
+        Some(command) => env.with_watchdog(command),
+        None => env,
     }
 }
 

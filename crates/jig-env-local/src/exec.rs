@@ -7,7 +7,7 @@
 //!   the **same pipe**, so the sink sees them merged in true arrival order.
 //! - Every process it starts inherits `JIG_EXEC_TAG=<unique tag>`, and on Linux jig marks itself
 //!   **child subreaper** (`PR_SET_CHILD_SUBREAPER`), so an orphan re-parents to jig instead of
-//!   init. See [`procfs`] for how a command's processes are found.
+//!   init. See [`jig_process::procfs`] for how a command's processes are found.
 //! - **Timeout or cancellation**: SIGTERM to the process group and to every process of the
 //!   command, `kill_grace`, then SIGKILL to whatever is left (rescanned, so processes forked in
 //!   the meantime are caught); then jig waits until none is left (at most 1 s more) and reaps
@@ -36,43 +36,36 @@
 //! the other started after it. Not covered: a process re-parented to another subreaper (e.g. a
 //! nested container runtime or `systemd-run`); processes in uninterruptible sleep (they die
 //! once it ends). If jig itself dies without cleaning up (SIGKILL, a crash), the host's
-//! watchdog (see [`run_watchdog`], `LocalEnv::with_watchdog`) kills what is left, except a
+//! watchdog (see [`jig_process::run_watchdog`], `LocalEnv::with_watchdog`; one per jig process,
+//! shared with extension processes and hooks) kills what is left, except a
 //! process that left the session and cleared its environment. Reaping: zombies of the command's orphans are reaped; an orphan of some other jig
 //! child process that re-parents to jig stays a zombie until jig exits.
 //!
 //! On **other Unix systems** only the process group is signalled: a process that left the
 //! group (`setsid`) is not found.
 
-mod procfs;
 mod signals;
-mod watchdog;
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use jig_env::{EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest, ExecSink};
+use jig_process::procfs;
+use jig_process::{
+    KILL_WAIT, Membership, TAG_VARIABLE, TERMINATE_POLL, Watchdog, WatchdogCommand, new_tag,
+    start_new_session, terminate,
+};
 use rustix::process::Signal;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::task::JoinHandle;
 
-use self::procfs::{Membership, TAG_VARIABLE};
-use self::watchdog::Watchdog;
-pub use self::watchdog::{WatchdogCommand, run_watchdog};
-
 /// After the shell exits, output is read for at most this long (a background process that keeps
 /// printing would otherwise hold the call open forever).
 pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(2);
-
-/// How long to wait for processes to disappear after SIGKILL.
-const KILL_WAIT: Duration = Duration::from_secs(1);
-
-/// How often the process table is rescanned while the command is being terminated.
-const TERMINATE_POLL: Duration = Duration::from_millis(20);
 
 /// Read buffer for the output pipe; large reads keep a 500 MB flood cheap.
 const READ_BUFFER: usize = 256 * 1024;
@@ -98,10 +91,8 @@ pub(crate) async fn exec(
 #[derive(Debug, Default)]
 pub(crate) struct ProcessTracker {
     background: Mutex<Vec<Background>>,
-    /// How to start the watchdog, when the host has one.
-    watchdog_command: Option<WatchdogCommand>,
-    /// The watchdog, started with the first command.
-    watchdog: std::sync::OnceLock<Option<Watchdog>>,
+    /// Whether the commands are listed with the process's watchdog (started with the first).
+    watched: bool,
 }
 
 /// One finished command that left processes running.
@@ -121,22 +112,25 @@ impl ProcessTracker {
         Self::default()
     }
 
-    /// Starts `command` as the watchdog with the first command (see [`watchdog`]).
+    /// Lists the commands with the process's watchdog, `command` unless one was named before
+    /// (see [`jig_process::set_watchdog_command`]); it starts with the first command.
     pub(crate) fn set_watchdog(&mut self, command: WatchdogCommand) {
-        self.watchdog_command = Some(command);
+        jig_process::set_watchdog_command(command);
+        self.watched = true;
     }
 
     /// The watchdog, started on first use; `None` without one.
-    fn watchdog(&self) -> Option<&Watchdog> {
-        let command = self.watchdog_command.as_ref()?;
-        self.watchdog
-            .get_or_init(|| Watchdog::start(command))
-            .as_ref()
+    fn watchdog(&self) -> Option<&'static Watchdog> {
+        if self.watched {
+            jig_process::shared_watchdog()
+        } else {
+            None
+        }
     }
 
     /// Tells the watchdog that nothing of the command in `session` runs any more.
     fn forget(&self, session: i32) {
-        if let Some(watchdog) = self.watchdog.get().and_then(Option::as_ref) {
+        if let Some(watchdog) = jig_process::running_watchdog().filter(|_| self.watched) {
             watchdog.finished(session);
         }
     }
@@ -217,6 +211,8 @@ impl ProcessTracker {
         procfs::become_subreaper();
         self.prune().await;
 
+        // Started before the command, so the command is listed as soon as it exists.
+        let watchdog = self.watchdog();
         let tag = new_tag();
         let (reader, writer) = std::io::pipe()
             .map_err(|error| spawn_error(&request, "create the output pipe", &error))?;
@@ -260,7 +256,7 @@ impl ProcessTracker {
         })?;
         let session = child.id().map_or(0, u32::cast_signed);
         let shell_started = procfs::start_time(session);
-        if let (Some(watchdog), Some(start_time)) = (self.watchdog(), shell_started) {
+        if let (Some(watchdog), Some(start_time)) = (watchdog, shell_started) {
             watchdog.started(session, start_time, &tag);
         }
         let mut guard = KillOnDrop {
@@ -540,50 +536,6 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// SIGTERM to every process of each membership, up to `grace` for them to exit, SIGKILL to the
-/// rest (rescanning until none is left, at most [`KILL_WAIT`]), then reaps. `owned` is a pid
-/// whose status tokio collects (never reaped here).
-async fn terminate(memberships: &mut [Membership], grace: Duration, owned: Option<i32>) {
-    if !grace.is_zero() {
-        let kill_at = Instant::now() + grace;
-        let mut any = signal_members(memberships, Some(Signal::TERM), owned).await;
-        while any && Instant::now() < kill_at {
-            tokio::time::sleep(TERMINATE_POLL).await;
-            any = signal_members(memberships, Some(Signal::TERM), owned).await;
-        }
-        if !any {
-            return;
-        }
-    }
-    let give_up = Instant::now() + KILL_WAIT;
-    while signal_members(memberships, Some(Signal::KILL), owned).await && Instant::now() < give_up {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    // One more pass to reap what died in the last interval.
-    signal_members(memberships, None, owned).await;
-}
-
-/// One pass of [`terminate`]: scans the process table (on the blocking pool), reaps the
-/// memberships' zombies (except `owned`), sends `signal` to the rest; true while any member is
-/// alive.
-async fn signal_members(
-    memberships: &mut [Membership],
-    signal: Option<Signal>,
-    owned: Option<i32>,
-) -> bool {
-    let table = procfs::scan_async().await;
-    let mut any = false;
-    for membership in memberships.iter_mut() {
-        let members = membership.members(&table);
-        procfs::reap(&members, owned);
-        if let Some(signal) = signal {
-            procfs::signal_all(membership.session, &members, signal);
-        }
-        any |= procfs::live(&members).next().is_some();
-    }
-    any
-}
-
 /// Reads into `buffer`; `None` at EOF or on a read error, pends forever without a reader.
 async fn read_some(reader: Option<&mut pipe::Receiver>, buffer: &mut [u8]) -> Option<usize> {
     match reader {
@@ -649,33 +601,6 @@ fn spawn_error(request: &ExecRequest, what: &str, error: &std::io::Error) -> Env
         format!("could not {what}: {error}"),
     )
     .with_path(&request.program)
-}
-
-/// A tag unique to this process and command.
-fn new_tag() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.subsec_nanos());
-    format!("{}-{nanos:x}-{n}", std::process::id())
-}
-
-/// Makes the child a session leader: no controlling terminal, and its own process group.
-#[expect(
-    unsafe_code,
-    reason = "setsid must run in the child between fork and exec; std has no safe way to ask for it"
-)]
-fn start_new_session(command: &mut tokio::process::Command) {
-    // SAFETY: the closure runs in the forked child before exec. It only calls setsid(2), which
-    // is async-signal-safe, and converts the error code without allocating or taking locks.
-    unsafe {
-        command.pre_exec(|| {
-            rustix::process::setsid()
-                .map(drop)
-                .map_err(std::io::Error::from)
-        });
-    }
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@
 mod beneath;
 mod exec;
 
-pub use exec::{WatchdogCommand, run_watchdog};
+pub use jig_process::{WatchdogCommand, run_watchdog};
 mod fs;
 mod search;
 #[cfg(feature = "test-support")]
@@ -165,7 +165,9 @@ impl LocalEnv {
 
     /// The same env with a watchdog: `command` must run [`run_watchdog`]. It is started with the
     /// first command and kills what is left of the commands if this process dies without
-    /// cleaning up (SIGKILL, a crash); see [`run_watchdog`].
+    /// cleaning up (SIGKILL, a crash); see [`run_watchdog`]. There is one watchdog per process,
+    /// shared with extension processes and hooks: the first command named
+    /// ([`jig_process::set_watchdog_command`]) is the one started.
     #[must_use]
     pub fn with_watchdog(mut self, command: WatchdogCommand) -> Self {
         self.processes.set_watchdog(command);

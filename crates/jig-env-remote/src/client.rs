@@ -4,27 +4,30 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use jig_env::{
     ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome, ExecRequest,
-    ExecSink, ExecutionEnv, FileHead, FileInfo, FileLock, Line, LineWindow, LinesRead, Recursive,
-    SearchRequest, SearchResult, WalkRequest, WalkResult, WriteOutcome,
+    ExecSink, ExecutionEnv, FileHead, FileInfo, FileKind, FileLock, Line, LineWindow, LinesRead,
+    Recursive, SearchRequest, SearchResult, WalkRequest, WalkResult, WriteOutcome,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, BufWriter, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
-    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RecordError, SearchDecoder, WireDirEntry,
-    WireError, WireExec, WireHead, WireInfo, WireLines, WireOutcome, WirePath, WireSearch,
-    WireSearchSummary, WireWalk, WireWalkSummary, decode_walk, read_frame, write_frame,
+    CHUNK, Frame, Hello, MAX_APPEND, MAX_READ_REPLY, MAX_WINDOW_BYTES, MAX_WINDOW_LINES, Message,
+    Op, PROTOCOL_VERSION, RecordError, SearchDecoder, WireDirEntry, WireError, WireExec, WireHead,
+    WireInfo, WireLines, WireOutcome, WirePath, WireSearch, WireSearchSummary, WireWalk,
+    WireWalkSummary, decode_walk, read_frame, write_frame,
 };
 
 /// Why a connection could not be set up.
@@ -78,6 +81,14 @@ const READ_WINDOW: usize = 8;
 /// holds the source back instead of letting its chunks pile up in memory.
 const WRITE_IN_FLIGHT: usize = 4;
 
+/// How long a call waits while nothing at all arrives from the far side before the connection
+/// is given up: 15 s. A running call is never silent for long (its `data` frames, or the
+/// server's `alive` frame every [`crate::protocol::KEEPALIVE_INTERVAL`] while any call runs), so
+/// this only fires when the far side stalls (mid-frame or not answering) or the link is dead;
+/// a command that runs for ten minutes without output is not cut off. `JIG_ENV_IDLE_TIMEOUT`
+/// changes it (see [`RemoteEnv::set_idle_timeout`]).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// A frame waiting to be written; a streamed write's `data` frame holds its place in the
 /// budget until it is written.
 struct Queued {
@@ -97,6 +108,73 @@ struct Connection {
     diagnostics: Option<Diagnostics>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     keep_alive: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    /// When bytes last arrived from the far side, and how long a call waits without any.
+    progress: Arc<Progress>,
+}
+
+/// When the far side last sent a byte (milliseconds since `epoch`), and the idle limit.
+struct Progress {
+    epoch: Instant,
+    last_millis: AtomicU64,
+    /// The idle limit in milliseconds; 0: none.
+    idle_millis: AtomicU64,
+}
+
+impl Progress {
+    fn new(idle: Option<Duration>) -> Self {
+        let progress = Self {
+            epoch: Instant::now(),
+            last_millis: AtomicU64::new(0),
+            idle_millis: AtomicU64::new(0),
+        };
+        progress.set_idle(idle);
+        progress
+    }
+
+    fn set_idle(&self, idle: Option<Duration>) {
+        let millis = idle.map_or(0, |idle| {
+            u64::try_from(idle.as_millis()).unwrap_or(u64::MAX).max(1)
+        });
+        self.idle_millis.store(millis, Ordering::Relaxed);
+    }
+
+    fn idle(&self) -> Option<Duration> {
+        match self.idle_millis.load(Ordering::Relaxed) {
+            0 => None,
+            millis => Some(Duration::from_millis(millis)),
+        }
+    }
+
+    fn touch(&self) {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_millis.store(now, Ordering::Relaxed);
+    }
+
+    fn last(&self) -> Instant {
+        self.epoch + Duration::from_millis(self.last_millis.load(Ordering::Relaxed))
+    }
+}
+
+/// The far side's byte stream, stamping [`Progress`] whenever bytes arrive (a frame that
+/// crosses slowly is progress too; one that stops half way is not).
+struct Stamped<R> {
+    inner: R,
+    progress: Arc<Progress>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Stamped<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.progress.touch();
+        }
+        polled
+    }
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -151,6 +229,28 @@ impl Connection {
     fn id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// Gives the connection up after `idle` without a byte from the far side while a call
+    /// waited: every open call fails, and the transport is dropped (an `ssh` child killed), so
+    /// a far side that is still there sees the end of its input and stops what it started.
+    fn stalled(&self, idle: Duration) {
+        self.fail(format!(
+            "nothing arrived for {} while a call waited: the far side stopped mid-frame or does \
+             not answer (JIG_ENV_IDLE_TIMEOUT sets this limit)",
+            seconds(idle)
+        ));
+        locked(&self.keep_alive).take();
+    }
+}
+
+/// `15 s`, `2.5 s`.
+fn seconds(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis.is_multiple_of(1000) {
+        format!("{} s", millis / 1000)
+    } else {
+        format!("{} s", duration.as_secs_f64())
+    }
 }
 
 impl Drop for Connection {
@@ -168,6 +268,8 @@ struct Pending<'a> {
     operation: &'static str,
     rx: mpsc::UnboundedReceiver<Incoming>,
     done: bool,
+    /// When the call was sent: the far side is not idle before it had a chance to answer.
+    sent: Instant,
 }
 
 impl Pending<'_> {
@@ -189,8 +291,27 @@ impl Pending<'_> {
         }
     }
 
+    /// The call's next frame. With an idle limit, waiting fails (and the connection is given
+    /// up) once nothing at all arrived from the far side for that long since the call was sent.
     async fn next(&mut self) -> EnvResult<Incoming> {
-        let Some(incoming) = self.rx.recv().await else {
+        let received = match self.conn.progress.idle() {
+            None => self.rx.recv().await,
+            Some(idle) => loop {
+                let quiet_since = self.conn.progress.last().max(self.sent);
+                tokio::select! {
+                    biased;
+                    incoming = self.rx.recv() => break incoming,
+                    () = tokio::time::sleep_until((quiet_since + idle).into()) => {
+                        // Bytes may have arrived meanwhile (for this or another call).
+                        if self.conn.progress.last().max(self.sent) + idle <= Instant::now() {
+                            self.conn.stalled(idle);
+                            break None;
+                        }
+                    }
+                }
+            },
+        };
+        let Some(incoming) = received else {
             self.done = true;
             return Err(self.conn.lost(self.operation));
         };
@@ -284,8 +405,15 @@ impl RemoteEnv {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let target = target.into();
+        let progress = Arc::new(Progress::new(Some(DEFAULT_IDLE_TIMEOUT)));
         // Frame headers are small reads: served from the buffer, not one system call each.
-        let mut reader = BufReader::with_capacity(256 << 10, reader);
+        let mut reader = BufReader::with_capacity(
+            256 << 10,
+            Stamped {
+                inner: reader,
+                progress: Arc::clone(&progress),
+            },
+        );
         let no_hello = |reason: String| {
             let extra = diagnostics
                 .as_ref()
@@ -325,12 +453,26 @@ impl RemoteEnv {
             diagnostics,
             tasks: Mutex::default(),
             keep_alive: Mutex::new(keep_alive),
+            progress,
         });
         let weak = Arc::downgrade(&conn);
         let writer_task = tokio::spawn(write_loop(weak.clone(), writer, queue));
         let reader_task = tokio::spawn(read_loop(weak, reader));
         locked(&conn.tasks).extend([writer_task, reader_task]);
         Ok(Self { conn, view: None })
+    }
+
+    /// How long a call waits while nothing at all arrives from the far side (default
+    /// [`DEFAULT_IDLE_TIMEOUT`]); then the connection is given up: that call and every other
+    /// open or later call fail with "connection … lost: nothing arrived for …", and the
+    /// transport is dropped. `None`: wait forever. Applies to the env and all its views.
+    ///
+    /// This is a limit on silence, not on a call's length: a running call's far side sends its
+    /// data or an `alive` frame every [`crate::protocol::KEEPALIVE_INTERVAL`] (1 s), so a
+    /// command that runs quietly for ten minutes is not cut off, as long as the limit is well
+    /// above that interval (a limit under 2 s may cut a quiet call off).
+    pub fn set_idle_timeout(&self, idle: Option<Duration>) {
+        self.conn.progress.set_idle(idle);
     }
 
     /// The server's jig version.
@@ -369,6 +511,7 @@ impl RemoteEnv {
             operation,
             rx,
             done: false,
+            sent: Instant::now(),
         })
     }
 
@@ -413,6 +556,33 @@ impl RemoteEnv {
         }
         self.conn.send(Frame::new(Message::End { id }));
         Ok(pending.finish().await?.0)
+    }
+
+    /// The first `max_bytes` of a file through a streamed `read` (a window of acknowledged
+    /// chunks), cancelled far side once enough arrived: a long start crosses in chunks, never in
+    /// one frame.
+    async fn read_prefix(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        let op = Op::Read {
+            path: wire(path),
+            window: Some(READ_WINDOW),
+        };
+        let mut pending = self.start("read", op)?;
+        let id = pending.id;
+        let mut bytes = Vec::new();
+        loop {
+            let (chunk, last) = match pending.next().await? {
+                Incoming::Data(chunk) => (chunk, false),
+                Incoming::Ok(_, chunk) => (chunk, true),
+                Incoming::Err(error) => return Err(error.into_env_error()),
+            };
+            let take = chunk.len().min(max_bytes - bytes.len());
+            bytes.extend_from_slice(&chunk[..take]);
+            // Enough: dropping the open call cancels the rest of the read far side.
+            if last || bytes.len() == max_bytes {
+                return Ok(bytes);
+            }
+            self.conn.send(Frame::new(Message::Ack { id }));
+        }
     }
 
     /// Like [`Self::call_cancellable`] for a call whose answer is bulk bytes (`data` frames,
@@ -608,7 +778,12 @@ impl ExecutionEnv for RemoteEnv {
         Ok(bytes.into())
     }
 
+    /// Up to [`MAX_READ_REPLY`] bytes in one answer; a longer start is read as a stream of
+    /// chunks (see [`Self::read_prefix`]), so no frame is ever bigger.
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        if max_bytes > MAX_READ_REPLY {
+            return self.read_prefix(path, max_bytes).await;
+        }
         let (_, bytes) = self
             .call(
                 "read",
@@ -621,25 +796,44 @@ impl ExecutionEnv for RemoteEnv {
         Ok(bytes.into())
     }
 
+    /// One call for up to [`MAX_READ_REPLY`] bytes; a longer head of a longer file is then
+    /// read as a stream of chunks (see [`Self::read_prefix`]).
     async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
         let (value, bytes) = self
             .call(
                 "read",
                 Op::ReadHead {
                     path: wire(path),
-                    max_bytes,
+                    max_bytes: max_bytes.min(MAX_READ_REPLY),
                 },
             )
             .await?;
         let head: WireHead = decode("read", value)?;
-        Ok(FileHead {
+        let mut head = FileHead {
             info: head.info.into(),
             bytes: bytes.into(),
             complete: head.complete,
-        })
+        };
+        if max_bytes > MAX_READ_REPLY && !head.complete && head.info.kind == FileKind::File {
+            // One byte more than asked tells a file of exactly `max_bytes` from a longer one.
+            let mut bytes = self.read_prefix(path, max_bytes.saturating_add(1)).await?;
+            head.complete = bytes.len() <= max_bytes;
+            bytes.truncate(max_bytes);
+            head.bytes = bytes;
+        }
+        Ok(head)
     }
 
+    /// A window of at most [`MAX_WINDOW_LINES`] lines and [`MAX_WINDOW_BYTES`] bytes (one
+    /// answer): a bigger `window` is asked for within those limits, so it comes back as a byte
+    /// budget would cut it (fewer lines; a line longer than the limit cut, its `full_len`
+    /// telling its length) and the caller pages on.
     async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+        let window = LineWindow {
+            max_lines: window.max_lines.min(MAX_WINDOW_LINES),
+            max_bytes: window.max_bytes.min(MAX_WINDOW_BYTES),
+            ..window
+        };
         let (value, bytes) = self
             .call(
                 "read",
@@ -807,13 +1001,24 @@ impl ExecutionEnv for RemoteEnv {
         Ok(outcome(value))
     }
 
+    /// At most [`MAX_APPEND`] bytes per call: a longer `data` is appended in several calls, in
+    /// order (a failure part way leaves the parts before it appended).
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
-        let op = Op::Append {
-            path: wire(path),
-            size: data.len() as u64,
-        };
-        self.call_with_body("append", op, &data).await?;
-        Ok(())
+        let part = usize::try_from(MAX_APPEND).unwrap_or(usize::MAX);
+        let mut offset = 0;
+        loop {
+            let end = (offset + part).min(data.len());
+            let op = Op::Append {
+                path: wire(path),
+                size: (end - offset) as u64,
+            };
+            self.call_with_body("append", op, &data.slice(offset..end))
+                .await?;
+            offset = end;
+            if offset >= data.len() {
+                return Ok(());
+            }
+        }
     }
 
     async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {

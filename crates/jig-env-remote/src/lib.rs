@@ -24,6 +24,13 @@
 //! (at most four frames waiting for the stream) and is applied far side only at its end, so a
 //! failing source, a dropped call or a lost connection leaves the old file.
 //!
+//! Every answer is bounded whatever a call asks for: a `read_start`/`read_head` answer carries
+//! at most 16 MiB (the client reads a longer start as a stream), a `read_lines` window and an
+//! `append` body are capped, and neither side accepts a frame over its limits. A far side that
+//! stops sending (mid-frame, or never answering) fails the waiting call after
+//! [`DEFAULT_IDLE_TIMEOUT`] of silence ([`RemoteEnv::set_idle_timeout`]); a running call is
+//! never silent, as the server sends an `alive` frame every second while calls run.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use jig_env::ExecutionEnv;
@@ -50,5 +57,5 @@ mod server;
 pub mod stdio;
 pub mod transport;
 
-pub use client::{ConnectError, Diagnostics, RemoteEnv};
+pub use client::{ConnectError, DEFAULT_IDLE_TIMEOUT, Diagnostics, RemoteEnv};
 pub use server::{ServeError, ServeOptions, serve};

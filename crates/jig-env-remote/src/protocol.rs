@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// The protocol version both sides announce in their hello; a peer with another major version
 /// is refused.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Bulk data crosses in chunks of at most this many bytes (one frame each): the env port's
 /// chunk, so a streamed read's chunks cross one to a frame.
@@ -32,10 +32,34 @@ pub const CHUNK: usize = jig_env::FILE_CHUNK;
 /// [`CHUNK`], so the client decodes one while the next crosses.
 pub const RECORD_CHUNK: usize = 256 << 10;
 
-/// Largest accepted JSON header.
+/// Largest accepted JSON header of an answer (server → client): a big directory's entries
+/// cross in one.
 const MAX_HEADER: usize = 256 << 20;
-/// Largest accepted payload of one frame.
-const MAX_PAYLOAD: usize = 16 << 20;
+/// Largest accepted JSON header of a request (client → server): a call's arguments, a command
+/// line and its environment included, are far smaller.
+pub const MAX_REQUEST_HEADER: usize = 16 << 20;
+/// Largest accepted payload of one frame, in both directions: 16 MiB.
+pub const MAX_PAYLOAD: usize = 16 << 20;
+
+/// Most bytes a `read_start` or `read_head` answer carries: its `max_bytes` may not be more
+/// (the server refuses it, whatever the client asks). [`RemoteEnv`](crate::RemoteEnv) reads a
+/// longer start as a stream of chunks.
+pub const MAX_READ_REPLY: usize = MAX_PAYLOAD;
+
+/// Largest `max_bytes` of a `read_lines` window (its lines hold at most twice that).
+pub const MAX_WINDOW_BYTES: usize = MAX_PAYLOAD / 2;
+
+/// Largest `max_lines` of a `read_lines` window: each line's numbers cross in the header.
+pub const MAX_WINDOW_LINES: usize = 1 << 20;
+
+/// Largest body of one `append` (and of a `write` collected whole): 8 MiB.
+/// [`RemoteEnv`](crate::RemoteEnv) sends a longer append as several.
+pub const MAX_APPEND: u64 = 8 << 20;
+
+/// While any call runs, the server sends an `alive` frame when it sent nothing else for this
+/// long, so the client can tell a long quiet call (a command without output) from a far side
+/// that stopped.
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// One frame: a message and its payload bytes (often empty).
 #[derive(Debug, Clone)]
@@ -66,6 +90,15 @@ pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(
     writer: &mut W,
     frame: &Frame,
 ) -> std::io::Result<()> {
+    if frame.payload.len() > MAX_PAYLOAD {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "a frame payload of {} bytes is over the protocol's limit of {MAX_PAYLOAD}",
+                frame.payload.len()
+            ),
+        ));
+    }
     let header = serde_json::to_vec(&frame.message).map_err(std::io::Error::other)?;
     let header_len = u32::try_from(header.len()).map_err(std::io::Error::other)?;
     let payload_len = u32::try_from(frame.payload.len()).map_err(std::io::Error::other)?;
@@ -80,9 +113,19 @@ pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(
     Ok(())
 }
 
-/// Reads one frame; `Ok(None)` at a clean end of stream (before a frame started).
+/// Reads one frame (an answer: a header of up to 256 MiB); `Ok(None)` at a clean end of stream
+/// (before a frame started).
 pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
     reader: &mut R,
+) -> std::io::Result<Option<Frame>> {
+    read_frame_within(reader, MAX_HEADER).await
+}
+
+/// Reads one frame whose header is at most `max_header` bytes and whose payload at most
+/// [`MAX_PAYLOAD`]: nothing bigger is ever allocated. `Ok(None)` at a clean end of stream.
+pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+    max_header: usize,
 ) -> std::io::Result<Option<Frame>> {
     let mut prefix = [0_u8; 8];
     match reader.read_exact(&mut prefix[..1]).await {
@@ -93,7 +136,7 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
     reader.read_exact(&mut prefix[1..]).await?;
     let header_len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
     let payload_len = u32::from_be_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]) as usize;
-    if header_len > MAX_HEADER || payload_len > MAX_PAYLOAD {
+    if header_len > max_header || payload_len > MAX_PAYLOAD {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!(
@@ -172,6 +215,9 @@ pub enum Message {
         /// What went wrong.
         error: WireError,
     },
+    /// Server → client: calls are running; sent when nothing else was sent for
+    /// [`KEEPALIVE_INTERVAL`].
+    Alive,
 }
 
 /// The server's greeting.

@@ -17,14 +17,15 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::protocol::{
-    CHUNK, Frame, Hello, Message, Op, PROTOCOL_VERSION, RECORD_CHUNK, RecordError, WireDirEntry,
-    WireError, WireHead, WireInfo, WireLine, WireLines, WireOutcome, WirePath, encode_search,
-    encode_walk, read_frame, write_frame,
+    CHUNK, Frame, Hello, KEEPALIVE_INTERVAL, MAX_APPEND, MAX_READ_REPLY, MAX_REQUEST_HEADER,
+    MAX_WINDOW_BYTES, MAX_WINDOW_LINES, Message, Op, PROTOCOL_VERSION, RECORD_CHUNK, RecordError,
+    WireDirEntry, WireError, WireHead, WireInfo, WireLine, WireLines, WireOutcome, WirePath,
+    encode_search, encode_walk, read_frame_within, write_frame,
 };
 
 /// Writes bigger than this are handed to the env in a stream
 /// ([`ExecutionEnv::write_chunks`]) instead of whole.
-const STREAM_MIN: u64 = 8 << 20;
+const STREAM_MIN: u64 = MAX_APPEND;
 
 /// How the server treats the env it serves (nothing to choose yet).
 #[derive(Debug, Clone, Copy, Default)]
@@ -133,9 +134,24 @@ where
         tx,
         bulk: Arc::new(Semaphore::new(BULK_IN_FLIGHT)),
     };
+    let calls: Calls = Arc::default();
+    let running = Arc::clone(&calls);
     let writer_task = tokio::spawn(async move {
         let mut writer = BufWriter::with_capacity(256 << 10, writer);
-        while let Some(queued) = queue.recv().await {
+        loop {
+            let queued = match tokio::time::timeout(KEEPALIVE_INTERVAL, queue.recv()).await {
+                Ok(Some(queued)) => queued,
+                Ok(None) => break,
+                Err(_) => {
+                    // Quiet for a while: while calls run, say so, so the client does not take
+                    // a long quiet call (a command without output) for a stalled far side.
+                    if !locked(&running).is_empty() {
+                        write_frame(&mut writer, &Frame::new(Message::Alive)).await?;
+                        writer.flush().await?;
+                    }
+                    continue;
+                }
+            };
             // A payload bigger than the buffer goes straight through: once this returns, a
             // bulk frame's bytes have left this process and its place is free.
             write_frame(&mut writer, &queued.frame).await?;
@@ -157,13 +173,12 @@ where
     };
     let _ = out.send(Frame::new(Message::Hello(hello))).await;
 
-    let calls: Calls = Arc::default();
     let locks: Locks = Arc::default();
     let mut views: HashMap<u64, Result<Arc<dyn ExecutionEnv>, WireError>> = HashMap::new();
     // Frame headers are small reads: served from the buffer, not one system call each.
     let mut reader = BufReader::with_capacity(256 << 10, reader);
     let result = loop {
-        let frame = match read_frame(&mut reader).await {
+        let frame = match read_frame_within(&mut reader, MAX_REQUEST_HEADER).await {
             Ok(Some(frame)) => frame,
             Ok(None) => break Ok(()),
             Err(error) => break Err(error),
@@ -269,7 +284,7 @@ where
                 }
                 locked(&locks).remove(&id);
             }
-            Message::Hello(_) | Message::Ok { .. } | Message::Err { .. } => {
+            Message::Hello(_) | Message::Ok { .. } | Message::Err { .. } | Message::Alive => {
                 tracing::warn!("ignoring a server-to-client message sent by the client");
             }
         }
@@ -423,12 +438,18 @@ async fn run_op(
         ),
         Op::Exists { path } => (json!(env.exists(&path.to_path()).await?), none),
         Op::Read { path, .. } => read(ctx, &path.to_path(), credit).await?,
-        Op::ReadStart { path, max_bytes } => (
-            Value::Null,
-            Bytes::from(env.read_start(&path.to_path(), max_bytes).await?),
-        ),
+        Op::ReadStart { path, max_bytes } => {
+            let path = path.to_path();
+            check_reply_size(&path, max_bytes)?;
+            (
+                Value::Null,
+                Bytes::from(env.read_start(&path, max_bytes).await?),
+            )
+        }
         Op::ReadHead { path, max_bytes } => {
-            let (head, bytes) = WireHead::split(env.read_head(&path.to_path(), max_bytes).await?);
+            let path = path.to_path();
+            check_reply_size(&path, max_bytes)?;
+            let (head, bytes) = WireHead::split(env.read_head(&path, max_bytes).await?);
             (value(&head), bytes)
         }
         Op::ReadLines {
@@ -437,6 +458,7 @@ async fn run_op(
             max_lines,
             max_bytes,
         } => {
+            check_window(&path.to_path(), max_lines, max_bytes)?;
             let read = env
                 .read_lines(
                     &path.to_path(),
@@ -492,6 +514,17 @@ async fn run_op(
         }
         Op::Append { path, size } => {
             let path = path.to_path();
+            if size > MAX_APPEND {
+                return Err(EnvError::new(
+                    ErrorKind::Invalid,
+                    "append",
+                    format!(
+                        "an append of {size} bytes is over the env protocol's limit of \
+                         {MAX_APPEND} bytes per call; send it as several appends"
+                    ),
+                )
+                .with_path(&path));
+            }
             let Some(body) = body else {
                 return Err(EnvError::new(ErrorKind::Invalid, "append", "no body"));
             };
@@ -575,6 +608,41 @@ async fn run_op(
     })
 }
 
+/// A `read_start`/`read_head` may ask for at most [`MAX_READ_REPLY`] bytes: its answer is one
+/// frame, and the server holds it whole.
+fn check_reply_size(path: &Path, max_bytes: usize) -> EnvResult<()> {
+    if max_bytes > MAX_READ_REPLY {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            "read",
+            format!(
+                "asked for up to {max_bytes} bytes in one answer; the env protocol carries at most \
+                 {MAX_READ_REPLY} (read a longer start with a streamed `read`)"
+            ),
+        )
+        .with_path(path));
+    }
+    Ok(())
+}
+
+/// A `read_lines` window may ask for at most [`MAX_WINDOW_LINES`] lines and
+/// [`MAX_WINDOW_BYTES`] bytes.
+fn check_window(path: &Path, max_lines: usize, max_bytes: usize) -> EnvResult<()> {
+    if max_lines > MAX_WINDOW_LINES || max_bytes > MAX_WINDOW_BYTES {
+        return Err(EnvError::new(
+            ErrorKind::Invalid,
+            "read",
+            format!(
+                "a window of {max_lines} lines and {max_bytes} bytes is over the env protocol's \
+                 limit of {MAX_WINDOW_LINES} lines and {MAX_WINDOW_BYTES} bytes per answer; read \
+                 the file in smaller windows"
+            ),
+        )
+        .with_path(path));
+    }
+    Ok(())
+}
+
 fn recursive_of(recursive: bool) -> Recursive {
     if recursive {
         Recursive::Yes
@@ -620,6 +688,18 @@ async fn collect_body(
     let mut data = BytesMut::with_capacity(usize::try_from(size.min(STREAM_MIN)).unwrap_or(0));
     loop {
         match body.recv().await {
+            // More than announced is refused as it arrives, never collected.
+            Some(BodyPart::Chunk(chunk)) if (data.len() + chunk.len()) as u64 > size => {
+                return Err(EnvError::new(
+                    ErrorKind::Invalid,
+                    operation,
+                    format!(
+                        "announced {size} bytes, received more ({})",
+                        data.len() + chunk.len()
+                    ),
+                )
+                .with_path(path));
+            }
             Some(BodyPart::Chunk(chunk)) => data.extend_from_slice(&chunk),
             Some(BodyPart::End) => break,
             None => return Err(short_body(operation, path)),

@@ -34,8 +34,9 @@ const HOOK_MAX_STDERR_BYTES: usize = 64 * 1024;
 /// exit, a signal, or a timeout is an extension error (and for `tool_call` a block).
 ///
 /// The answer is decided when the hook process exits, not when its pipes close: what it wrote
-/// is read (with a brief grace for data in flight), and whatever it left running in its process
-/// group is killed.
+/// is read (with a brief grace for data in flight), and whatever it left running is killed:
+/// hooks are tracked like `bash` commands (own session, `JIG_EXEC_TAG`, the watchdog), so a
+/// `setsid` or double-forked child goes too.
 pub struct HookExtension {
     path: String,
     hooks: BTreeMap<String, Vec<OsString>>,
@@ -128,24 +129,6 @@ impl ReadError {
                 jig_truncate::format_size(HOOK_MAX_STDOUT_BYTES)
             ),
         })
-    }
-}
-
-/// Kills the hook's process group when dropped: on a timeout (the future is dropped) and when the
-/// hook has answered, so that what it started in the background does not outlive it. The group
-/// id is the hook's pid, which the kernel does not reuse while any process of the group lives, so
-/// killing it after the hook was reaped reaches only its leftover children (or nothing).
-struct GroupKill(Option<u32>);
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        if let Some(pid) = self
-            .0
-            .and_then(|pid| i32::try_from(pid).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
     }
 }
 
@@ -258,16 +241,18 @@ impl ExtensionHandle for HookExtension {
         let mut input = serde_json::to_vec(&input)
             .map_err(|error| HandlerError::Failed(format!("cannot encode the event: {error}")))?;
         input.push(b'\n');
-        let child = spawn_piped(program.as_ref(), args, &self.cwd).map_err(|error| {
+        let (child, tree) = spawn_piped(program.as_ref(), args, &self.cwd).map_err(|error| {
             HandlerError::Failed(format!(
                 "cannot start hook {}: {error}",
                 PathBuf::from(program).display()
             ))
         })?;
-        // A timeout drops this future: take the hook's own children down with it. Otherwise
-        // they go when the answer is decided (this guard is dropped on return).
-        let _group = GroupKill(child.id());
-        let (status, out, err) = exchange(child, input).await?;
+        // A timeout drops this future, and with it `tree`: the hook and everything it started
+        // are killed. Otherwise they go once the answer is decided: whatever the hook left
+        // running (in its group, in a new session, double-forked) does not outlive it.
+        let exchanged = exchange(child, input).await;
+        tree.terminate(Duration::ZERO).await;
+        let (status, out, err) = exchanged?;
         let stderr = String::from_utf8_lossy(&err).into_owned();
         match status.code() {
             Some(0) => {

@@ -23,7 +23,11 @@
 //!   registered flags and gives each extension its own (in the `bind` notification and through
 //!   `getFlag`).
 //! - [`ExtensionTool`]: an extension's tool as a `jig_tool::DynTool`, validated and bounded like
-//!   a built-in.
+//!   a built-in; a `tool_result` handler's rewrite is bounded the same way (text by
+//!   `jig-truncate`'s default limits, [`MAX_RESULT_IMAGE_BYTES`], [`MAX_RESULT_DETAILS_BYTES`]).
+//! - Processes: extension processes and command hooks are started like `bash` commands
+//!   (`jig-process`: own session, `JIG_EXEC_TAG`, the watchdog), so stopping one ends
+//!   everything it started and nothing it started outlives jig.
 //!
 //! The wire protocol is documented in `docs/extensions.md`. This crate does not discover
 //! extensions or decide project trust; it runs what it is given. Extensions run with the
@@ -78,4 +82,4 @@ pub use runner::{
     BeforeAgentStart, CustomMessage, ExtensionRunner, InputOutcome, RegisteredCommand,
     SessionBeforeOutcome, Timeouts, ToolCallOutcome, TrustAnswer, TrustOutcome,
 };
-pub use tool::ExtensionTool;
+pub use tool::{ExtensionTool, MAX_RESULT_DETAILS_BYTES, MAX_RESULT_IMAGE_BYTES};

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use jig_process::ProcessTree;
 use jig_protocol::ToolResult;
 use jig_tool::UpdateSink;
 use serde::Serialize;
@@ -40,7 +41,8 @@ pub(crate) struct Connection {
     next_id: AtomicU64,
     gone: OnceLock<String>,
     gate: Arc<ActionGate>,
-    pid: Option<u32>,
+    /// The process and everything it started.
+    tree: ProcessTree,
     stderr_tail: Mutex<Vec<u8>>,
     updates: Mutex<HashMap<String, UpdateSink>>,
     exited: watch::Sender<bool>,
@@ -89,7 +91,8 @@ impl Connection {
     }
 
     /// Marks the extension gone (the first reason wins), fails every waiting request, and kills
-    /// the process group.
+    /// the process group at once; the rest of its tree goes with [`Self::end_tree`] or when the
+    /// connection is dropped.
     pub(crate) fn fail(&self, reason: String) {
         let _ = self.gone.set(reason);
         let reason = self.reason();
@@ -101,13 +104,14 @@ impl Connection {
     }
 
     fn kill(&self) {
-        if let Some(pid) = self
-            .pid
-            .and_then(|pid| i32::try_from(pid).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        self.tree.kill_group();
+    }
+
+    /// Kills every process the extension started (found by session, tag and ancestry, so a
+    /// `setsid` or double-forked child too) and reaps them; the process table is read on the
+    /// blocking pool.
+    async fn end_tree(&self) {
+        self.tree.terminate(Duration::ZERO).await;
     }
 
     async fn write_line(&self, mut line: Vec<u8>) -> Result<(), HandlerError> {
@@ -285,7 +289,7 @@ impl fmt::Debug for ProcessExtension {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProcessExtension")
             .field("path", &self.connection.path)
-            .field("pid", &self.connection.pid)
+            .field("pid", &self.connection.tree.session())
             .field("gone", &self.connection.gone.get())
             .finish_non_exhaustive()
     }
@@ -310,7 +314,7 @@ impl ProcessExtension {
         let Some((program, arguments)) = argv.split_first() else {
             return Err(fail("no command to run".to_owned()));
         };
-        let mut child = spawn_piped(program, arguments, &options.cwd).map_err(|error| {
+        let (mut child, tree) = spawn_piped(program, arguments, &options.cwd).map_err(|error| {
             fail(format!(
                 "cannot start {}: {error}",
                 Path::new(program).display()
@@ -324,7 +328,7 @@ impl ProcessExtension {
             next_id: AtomicU64::new(1),
             gone: OnceLock::new(),
             gate: Arc::new(ActionGate::default()),
-            pid: child.id(),
+            tree,
             stderr_tail: Mutex::new(Vec::new()),
             updates: Mutex::new(HashMap::new()),
             exited,
@@ -453,6 +457,7 @@ async fn read_loop(
     connection.fail(reason);
     let _ = child.start_kill();
     let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
+    connection.end_tree().await;
     connection.exited.send_replace(true);
 }
 
@@ -549,6 +554,8 @@ impl ExtensionHandle for ProcessExtension {
             let _ = tokio::time::timeout(SHUTDOWN_GRACE, exited.wait_for(|done| *done)).await;
         }
         connection.fail("the extension was shut down".to_owned());
+        // Whatever it left running in the background goes with it.
+        connection.end_tree().await;
     }
 }
 

@@ -645,7 +645,10 @@ impl ExtensionRunner {
 
     /// `tool_result`: handlers in load order, each seeing the result as earlier ones left it;
     /// `content`, `details` and `isError` of a reply patch it field by field. A failing handler
-    /// is reported and changes nothing.
+    /// is reported and changes nothing. A patched result is bounded like every tool result
+    /// (text by `jig-truncate`'s default limits, images and details by
+    /// [`MAX_RESULT_IMAGE_BYTES`](crate::MAX_RESULT_IMAGE_BYTES) and
+    /// [`MAX_RESULT_DETAILS_BYTES`](crate::MAX_RESULT_DETAILS_BYTES)), with a notice.
     pub async fn tool_result(
         &self,
         call_id: &str,
@@ -667,6 +670,7 @@ impl ExtensionRunner {
             #[serde(default)]
             is_error: Option<bool>,
         }
+        let mut patched = false;
         for &index in subscribers {
             let payload = json!({
                 "toolCallId": call_id,
@@ -688,9 +692,11 @@ impl ExtensionRunner {
                     Ok(patch) => {
                         if let Some(content) = patch.content {
                             result.content = content;
+                            patched = true;
                         }
                         if let Some(details) = patch.details {
                             result.details = details;
+                            patched = true;
                         }
                         if let Some(is_error) = patch.is_error {
                             result.is_error = is_error;
@@ -699,7 +705,11 @@ impl ExtensionRunner {
                 },
             }
         }
-        result
+        if patched {
+            crate::tool::bound(result)
+        } else {
+            result
+        }
     }
 
     /// `input`: `{"action": "transform", "text": …}` replaces the text for later handlers

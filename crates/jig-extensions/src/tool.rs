@@ -164,6 +164,72 @@ impl DynTool for ExtensionTool {
     }
 }
 
+/// Most of a result's images (their base64, all together) that is kept: 4.5 MiB, the read
+/// tool's default for one inline image. Images past it are replaced by a notice.
+pub const MAX_RESULT_IMAGE_BYTES: usize = 4_718_592;
+
+/// Largest `details` value (as JSON) that is kept: 256 KiB. A bigger one is replaced by `null`
+/// with a notice in the text.
+pub const MAX_RESULT_DETAILS_BYTES: usize = 256 * 1024;
+
+/// Keeps `result` within what every tool result is held to: its text within the default limits
+/// of `jig-truncate` (see [`bound_text`]), its images within [`MAX_RESULT_IMAGE_BYTES`], its
+/// `details` within [`MAX_RESULT_DETAILS_BYTES`]. What is dropped is said in the text.
+pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
+    let mut notices = Vec::new();
+    let mut image_bytes = 0;
+    let blocks = std::mem::take(&mut result.content);
+    for block in blocks {
+        if let ContentBlock::Image { data, mime_type } = &block {
+            if image_bytes + data.len() > MAX_RESULT_IMAGE_BYTES {
+                notices.push(format!(
+                    "[Image omitted: {mime_type} of {} base64, over the {} limit of a result's images]",
+                    format_size(data.len()),
+                    format_size(MAX_RESULT_IMAGE_BYTES)
+                ));
+                continue;
+            }
+            image_bytes += data.len();
+        }
+        result.content.push(block);
+    }
+    if !result.details.is_null() {
+        let size = json_size(&result.details);
+        if size > MAX_RESULT_DETAILS_BYTES {
+            result.details = serde_json::Value::Null;
+            notices.push(format!(
+                "[Details omitted: {} of JSON, over the {} limit]",
+                format_size(size),
+                format_size(MAX_RESULT_DETAILS_BYTES)
+            ));
+        }
+    }
+    let mut result = bound_text(result);
+    if !notices.is_empty() {
+        result.content.push(ContentBlock::text(notices.join("\n")));
+    }
+    result
+}
+
+/// The length of `value` as JSON, counted without building it.
+fn json_size(value: &serde_json::Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => counter.0,
+        Err(_) => usize::MAX,
+    }
+}
+
 /// Keeps the text of `result` within the default limits, head first, with a notice.
 ///
 /// The bound applies to the result as a whole: the lines and bytes of all its text blocks count
@@ -171,7 +237,7 @@ impl DynTool for ExtensionTool {
 /// whole lines (only a first line longer than the byte limit is cut inside), later text blocks
 /// are dropped, images stay. The notice, appended to the last kept text, counts the lines of all
 /// text blocks: `[Showing lines 1-512 of 2000 (50.0KB limit)]`.
-pub(crate) fn bound(mut result: ToolResult) -> ToolResult {
+fn bound_text(mut result: ToolResult) -> ToolResult {
     let limits = TruncationOptions::default();
     let (total_lines, total_bytes) = result
         .content

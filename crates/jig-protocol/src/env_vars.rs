@@ -33,6 +33,12 @@ impl EnvVars {
     /// at most 5).
     pub const JIG_EXTENSION_TIMEOUT: &'static str = "JIG_EXTENSION_TIMEOUT";
 
+    /// Seconds a call through `--env` waits while nothing at all arrives from the far side
+    /// before the connection is given up (default 15, at least 2; `0` waits forever). A running
+    /// call is never that quiet (the far side says it is alive every second), so this ends only
+    /// stalls.
+    pub const JIG_ENV_IDLE_TIMEOUT: &'static str = "JIG_ENV_IDLE_TIMEOUT";
+
     /// Set for commands: the running session's id.
     pub const JIG_SESSION_ID: &'static str = "JIG_SESSION_ID";
     /// Set for commands: the running session's file (only when it has one).

@@ -7,6 +7,8 @@
 mod concurrency;
 mod containment;
 mod docs;
+mod env_limits;
+mod extension_processes;
 mod extension_session;
 mod extensions;
 mod hardening;

@@ -21,14 +21,15 @@ use jig_env_remote::protocol::{Frame, Message, Op, WirePath, read_frame, write_f
 use tokio::io::{AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-struct Server {
+/// `jig env serve` as a child, spoken to frame by frame.
+pub(crate) struct Server {
     child: Child,
     input: BufWriter<ChildStdin>,
     output: BufReader<ChildStdout>,
 }
 
 impl Server {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_jig"))
             .args(["env", "serve"])
             .stdin(Stdio::piped())
@@ -50,23 +51,29 @@ impl Server {
         }
     }
 
-    async fn send(&mut self, frame: Frame) {
+    pub(crate) async fn send(&mut self, frame: Frame) {
         write_frame(&mut self.input, &frame).await.expect("send");
     }
 
-    async fn flush(&mut self) {
+    pub(crate) async fn flush(&mut self) {
         self.input.flush().await.expect("flush");
     }
 
-    async fn next(&mut self) -> Frame {
-        read_frame(&mut self.output)
-            .await
-            .expect("read")
-            .expect("a frame")
+    /// The next frame, skipping the server's `alive` frames (sent while a call runs quietly).
+    pub(crate) async fn next(&mut self) -> Frame {
+        loop {
+            let frame = read_frame(&mut self.output)
+                .await
+                .expect("read")
+                .expect("a frame");
+            if !matches!(frame.message, Message::Alive) {
+                return frame;
+            }
+        }
     }
 
     /// The server's peak resident memory so far, in KiB.
-    fn peak_kib(&self) -> u64 {
+    pub(crate) fn peak_kib(&self) -> u64 {
         let pid = self.child.id().expect("running");
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
         status
@@ -76,7 +83,7 @@ impl Server {
             .expect("VmHWM in /proc/PID/status")
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         drop(self.input);
         let status = self.child.wait().await.expect("wait");
         assert!(status.success(), "jig env serve ended with {status}");

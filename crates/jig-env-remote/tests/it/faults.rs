@@ -390,3 +390,88 @@ async fn a_chunked_read_whose_sink_fails_stops_and_the_connection_stays_usable()
     std::fs::write(&small, b"still here").unwrap();
     assert_eq!(env.read(&small).await.unwrap(), b"still here");
 }
+
+/// A far side that greets, then answers its first call with half a frame and goes quiet
+/// (`mid_frame`), or never answers at all; it keeps the stream open.
+async fn stalling_server(mid_frame: bool) -> jig_env_remote::RemoteEnv {
+    let (client, mut server) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let hello = Frame::new(Message::Hello(jig_env_remote::protocol::Hello {
+            protocol: jig_env_remote::protocol::PROTOCOL_VERSION,
+            version: "0".to_owned(),
+            env: "stalling".to_owned(),
+            home: None,
+            arch: "x86_64".to_owned(),
+        }));
+        write_frame(&mut server, &hello).await.unwrap();
+        server.flush().await.unwrap();
+        while let Ok(Some(frame)) = read_frame(&mut server).await {
+            if let (Message::Call { id, .. }, true) = (frame.message, mid_frame) {
+                // A frame announcing a 100-byte header, of which 5 bytes come.
+                let mut half = Vec::from(100_u32.to_be_bytes());
+                half.extend_from_slice(&0_u32.to_be_bytes());
+                half.extend_from_slice(format!("{{\"t\":\"ok\",\"id\":{id}").as_bytes());
+                half.truncate(13);
+                server.write_all(&half).await.unwrap();
+                server.flush().await.unwrap();
+            }
+        }
+        // Keep the stream open: the far side is stuck, not gone.
+        std::future::pending::<()>().await;
+    });
+    let (client_read, client_write) = tokio::io::split(client);
+    jig_env_remote::RemoteEnv::connect("stalling", client_read, client_write, None, None)
+        .await
+        .unwrap()
+}
+
+async fn stalled_call_fails_after_the_idle_limit(mid_frame: bool) {
+    let env = stalling_server(mid_frame).await;
+    env.set_idle_timeout(Some(Duration::from_millis(500)));
+    let started = std::time::Instant::now();
+    let error = tokio::time::timeout(Duration::from_secs(10), env.stat("/".as_ref()))
+        .await
+        .expect("no hang")
+        .expect_err("a stalled far side is an error");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(500) && took < Duration::from_secs(3),
+        "took {took:?}"
+    );
+    assert_eq!(error.kind(), ErrorKind::Other);
+    insta::assert_snapshot!(
+        error.to_string(),
+        @"stat: connection to the remote environment stalling lost: nothing arrived for 0.5 s while a call waited: the far side stopped mid-frame or does not answer (JIG_ENV_IDLE_TIMEOUT sets this limit)"
+    );
+    // The connection is given up: later calls fail at once.
+    let error = tokio::time::timeout(Duration::from_millis(200), env.stat("/".as_ref()))
+        .await
+        .expect("no wait")
+        .expect_err("the connection was given up");
+    assert!(error.to_string().contains("nothing arrived"), "{error}");
+}
+
+#[tokio::test]
+async fn a_far_side_that_stalls_mid_frame_fails_the_call_after_the_idle_limit() {
+    stalled_call_fails_after_the_idle_limit(true).await;
+}
+
+#[tokio::test]
+async fn a_far_side_that_never_answers_fails_the_call_after_the_idle_limit() {
+    stalled_call_fails_after_the_idle_limit(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_command_longer_than_the_idle_limit_is_kept_alive() {
+    let (env, _server) = crate::support::in_process().await;
+    env.set_idle_timeout(Some(Duration::from_millis(2500)));
+    let dir = tempfile::tempdir().unwrap();
+    let request = ExecRequest::new(
+        "/bin/sh",
+        vec!["-c".into(), "sleep 6; echo done".into()],
+        dir.path(),
+    );
+    let mut sink = DiscardSink;
+    let outcome = env.exec(request, &mut sink).await.expect("not cut off");
+    assert_eq!(outcome.exit_code, 0);
+}

@@ -1,10 +1,11 @@
 //! A watchdog process that kills the commands' processes when jig dies without cleaning up
 //! (SIGKILL, a crash, an out-of-memory kill).
 //!
-//! jig's own cleanup (timeout, cancel, [`cleanup`](jig_env::ExecutionEnv::cleanup), signals)
-//! needs jig to be alive. For the rest, the host can name a program that runs
-//! [`run_watchdog`] (the host binary with a hidden argument). It is started on the first
-//! command, in its own process group (so a Ctrl-C in the terminal does not reach it), with a
+//! jig's own cleanup (timeout, cancel, an env's `cleanup`, an extension's shutdown, signals)
+//! needs jig to be alive. For the rest, the host names a program that runs [`run_watchdog`]
+//! (the host binary with a hidden argument) with [`set_watchdog_command`]. One watchdog serves
+//! the whole jig process (commands, extension processes, hooks): it is started with the first
+//! process it must watch ([`shared_watchdog`]), in its own process group (so a Ctrl-C in the terminal does not reach it), with a
 //! pipe as its stdin whose write end only jig holds. jig writes one line per command —
 //! `C <session> <start time> <tag>` — and `D <session>` once nothing of it runs any more.
 //! When jig is gone, for whatever reason, the pipe reaches end of file and the watchdog
@@ -18,12 +19,12 @@ use std::ffi::OsString;
 use std::io::{BufRead, Write as _};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal};
 
-use super::procfs::{self, TAG_VARIABLE};
+use crate::procfs::{self, TAG_VARIABLE};
 
 /// How the host starts its watchdog: a program and arguments that make it call
 /// [`run_watchdog`] and nothing else.
@@ -35,9 +36,32 @@ pub struct WatchdogCommand {
     pub args: Vec<OsString>,
 }
 
+/// The program that runs this process's watchdog, once named.
+static COMMAND: OnceLock<WatchdogCommand> = OnceLock::new();
+/// This process's watchdog, once started (`None`: it could not be started).
+static SHARED: OnceLock<Option<Watchdog>> = OnceLock::new();
+
+/// Names the program that runs this process's watchdog; the first call wins. Without it,
+/// nothing is watched: what jig started survives jig being killed (SIGKILL, a crash).
+pub fn set_watchdog_command(command: WatchdogCommand) {
+    let _ = COMMAND.set(command);
+}
+
+/// This process's watchdog, started on first use; `None` when no command was named (see
+/// [`set_watchdog_command`]) or it could not be started (a warning said so).
+pub fn shared_watchdog() -> Option<&'static Watchdog> {
+    let command = COMMAND.get()?;
+    SHARED.get_or_init(|| Watchdog::start(command)).as_ref()
+}
+
+/// This process's watchdog if it was started, without starting it.
+pub fn running_watchdog() -> Option<&'static Watchdog> {
+    SHARED.get().and_then(Option::as_ref)
+}
+
 /// The running watchdog, as seen from jig.
 #[derive(Debug)]
-pub(crate) struct Watchdog {
+pub struct Watchdog {
     state: Mutex<Option<Running>>,
 }
 
@@ -77,20 +101,21 @@ impl Watchdog {
     }
 
     /// The watchdog's pid while it runs.
-    pub(crate) fn pid(&self) -> Option<i32> {
+    pub fn pid(&self) -> Option<i32> {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state
             .as_ref()
             .map(|running| running.child.id().cast_signed())
     }
 
-    /// A command started: its shell's pid (= session), the shell's start time and its tag.
-    pub(crate) fn started(&self, session: i32, start_time: u64, tag: &str) {
+    /// A process tree started: its first process's pid (= session), that process's start time
+    /// and the tree's tag.
+    pub fn started(&self, session: i32, start_time: u64, tag: &str) {
         self.send(&format!("C {session} {start_time} {tag}\n"));
     }
 
-    /// Nothing of the command in `session` runs any more.
-    pub(crate) fn finished(&self, session: i32) {
+    /// Nothing of the tree in `session` runs any more.
+    pub fn finished(&self, session: i32) {
         self.send(&format!("D {session}\n"));
     }
 

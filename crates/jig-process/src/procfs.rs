@@ -12,6 +12,9 @@
 //!
 //! Processes seen once are remembered by `(pid, start time)` so a later scan still knows them
 //! (the start time guards against pid reuse).
+//!
+//! The functions here are the building blocks; [`crate::ProcessTree`] puts them together for
+//! one started process, and `jig-env-local`'s `exec` for a command.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -19,38 +22,44 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, WaitOptions};
 
 /// The environment variable that tags every process a command starts.
-pub(crate) const TAG_VARIABLE: &str = "JIG_EXEC_TAG";
+pub const TAG_VARIABLE: &str = "JIG_EXEC_TAG";
 
 /// One row of the process table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProcInfo {
-    pub(crate) pid: i32,
-    pub(crate) ppid: i32,
-    pub(crate) session: i32,
-    pub(crate) zombie: bool,
+pub struct ProcInfo {
+    /// The process id.
+    pub pid: i32,
+    /// Its parent's id.
+    pub ppid: i32,
+    /// Its session id.
+    pub session: i32,
+    /// Whether it has exited and waits to be reaped.
+    pub zombie: bool,
     /// Start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
-    pub(crate) start_time: u64,
+    pub start_time: u64,
 }
 
 /// A process identity that survives pid reuse.
-pub(crate) type ProcessKey = (i32, u64);
+pub type ProcessKey = (i32, u64);
 
-/// What identifies the processes of one command.
+/// What identifies the processes of one command (or of one extension process, or one hook).
 #[derive(Debug, Clone)]
-pub(crate) struct Membership {
-    /// The shell's pid, which is also its session and process-group id.
-    pub(crate) session: i32,
+pub struct Membership {
+    /// The first process's pid, which is also its session and process-group id.
+    pub session: i32,
     /// The value of [`TAG_VARIABLE`] the command was started with.
-    pub(crate) tag: String,
+    tag: String,
     /// Processes seen in earlier scans.
-    pub(crate) known: HashSet<ProcessKey>,
+    known: HashSet<ProcessKey>,
     /// The shell's start time: an orphan re-parented to jig that carries no tag at all (it
     /// cleared its environment) and started no earlier than this is taken as the command's.
-    pub(crate) since: Option<u64>,
+    since: Option<u64>,
 }
 
 impl Membership {
-    pub(crate) fn new(session: i32, tag: String) -> Self {
+    /// The processes of the session `session` (started with `setsid`) and those carrying
+    /// `JIG_EXEC_TAG=<tag>`, with their descendants.
+    pub fn new(session: i32, tag: String) -> Self {
         Self {
             session,
             tag,
@@ -61,14 +70,15 @@ impl Membership {
 
     /// The same membership, also claiming untagged orphans started at or after the shell
     /// (`since`, its start time in clock ticks).
-    pub(crate) fn claiming_untagged_orphans(mut self, since: Option<u64>) -> Self {
+    #[must_use]
+    pub fn claiming_untagged_orphans(mut self, since: Option<u64>) -> Self {
         self.since = since;
         self
     }
 
     /// The command's processes in the current process table (zombies included), remembering
     /// every live one for later scans. jig's own process is never a member.
-    pub(crate) fn members(&mut self, table: &[ProcInfo]) -> Vec<ProcInfo> {
+    pub fn members(&mut self, table: &[ProcInfo]) -> Vec<ProcInfo> {
         let own_pid = std::process::id().cast_signed();
         let mut member: HashSet<i32> = HashSet::new();
         for info in table {
@@ -119,7 +129,7 @@ impl Membership {
 /// so the runtime's threads keep serving other tasks meanwhile. A panic in `work` resumes here;
 /// when the runtime is shutting down and no longer runs blocking work, `work` runs on this
 /// thread instead, so the answer is the same either way.
-pub(crate) async fn off_runtime<T, F>(work: F) -> T
+pub async fn off_runtime<T, F>(work: F) -> T
 where
     T: Send + 'static,
     F: Fn() -> T + Clone + Send + 'static,
@@ -135,13 +145,13 @@ where
 }
 
 /// [`scan`] on the blocking pool (see [`off_runtime`]).
-pub(crate) async fn scan_async() -> Vec<ProcInfo> {
+pub async fn scan_async() -> Vec<ProcInfo> {
     off_runtime(scan).await
 }
 
 /// Reads the whole process table. Unreadable entries (a process that just exited) are skipped.
 #[cfg(target_os = "linux")]
-pub(crate) fn scan() -> Vec<ProcInfo> {
+pub fn scan() -> Vec<ProcInfo> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -160,7 +170,7 @@ pub(crate) fn scan() -> Vec<ProcInfo> {
 
 /// Without `/proc` only the process group can be signalled; the table is empty.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn scan() -> Vec<ProcInfo> {
+pub fn scan() -> Vec<ProcInfo> {
     Vec::new()
 }
 
@@ -172,7 +182,7 @@ fn read_stat(pid: i32) -> Option<ProcInfo> {
 
 /// Parses `/proc/<pid>/stat`. The command name (field 2) may contain spaces and parentheses,
 /// so fields are counted from the last `)`.
-pub(crate) fn parse_stat(pid: i32, text: &str) -> Option<ProcInfo> {
+pub fn parse_stat(pid: i32, text: &str) -> Option<ProcInfo> {
     let after_name = &text[text.rfind(')')? + 1..];
     let fields: Vec<&str> = after_name.split_ascii_whitespace().collect();
     // fields[0] is field 3 (state); field n is fields[n - 3].
@@ -194,7 +204,7 @@ pub(crate) fn parse_stat(pid: i32, text: &str) -> Option<ProcInfo> {
 /// command that is still running descends from one of jig's children (orphans re-parent to jig,
 /// the subreaper), so "no children" means nothing survived and the full scan can be skipped.
 #[cfg(target_os = "linux")]
-pub(crate) fn has_children(except: Option<i32>) -> Option<bool> {
+pub fn has_children(except: Option<i32>) -> Option<bool> {
     let tasks = std::fs::read_dir("/proc/self/task").ok()?;
     for task in tasks.flatten() {
         let children = std::fs::read_to_string(task.path().join("children")).ok()?;
@@ -209,7 +219,7 @@ pub(crate) fn has_children(except: Option<i32>) -> Option<bool> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn has_children(_except: Option<i32>) -> Option<bool> {
+pub fn has_children(_except: Option<i32>) -> Option<bool> {
     None
 }
 
@@ -232,7 +242,7 @@ fn environ_has_tag(_pid: i32, _tag: &str) -> bool {
 
 /// The value of [`TAG_VARIABLE`] in the process's initial environment, if it has one.
 #[cfg(target_os = "linux")]
-pub(crate) fn environ_tag(pid: i32) -> Option<String> {
+pub fn environ_tag(pid: i32) -> Option<String> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
     let prefix = format!("{TAG_VARIABLE}=");
     environ.split(|&b| b == 0).find_map(|entry| {
@@ -243,7 +253,7 @@ pub(crate) fn environ_tag(pid: i32) -> Option<String> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn environ_tag(_pid: i32) -> Option<String> {
+pub fn environ_tag(_pid: i32) -> Option<String> {
     None
 }
 
@@ -267,7 +277,7 @@ fn environ_has_no_tag(_pid: i32) -> bool {
 }
 
 /// The start time of `pid` in clock ticks since boot, when it can be read.
-pub(crate) fn start_time(pid: i32) -> Option<u64> {
+pub fn start_time(pid: i32) -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
         read_stat(pid).map(|info| info.start_time)
@@ -280,7 +290,7 @@ pub(crate) fn start_time(pid: i32) -> Option<u64> {
 }
 
 /// Sends `signal` to the command's process group and to every live member.
-pub(crate) fn signal_all(session: i32, members: &[ProcInfo], signal: Signal) {
+pub fn signal_all(session: i32, members: &[ProcInfo], signal: Signal) {
     if let Some(group) = Pid::from_raw(session) {
         // The group may already be empty; that is fine.
         let _ = rustix::process::kill_process_group(group, signal);
@@ -294,7 +304,7 @@ pub(crate) fn signal_all(session: i32, members: &[ProcInfo], signal: Signal) {
 
 /// Reaps members that are zombies and children of jig (orphans re-parented to jig as the child
 /// subreaper), except `owned`: a child whose status another waiter (tokio) collects.
-pub(crate) fn reap(members: &[ProcInfo], owned: Option<i32>) {
+pub fn reap(members: &[ProcInfo], owned: Option<i32>) {
     let own_pid = std::process::id().cast_signed();
     for info in members {
         if info.zombie
@@ -309,7 +319,7 @@ pub(crate) fn reap(members: &[ProcInfo], owned: Option<i32>) {
 
 /// After SIGKILL: waits (up to `limit`, polling) for the members that are jig's children and
 /// reaps them. For synchronous paths (`Drop`) where no runtime may be available.
-pub(crate) fn reap_blocking(members: &[ProcInfo], limit: Duration) {
+pub fn reap_blocking(members: &[ProcInfo], limit: Duration) {
     let own_pid = std::process::id().cast_signed();
     let deadline = Instant::now() + limit;
     let mut pending: Vec<Pid> = members
@@ -332,13 +342,13 @@ pub(crate) fn reap_blocking(members: &[ProcInfo], limit: Duration) {
 }
 
 /// Live (non-zombie) members.
-pub(crate) fn live(members: &[ProcInfo]) -> impl Iterator<Item = &ProcInfo> {
+pub fn live(members: &[ProcInfo]) -> impl Iterator<Item = &ProcInfo> {
     members.iter().filter(|info| !info.zombie)
 }
 
 /// Makes jig the child subreaper (Linux), once per process: orphans of the commands it runs then
 /// re-parent to jig instead of init, so they stay visible and killable.
-pub(crate) fn become_subreaper() {
+pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
     {
         static ONCE: std::sync::Once = std::sync::Once::new();
