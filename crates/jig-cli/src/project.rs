@@ -274,6 +274,8 @@ fn without_extensions(gated: Vec<GatedResource>) -> Vec<GatedResource> {
         .into_iter()
         .filter_map(|resource| match resource {
             GatedResource::Extensions(_) | GatedResource::Tools(_) => None,
+            // Skills and prompt templates still load with -ne.
+            GatedResource::Instructions(path) => Some(GatedResource::Instructions(path)),
             GatedResource::Settings { path, keys } => {
                 let keys: Vec<String> = keys
                     .into_iter()
