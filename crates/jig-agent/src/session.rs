@@ -986,6 +986,8 @@ mod tests {
         reopened
             .append_message(&Message::user_text("four"))
             .unwrap();
+        // A resumed session writes once the model has replied.
+        reopened.append_message(&reply("five")).unwrap();
         drop(reopened);
         let again = Session::open(&path).unwrap();
         assert_eq!(again.skipped_lines(), 1);
@@ -998,7 +1000,7 @@ mod tests {
                 Message::ToolResult(r) => r.text(),
             })
             .collect();
-        assert_eq!(texts, vec!["one", "two", "four"]);
+        assert_eq!(texts, vec!["one", "two", "four", "five"]);
     }
 
     #[test]

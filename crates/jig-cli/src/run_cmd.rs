@@ -514,6 +514,11 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
                 .unwrap_or_default(),
             claude_commands: settings.claude_commands.unwrap_or(false),
             remote: args.env.url.is_some(),
+            remote_instructions: project
+                .decision
+                .gated
+                .iter()
+                .any(|gated| matches!(gated, jig_project::GatedResource::Instructions(_))),
         },
         &crate::interactive::command_names(),
     );

@@ -45,6 +45,8 @@ pub(super) struct Sources<'a> {
     pub(super) claude_commands: bool,
     /// The project is on another machine (`--env`): its files are not this machine's.
     pub(super) remote: bool,
+    /// The project has skills or prompt templates (`.agents/skills/`, …).
+    pub(super) remote_instructions: bool,
 }
 
 /// `--skill` values that are paths (they contain `/`, or start with `.` or `~`) and names (a
@@ -93,14 +95,16 @@ pub(super) fn discover(sources: &Sources<'_>, reserved: &[&str]) -> Knowledge {
         })
         .unwrap_or_default();
     let mut project = sources.project;
-    if sources.remote && project.is_some() {
+    if sources.remote {
+        project = None;
+    }
+    if sources.remote && sources.remote_instructions {
         diagnostics.push(
             jig_project::Severity::Warning,
             jig_project::DiagnosticKind::Resource,
             "The project's skills and prompt templates are not read over --env (only this \
              machine's user skills and templates are offered)",
         );
-        project = None;
     }
     if let Some(project) = project {
         settings_paths.extend(
