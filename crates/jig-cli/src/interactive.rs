@@ -307,6 +307,31 @@ struct App {
     knowledge: run_cmd::skills::Knowledge,
 }
 
+/// What Tab completes after the built-in commands: the extensions' commands, `/skill:NAME`
+/// and the prompt templates, each with its help.
+fn completions(
+    runner: &ExtensionRunner,
+    knowledge: &run_cmd::skills::Knowledge,
+) -> Vec<(String, String)> {
+    runner
+        .commands()
+        .into_iter()
+        .map(|command| {
+            (
+                format!("/{}", command.name),
+                command.description.unwrap_or_default(),
+            )
+        })
+        .chain(knowledge.commands().into_iter().map(|(usage, help)| {
+            // Completion inserts the command; the hint goes with the help.
+            match usage.split_once(' ') {
+                Some((name, hint)) => (name.to_owned(), format!("{hint} · {help}")),
+                None => (usage, help),
+            }
+        }))
+        .collect()
+}
+
 /// Runs the interactive session.
 pub(crate) fn run(args: &RunArgs) -> CliResult {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -420,29 +445,8 @@ impl App {
         let wake = Arc::new(AtomicBool::new(false));
         host.wake_with(Arc::clone(&wake));
         let mut app = Self {
-            editor: editor::editor(
-                &cwd,
-                history,
-                color,
-                runner
-                    .commands()
-                    .into_iter()
-                    .map(|command| {
-                        (
-                            format!("/{}", command.name),
-                            command.description.unwrap_or_default(),
-                        )
-                    })
-                    .chain(knowledge.commands().into_iter().map(|(usage, help)| {
-                        // Completion inserts the command; the hint goes with the help.
-                        match usage.split_once(' ') {
-                            Some((name, hint)) => (name.to_owned(), format!("{hint} · {help}")),
-                            None => (usage, help),
-                        }
-                    }))
-                    .collect(),
-            )
-            .with_break_signal(Arc::clone(&wake)),
+            editor: editor::editor(&cwd, history, color, completions(runner, &knowledge))
+                .with_break_signal(Arc::clone(&wake)),
             runtime,
             config,
             agent: None,

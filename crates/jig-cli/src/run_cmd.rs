@@ -435,8 +435,70 @@ async fn context_files(
     find_context_files(cwd, |path| found.get(path).cloned())
 }
 
+/// The skills and prompt templates of the session, and the system prompt's skills section.
+/// The skills' directories become readable (never writable) when the model has `read`.
+fn offered_skills(
+    args: &RunArgs,
+    opened: &Opened,
+    settings: &settings::Settings,
+    tools: &jig_tool::ToolRegistry,
+    tool_context: &mut jig_tool::ToolContext,
+) -> (skills::Knowledge, String) {
+    let project = &opened.project;
+    let cwd = tool_context.cwd.clone();
+    let trusted = project.decision.trusted_project();
+    let place = if args.env.url.is_some() {
+        skills::Place::Remote {
+            has_instructions: project
+                .decision
+                .gated
+                .iter()
+                .any(|gated| matches!(gated, jig_project::GatedResource::Instructions(_))),
+        }
+    } else {
+        skills::Place::Local
+    };
+    let knowledge = skills::discover(
+        &skills::Sources {
+            skill_args: &args.skills,
+            no_skills: args.no_skills,
+            base_dir: &std::env::current_dir().unwrap_or_else(|_| cwd.clone()),
+            cwd: &cwd,
+            user_settings: &opened.user_settings,
+            project: trusted.as_ref(),
+            project_skills: project
+                .settings
+                .as_ref()
+                .and_then(|project| project.value.get("skills"))
+                .and_then(|skills| serde_json::from_value(skills.clone()).ok())
+                .unwrap_or_default(),
+            claude_commands: settings.claude_commands.unwrap_or(false),
+            place,
+        },
+        &crate::interactive::command_names(),
+    );
+    if !tools.iter().any(|tool| tool.name() == "read") {
+        if !knowledge.skills.is_empty() {
+            output::warn("skills are not listed: the model has no read tool to load them");
+        }
+        return (knowledge, String::new());
+    }
+    // The model loads a skill's files with read: its directory is readable, never writable.
+    tool_context.containment.read_only_roots = knowledge
+        .skills
+        .iter()
+        .map(|skill| skill.dir().to_path_buf())
+        .collect();
+    let prompt = jig_project::skills_prompt(&knowledge.skills);
+    (knowledge, prompt)
+}
+
 /// Tools, session, settings, model and system prompt, as `jig run` and the interactive session
 /// build them in an opened env and project.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the session's startup steps in their order, one call each"
+)]
 pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared, CliError> {
     let mut tool_context = opened.tool_context.clone();
     let user_settings = opened.user_settings.clone();
@@ -445,16 +507,15 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     let runner = Arc::clone(&project.extensions);
     let tools = select_tools(args.tools.as_deref(), &runner)?;
 
-    let choice = session_choice::open(
+    let mut session = session_choice::open(
         &cwd,
         &project.key,
         args.session.as_deref(),
         args.continue_session,
         args.no_session,
-    )?;
-    let mut session = choice.session;
+    )?
+    .session;
     warn_damaged(&session);
-
     let settings = settings::with_project(user_settings, project.settings.as_ref());
     let providers = settings.providers().with_extensions(&runner);
     let resolved = model::resolve(&model::ModelArgs {
@@ -497,43 +558,8 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     );
     let offered = providers.from_extensions.clone();
     let host = bind_session_host(&runner, info, &tools, offered, opened).await;
-    let trusted = project.decision.trusted_project();
-    let knowledge = skills::discover(
-        &skills::Sources {
-            skill_args: &args.skills,
-            no_skills: args.no_skills,
-            base_dir: &std::env::current_dir().unwrap_or_else(|_| cwd.clone()),
-            cwd: &cwd,
-            user_settings: &opened.user_settings,
-            project: trusted.as_ref(),
-            project_skills: project
-                .settings
-                .as_ref()
-                .and_then(|project| project.value.get("skills"))
-                .and_then(|skills| serde_json::from_value(skills.clone()).ok())
-                .unwrap_or_default(),
-            claude_commands: settings.claude_commands.unwrap_or(false),
-            remote: args.env.url.is_some(),
-            remote_instructions: project
-                .decision
-                .gated
-                .iter()
-                .any(|gated| matches!(gated, jig_project::GatedResource::Instructions(_))),
-        },
-        &crate::interactive::command_names(),
-    );
-    let offers_read = tools.iter().any(|tool| tool.name() == "read");
-    if !knowledge.skills.is_empty() && !offers_read {
-        output::warn("skills are not listed: the model has no read tool to load them");
-    }
-    if offers_read {
-        // The model loads a skill's files with read: its directory is readable, never writable.
-        tool_context.containment.read_only_roots = knowledge
-            .skills
-            .iter()
-            .map(|skill| skill.dir().to_path_buf())
-            .collect();
-    }
+    let (knowledge, skills_prompt) =
+        offered_skills(args, opened, &settings, &tools, &mut tool_context);
     let system_prompt = build_system_prompt(&SystemPromptOptions {
         tools: tools
             .iter()
@@ -542,11 +568,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         cwd: cwd.clone(),
         date: jiff::ZonedDateTime::now().date().to_string(),
         context_files: context_files(args, opened, &cwd).await,
-        skills: if offers_read {
-            jig_project::skills_prompt(&knowledge.skills)
-        } else {
-            String::new()
-        },
+        skills: skills_prompt,
         custom_prompt: args.system_prompt.clone(),
         append: args.append_system_prompt.clone(),
     });

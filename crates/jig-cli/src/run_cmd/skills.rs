@@ -43,10 +43,18 @@ pub(super) struct Sources<'a> {
     pub(super) project_skills: Vec<String>,
     /// The `claudeCommands` setting (the project's over the user's).
     pub(super) claude_commands: bool,
-    /// The project is on another machine (`--env`): its files are not this machine's.
-    pub(super) remote: bool,
-    /// The project has skills or prompt templates (`.agents/skills/`, …).
-    pub(super) remote_instructions: bool,
+    /// Where the project is.
+    pub(super) place: Place,
+}
+
+/// Where the project's files are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    /// On this machine.
+    Local,
+    /// On another machine (`--env`): its files are not this machine's. `has_instructions`: it
+    /// has skills or prompt templates (`.agents/skills/`, …).
+    Remote { has_instructions: bool },
 }
 
 /// `--skill` values that are paths (they contain `/`, or start with `.` or `~`) and names (a
@@ -95,16 +103,16 @@ pub(super) fn discover(sources: &Sources<'_>, reserved: &[&str]) -> Knowledge {
         })
         .unwrap_or_default();
     let mut project = sources.project;
-    if sources.remote {
+    if let Place::Remote { has_instructions } = sources.place {
         project = None;
-    }
-    if sources.remote && sources.remote_instructions {
-        diagnostics.push(
-            jig_project::Severity::Warning,
-            jig_project::DiagnosticKind::Resource,
-            "The project's skills and prompt templates are not read over --env (only this \
+        if has_instructions {
+            diagnostics.push(
+                jig_project::Severity::Warning,
+                jig_project::DiagnosticKind::Resource,
+                "The project's skills and prompt templates are not read over --env (only this \
              machine's user skills and templates are offered)",
-        );
+            );
+        }
     }
     if let Some(project) = project {
         settings_paths.extend(
