@@ -34,8 +34,20 @@ pub async fn terminate(memberships: &mut [Membership], grace: Duration, owned: O
         }
     }
     let give_up = Instant::now() + KILL_WAIT;
-    while signal_members(memberships, Some(Signal::KILL), owned).await && Instant::now() < give_up {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    loop {
+        while signal_members(memberships, Some(Signal::KILL), owned).await
+            && Instant::now() < give_up
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // A process caught mid-fork or mid-exec may not show its tag yet: look once more
+        // after a moment, and go on killing if it appeared.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if !signal_members(memberships, Some(Signal::KILL), owned).await
+            || Instant::now() >= give_up
+        {
+            break;
+        }
     }
     // One more pass to reap what died in the last interval.
     signal_members(memberships, None, owned).await;
@@ -170,9 +182,27 @@ impl ProcessTree {
         let Some(mut membership) = self.lock().take() else {
             return;
         };
-        let members = membership.members(&procfs::scan());
-        procfs::signal_all(self.session, &members, Signal::KILL);
-        let orphans: Vec<_> = members
+        // A process may be forking while the table is read: its child was not seen, and
+        // outlives a parent killed after the fork. Scan again until a pass finds nothing new.
+        let mut killed: Vec<_> = Vec::new();
+        for _ in 0..8 {
+            let members = membership.members(&procfs::scan());
+            let fresh: Vec<_> = members
+                .into_iter()
+                .filter(|info| {
+                    !killed
+                        .iter()
+                        .any(|seen: &procfs::ProcInfo| seen.pid == info.pid)
+                })
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            procfs::signal_all(self.session, &fresh, Signal::KILL);
+            killed.extend(fresh);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let orphans: Vec<_> = killed
             .into_iter()
             .filter(|info| info.pid != self.session)
             .collect();
