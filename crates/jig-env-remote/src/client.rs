@@ -779,7 +779,7 @@ impl ExecutionEnv for RemoteEnv {
     }
 
     /// Up to [`MAX_READ_REPLY`] bytes in one answer; a longer start is read as a stream of
-    /// chunks (see [`Self::read_prefix`]), so no frame is ever bigger.
+    /// chunks (`read_prefix`), so no frame is ever bigger.
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
         if max_bytes > MAX_READ_REPLY {
             return self.read_prefix(path, max_bytes).await;
@@ -797,7 +797,7 @@ impl ExecutionEnv for RemoteEnv {
     }
 
     /// One call for up to [`MAX_READ_REPLY`] bytes; a longer head of a longer file is then
-    /// read as a stream of chunks (see [`Self::read_prefix`]).
+    /// read as a stream of chunks (`read_prefix`).
     async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
         let (value, bytes) = self
             .call(
