@@ -30,7 +30,8 @@ pub(crate) fn hooks_tools(runner: &ExtensionRunner) -> bool {
 }
 
 /// `registry` with the extensions' tools added (after the built-ins, in load order). Name
-/// conflicts were refused at load.
+/// conflicts were refused at load, except a tool that declares it replaces a built-in (Pi's
+/// rule), which takes the built-in's place here.
 pub(crate) fn add_tools(registry: &mut ToolRegistry, runner: &ExtensionRunner) {
     for tool in runner.tools() {
         registry.register(tool);

@@ -33,6 +33,7 @@ mod extensions;
 mod interactive;
 mod mcp_cmd;
 mod permissions;
+mod pi_host_cmd;
 mod project;
 mod render;
 mod run_cmd;
@@ -71,6 +72,9 @@ enum Command {
     Sessions(sessions_cmd::SessionsArgs),
     /// Serve this machine as an environment for jig elsewhere, or install jig on another one.
     Env(env_cmd::EnvArgs),
+    /// Install or locate the Node host that runs Pi extensions (TypeScript or JavaScript
+    /// modules written against Pi's ExtensionAPI).
+    PiHost(pi_host_cmd::PiHostArgs),
 }
 
 fn main() -> ExitCode {
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
         }),
         Some(Command::Sessions(args)) => sessions_cmd::run_sessions(&args),
         Some(Command::Env(args)) => env_cmd::run_env(&args),
+        Some(Command::PiHost(args)) => pi_host_cmd::run_pi_host(&args),
         None => {
             use std::io::IsTerminal as _;
             if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {

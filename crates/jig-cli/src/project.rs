@@ -443,6 +443,7 @@ async fn load_one(
     match entry {
         Entry::Executable(path) => jig_extensions::load_executable(path, options).await,
         Entry::Manifest(dir) => jig_extensions::load_manifest_dir(dir, options).await,
+        Entry::Pi { dir, modules } => jig_extensions::load_pi(dir, modules, options).await,
         Entry::Index { dir, file, runtime } => {
             let argv = [OsString::from(runtime), file.clone().into_os_string()];
             jig_extensions::load_process(dir, &argv, options).await
@@ -501,11 +502,26 @@ fn add_checked(
     if let Some(tool) = registrations
         .tools
         .iter()
-        .find(|tool| builtins.get(&tool.name).is_some())
+        .find(|tool| builtins.get(&tool.name).is_some() && !tool.replaces_builtin)
     {
         diagnostics.tool_conflict(&path, &tool.name, Path::new("the built-in tool"));
         extension_shutdown(extension);
         return;
+    }
+    for tool in registrations
+        .tools
+        .iter()
+        .filter(|tool| builtins.get(&tool.name).is_some())
+    {
+        diagnostics.push(
+            Severity::Warning,
+            DiagnosticKind::ExtensionLoad,
+            format!(
+                "Extension \"{}\" replaces the built-in tool \"{}\": its calls run the extension's code, outside jig's workspace containment",
+                path.display(),
+                tool.name
+            ),
+        );
     }
     for earlier in loaded.runner.extensions() {
         let theirs = earlier.registrations();

@@ -56,6 +56,7 @@ mod in_process;
 mod lines;
 mod loader;
 mod options;
+mod pi;
 mod process;
 mod registration;
 mod runner;
@@ -73,6 +74,10 @@ pub use loader::{
     load_process, parse_manifest,
 };
 pub use options::{DEFAULT_INITIALIZE_TIMEOUT, LoadOptions};
+pub use pi::{
+    PI_HOST_FILES, PI_HOST_NODE_MAJOR, PI_HOST_SCRIPT, load_pi, locate_pi_host, pi_host_candidates,
+    pi_host_install_dir,
+};
 pub use process::ProcessExtension;
 pub use registration::{
     CommandRegistration, FlagRegistration, PROTOCOL_VERSION, Registrations, ToolRegistration,

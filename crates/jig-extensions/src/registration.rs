@@ -109,6 +109,10 @@ pub struct ToolRegistration {
     /// absent.
     #[serde(default)]
     pub details_schema: Option<Value>,
+    /// Replaces the built-in tool of the same name (Pi's rule for extension tools; jig says
+    /// so at startup). Without it, such a name is a load error.
+    #[serde(default)]
+    pub replaces_builtin: bool,
 }
 
 fn empty_object_schema() -> Value {

@@ -17,6 +17,11 @@
 //!
 //! - an executable file → [`Entry::Executable`];
 //! - a directory with `extension.toml` → [`Entry::Manifest`];
+//! - a Pi extension (written against Pi's `ExtensionAPI`, run by jig's Node host) →
+//!   [`Entry::Pi`]: a `.ts`/`.mts`/`.cts` file, a `.js`/`.mjs` file that is not executable and
+//!   has a default export (`export default`), a directory with `package.json` naming its
+//!   modules under `pi.extensions`, or a directory whose `index.ts` (or `index.js` with a
+//!   default export) is such a module;
 //! - a directory with `index.<ext>` for a known runtime → [`Entry::Index`] (`index.py` →
 //!   `python3`, `index.js`/`index.mjs`/`index.cjs` → `node`, `index.sh` → `sh`, `index.rb` →
 //!   `ruby`, `index.pl` → `perl`; the first that exists in that order).
@@ -68,6 +73,14 @@ pub enum Entry {
     Executable(PathBuf),
     /// A directory with `extension.toml`, which says how to run it.
     Manifest(PathBuf),
+    /// A Pi extension: modules written against Pi's `ExtensionAPI`, run together in one
+    /// process by jig's Node host.
+    Pi {
+        /// The extension's directory (the module's own for a single file).
+        dir: PathBuf,
+        /// The modules, in the order their manifest lists them.
+        modules: Vec<PathBuf>,
+    },
     /// A script run by a known runtime.
     Index {
         /// The extension's directory.
@@ -154,6 +167,17 @@ impl Found {
         let entry = match entry {
             Entry::Executable(_) => Entry::Executable(canonical.clone()),
             Entry::Manifest(_) => Entry::Manifest(canonical.clone()),
+            Entry::Pi { modules, .. } => Entry::Pi {
+                dir: if canonical.is_dir() {
+                    canonical.clone()
+                } else {
+                    canonical.parent().unwrap_or(&canonical).to_path_buf()
+                },
+                modules: modules
+                    .into_iter()
+                    .map(|module| std::fs::canonicalize(&module).unwrap_or(module))
+                    .collect(),
+            },
             Entry::Index { file, runtime, .. } => Entry::Index {
                 dir: if canonical.is_dir() {
                     canonical.clone()
@@ -202,6 +226,8 @@ impl Found {
                     ),
                     ),
                 }
+            } else if let Some(entry) = pi_file_entry(&path) {
+                self.add(&path, origin, entry);
             } else if is_executable_file(&path) {
                 self.add(&path, origin, Entry::Executable(path.clone()));
             } else if runtime_for(&path).is_some() {
@@ -244,6 +270,8 @@ impl Found {
                     );
                 }
             }
+        } else if let Some(entry) = pi_file_entry(path) {
+            self.add(path, origin, entry);
         } else if is_executable_file(path) {
             self.add(path, origin, Entry::Executable(path.to_path_buf()));
         } else if let Some(runtime) = runtime_for(path) {
@@ -292,10 +320,25 @@ fn lexically_normal(path: &Path) -> PathBuf {
     normal
 }
 
-/// `dir` as one extension: a manifest, else a known `index.*`.
+/// `dir` as one extension: a manifest, else a Pi package or module, else a known `index.*`.
 fn directory_entry(dir: &Path) -> Option<Entry> {
     if dir.join(MANIFEST_FILE).is_file() {
         return Some(Entry::Manifest(dir.to_path_buf()));
+    }
+    if let Some(modules) = pi_package_modules(dir) {
+        return Some(Entry::Pi {
+            dir: dir.to_path_buf(),
+            modules,
+        });
+    }
+    for index in ["index.ts", "index.mts", "index.js", "index.mjs"] {
+        let file = dir.join(index);
+        if file.is_file() && is_pi_module(&file) {
+            return Some(Entry::Pi {
+                dir: dir.to_path_buf(),
+                modules: vec![file],
+            });
+        }
     }
     INDEX_RUNTIMES.iter().find_map(|(suffix, runtime)| {
         let file = dir.join(format!("index.{suffix}"));
@@ -305,6 +348,77 @@ fn directory_entry(dir: &Path) -> Option<Entry> {
             runtime: (*runtime).to_owned(),
         })
     })
+}
+
+/// Suffixes of TypeScript modules, which are always Pi extensions.
+const PI_TYPESCRIPT: &[&str] = &["ts", "mts", "cts"];
+
+/// How much of a JavaScript file is looked at for a default export.
+const PI_SNIFF_BYTES: u64 = 256 * 1024;
+
+/// Whether `file` is a module written against Pi's `ExtensionAPI`: TypeScript, or JavaScript
+/// that is not executable and has a default export. (An executable script, or one without a
+/// default export, speaks jig's own protocol on stdin.)
+fn is_pi_module(file: &Path) -> bool {
+    let Some(suffix) = file.extension().and_then(|s| s.to_str()) else {
+        return false;
+    };
+    if PI_TYPESCRIPT.contains(&suffix) {
+        return std::fs::metadata(file).is_ok_and(|m| m.is_file());
+    }
+    if !matches!(suffix, "js" | "mjs") || is_executable_file(file) {
+        return false;
+    }
+    let Ok(handle) = std::fs::File::open(file) else {
+        return false;
+    };
+    if !handle.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut text = String::new();
+    use std::io::Read as _;
+    if handle
+        .take(PI_SNIFF_BYTES)
+        .read_to_string(&mut text)
+        .is_err()
+    {
+        return false;
+    }
+    text.contains("export default")
+}
+
+/// A file that is a Pi module, as a one-module Pi extension.
+fn pi_file_entry(path: &Path) -> Option<Entry> {
+    is_pi_module(path).then(|| Entry::Pi {
+        dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        modules: vec![path.to_path_buf()],
+    })
+}
+
+/// The modules a directory's `package.json` lists under `pi.extensions` (paths relative to
+/// the directory), when it has such a manifest. A listed directory stands for its `index.ts`
+/// or `index.js`.
+fn pi_package_modules(dir: &Path) -> Option<Vec<PathBuf>> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let listed = manifest.get("pi")?.get("extensions")?.as_array()?;
+    let modules: Vec<PathBuf> = listed
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .map(|relative| {
+            let path = dir.join(relative);
+            if path.is_dir() {
+                ["index.ts", "index.js", "index.mjs"]
+                    .iter()
+                    .map(|index| path.join(index))
+                    .find(|file| file.is_file())
+                    .unwrap_or(path)
+            } else {
+                path
+            }
+        })
+        .collect();
+    (!modules.is_empty()).then_some(modules)
 }
 
 /// The runtime for a script by its suffix.
