@@ -15,6 +15,7 @@ mod hardening;
 mod help;
 mod interactive;
 mod mcp;
+mod pi_extensions;
 mod remote;
 mod run_cmd;
 mod run_compaction;

@@ -45,6 +45,10 @@ impl Tree {
                     Entry::Index { dir, file, runtime } => {
                         format!("{runtime} {} in {}", rel(file), rel(dir))
                     }
+                    Entry::Pi { dir, modules } => {
+                        let modules: Vec<String> = modules.iter().map(|m| rel(m)).collect();
+                        format!("pi {} in {}", modules.join(" "), rel(dir))
+                    }
                 };
                 (e.origin, rel(&e.path), entry)
             })
@@ -247,4 +251,45 @@ fn no_extensions_keeps_explicit_paths_and_a_missing_path_is_a_load_error() {
         2,
         "global comes back without -ne; settings' duplicate dropped"
     );
+}
+
+#[test]
+fn pi_extensions_are_found_in_each_of_pis_forms_and_jig_protocol_scripts_stay_what_they_are() {
+    let tree = Tree::new();
+    let r = &tree.root;
+    let dir = r.join("exts");
+    // Pi: a TypeScript file, a JavaScript module with a default export, a directory with
+    // index.ts, a package whose package.json lists its modules under `pi.extensions`.
+    file(&dir.join("gate.ts"), "export default function (pi) {}\n");
+    file(&dir.join("hello.js"), "export default function (pi) {}\n");
+    file(&dir.join("plan/index.ts"), "export default function (pi) {}\n");
+    file(
+        &dir.join("pkg/package.json"),
+        r#"{"name": "pkg", "pi": {"extensions": ["./a.ts", "./b"]}}"#,
+    );
+    file(&dir.join("pkg/a.ts"), "export default function (pi) {}\n");
+    file(&dir.join("pkg/b/index.ts"), "export default function (pi) {}\n");
+    // jig's own protocol: an index.js without a default export, and an executable .js.
+    file(&dir.join("plain/index.js"), "process.stdin.on('data', () => {});\n");
+    executable(&dir.join("tool.js"), "#!/usr/bin/env node\nexport default 1;\n");
+    let inputs = DiscoveryInputs {
+        cli_paths: vec!["exts".into()],
+        base_dir: r.clone(),
+        ..DiscoveryInputs::default()
+    };
+    let mut diagnostics = Diagnostics::default();
+    let found = discover(&inputs, None, &mut diagnostics);
+    let show: Vec<String> = tree.show(&found).into_iter().map(|(_, _, entry)| entry).collect();
+    assert_eq!(
+        show,
+        [
+            "pi exts/gate.ts in exts",
+            "pi exts/hello.js in exts",
+            "pi exts/pkg/a.ts exts/pkg/b/index.ts in exts/pkg",
+            "pi exts/plan/index.ts in exts/plan",
+            "node exts/plain/index.js in exts/plain",
+            "executable exts/tool.js",
+        ]
+    );
+    assert_eq!(diagnostics.render(), "");
 }

@@ -1,0 +1,402 @@
+//! Pi's own extensions, from the `@mariozechner/pi-coding-agent` package the Node host installs,
+//! loaded unchanged: every shipped example loads or is refused with its reason, and the
+//! examples that gate, guard, add and replace tools behave in `jig run` and `jig mcp` as in Pi.
+//!
+//! The host's npm dependencies must be installed (`npm ci` in `crates/jig-extensions/pi-host`,
+//! which `scripts/test` does); without them the tests print a SKIPPED notice and pass, unless
+//! `JIG_REQUIRE_CLIENTS=1`.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers panic when the setup fails"
+)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use jig_llm::scripted::ScriptedReply;
+use jig_llm::testing::ReplayServer;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::extensions::{Workspace, reply, text};
+
+/// The host in this tree, when its dependencies are installed.
+fn host() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../jig-extensions/pi-host");
+    let dir = fs::canonicalize(dir).unwrap();
+    if dir
+        .join("node_modules/@mariozechner/pi-coding-agent")
+        .is_dir()
+    {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("JIG_REQUIRE_CLIENTS").as_deref() != Ok("1"),
+        "the Pi extension host's dependencies are not installed: npm ci --prefix {}",
+        dir.display()
+    );
+    eprintln!(
+        "SKIPPED: the Pi extension host's dependencies are not installed (npm ci --prefix {})",
+        dir.display()
+    );
+    None
+}
+
+/// The examples directory of the installed Pi package.
+fn examples(host: &Path) -> PathBuf {
+    host.join("node_modules/@mariozechner/pi-coding-agent/examples/extensions")
+}
+
+/// `workspace.jig(args)` pointed at `host`, with a private `HOME` (Pi examples write under
+/// `~/.pi`).
+fn jig(workspace: &Workspace, host: &Path, args: &[&str]) -> std::process::Command {
+    let mut command = workspace.jig(args);
+    command
+        .env("JIG_PI_HOST", host)
+        .env("HOME", workspace.root.join("home"));
+    command
+}
+
+/// Loads each example with `jig tools --json` and reports "loaded" or "refused: <reason>".
+#[test]
+fn every_example_of_pis_package_loads_or_is_refused_with_its_reason() {
+    let Some(host) = host() else { return };
+    let dir = examples(&host);
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with(".md"))
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 60,
+        "only {} examples in {}",
+        names.len(),
+        dir.display()
+    );
+    let workspace = Workspace::new();
+    let report: BTreeMap<String, String> = std::thread::scope(|scope| {
+        let chunks: Vec<Vec<String>> = names
+            .chunks(names.len().div_ceil(4))
+            .map(<[String]>::to_vec)
+            .collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let (workspace, host, dir) = (&workspace, &host, &dir);
+                scope.spawn(move || {
+                    chunk
+                        .into_iter()
+                        .map(|name| {
+                            let path = dir.join(&name).display().to_string();
+                            let output = jig(workspace, host, &["tools", "--json", "-e", &path])
+                                .output()
+                                .unwrap();
+                            let verdict = if output.status.success() {
+                                "loaded".to_owned()
+                            } else {
+                                let stderr = text(&output.stderr).replace(&path, "<example>");
+                                let first = stderr.lines().next().unwrap_or("").to_owned();
+                                format!("refused: {first}")
+                            };
+                            (name, verdict)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap())
+            .collect()
+    });
+    let refused: Vec<&String> = report
+        .iter()
+        .filter(|(_, verdict)| verdict.starts_with("refused"))
+        .map(|(name, _)| name)
+        .collect();
+    // The three that cannot load, each for a stated reason: two register a provider through an
+    // in-process stream function, one imports a package the example does not ship.
+    assert_eq!(
+        refused,
+        [
+            "custom-provider-anthropic",
+            "custom-provider-gitlab-duo",
+            "sandbox"
+        ],
+        "{report:#?}"
+    );
+    let table: String = report
+        .iter()
+        .map(|(name, verdict)| format!("{name}: {verdict}\n"))
+        .collect();
+    insta::assert_snapshot!(table);
+}
+
+/// `jig run -e <example> <prompt>` against `server`; the output.
+async fn run_with(
+    workspace: &Workspace,
+    host: &Path,
+    server: &ReplayServer,
+    example: &Path,
+    prompt: &str,
+) -> std::process::Output {
+    let base_url = format!("{}/v1", server.url());
+    let example = example.display().to_string();
+    let mut command = jig(
+        workspace,
+        host,
+        &[
+            "run",
+            "--base-url",
+            &base_url,
+            "--model",
+            "m",
+            "--no-session",
+            "-e",
+            &example,
+            prompt,
+        ],
+    );
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// The content of the tool results the model was sent in request `index`.
+fn tool_results(server: &ReplayServer, index: usize) -> Vec<String> {
+    server.requests()[index].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| match &message["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_gate_blocks_a_dangerous_command_without_a_user_interface() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm -rf victim"}),
+        )),
+        reply(ScriptedReply::text("blocked")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("permission-gate.ts");
+    let output = run_with(&workspace, &host, &server, &example, "clean up").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(workspace.ws.join("victim/file").exists(), "rm -rf ran");
+    assert_eq!(
+        tool_results(&server, 1),
+        ["Dangerous command blocked (no UI for confirmation)"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_paths_blocks_a_write_to_env_and_leaves_the_file_unchanged() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    fs::write(workspace.ws.join(".env"), "SECRET=1\n").unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "write",
+            json!({"path": ".env", "content": "SECRET=stolen\n"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c2",
+            "write",
+            json!({"path": "notes.txt", "content": "fine\n"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("protected-paths.ts");
+    let output = run_with(&workspace, &host, &server, &example, "write").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        fs::read_to_string(workspace.ws.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert_eq!(
+        fs::read_to_string(workspace.ws.join("notes.txt")).unwrap(),
+        "fine\n"
+    );
+    assert_eq!(tool_results(&server, 1), ["Path \".env\" is protected"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hello_registers_a_tool_the_model_calls() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "hello",
+            json!({"name": "jig"}),
+        )),
+        reply(ScriptedReply::text("greeted")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("hello.ts");
+    let output = run_with(&workspace, &host, &server, &example, "greet jig").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let offered: Vec<String> = server.requests()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(offered.contains(&"hello".to_owned()), "{offered:?}");
+    assert_eq!(tool_results(&server, 1), ["Hello, jig!"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_override_replaces_the_built_in_read_and_says_so() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    fs::write(workspace.ws.join(".env"), "SECRET=1\n").unwrap();
+    fs::write(workspace.ws.join("notes.txt"), "hello notes\n").unwrap();
+    // Pi's own start-up makes its agent directory; the example logs there.
+    fs::create_dir_all(workspace.root.join("home/.pi/agent")).unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": ".env"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c2",
+            "read",
+            json!({"path": "notes.txt"}),
+        )),
+        reply(ScriptedReply::text("read")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("tool-override.ts");
+    let output = run_with(&workspace, &host, &server, &example, "read").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("replaces the built-in tool \"read\""),
+        "{}",
+        text(&output.stderr)
+    );
+    let first = tool_results(&server, 1);
+    assert!(first[0].starts_with("Access denied: \".env\""), "{first:?}");
+    let second = tool_results(&server, 2);
+    assert_eq!(second[1], "hello notes\n");
+    // The extension's own access log, under the private HOME's ~/.pi/agent.
+    let log = fs::read_to_string(workspace.root.join("home/.pi/agent/read-access.log")).unwrap();
+    assert!(log.contains("BLOCKED") && log.contains("ALLOWED"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_transform_rewrites_the_prompt_the_model_reads() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![reply(ScriptedReply::text("short answer"))])
+        .await
+        .unwrap();
+    let example = examples(&host).join("input-transform.ts");
+    let output = run_with(
+        &workspace,
+        &host,
+        &server,
+        &example,
+        "?quick why is the sky blue",
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let messages = server.requests()[0].json()["messages"].clone();
+    let last = messages.as_array().unwrap().last().unwrap().to_string();
+    assert!(
+        last.contains("Respond briefly in 1-2 sentences: why is the sky blue"),
+        "{last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn todo_keeps_its_state_across_calls_of_its_tool() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "todo",
+            json!({"action": "add", "text": "write tests"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c2",
+            "todo",
+            json!({"action": "add", "text": "ship"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c3",
+            "todo",
+            json!({"action": "list"}),
+        )),
+        reply(ScriptedReply::text("listed")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("todo.ts");
+    let output = run_with(&workspace, &host, &server, &example, "plan").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = tool_results(&server, 3);
+    let list = results.last().unwrap();
+    assert!(
+        list.contains("write tests") && list.contains("ship"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_pi_tool_runs_through_jig_tool() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let example = examples(&host).join("hello.ts").display().to_string();
+    let output = jig(
+        &workspace,
+        &host,
+        &[
+            "tool",
+            "hello",
+            "-e",
+            &example,
+            "--args",
+            r#"{"name": "mcp"}"#,
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout).trim(), "Hello, mcp!");
+}
+
+#[test]
+fn without_the_host_a_pi_extension_is_a_load_error_that_says_how_to_install_it() {
+    let workspace = Workspace::new();
+    let module = workspace.root.join("ext.ts");
+    fs::write(&module, "export default function (pi) {}\n").unwrap();
+    let module = module.display().to_string();
+    let missing = workspace.root.join("no-host");
+    let output = jig(&workspace, &missing, &["tools", "-e", &module])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr).replace(&workspace.root.display().to_string(), "<root>");
+    insta::assert_snapshot!(stderr);
+}
