@@ -487,14 +487,18 @@ async function loadModule() {
 	const { createJiti } = await import("jiti");
 	const resolve = (specifier) => fileURLToPath(import.meta.resolve(specifier));
 	const piIndex = resolve("@mariozechner/pi-coding-agent");
-	const aliases = {
-		"@mariozechner/pi-coding-agent": piIndex,
-		"@mariozechner/pi-ai": resolve("@mariozechner/pi-ai"),
-		"@mariozechner/pi-tui": resolve("@mariozechner/pi-tui"),
-		"@mariozechner/pi-agent-core": resolve("@mariozechner/pi-agent-core"),
-		typebox: resolve("typebox"),
-		"@sinclair/typebox": resolve("typebox"),
-	};
+	const aliases = {};
+	for (const sub of ["", "/compile", "/value"]) {
+		aliases[`typebox${sub}`] = resolve(`typebox${sub}`);
+		aliases[`@sinclair/typebox${sub}`] = resolve(`typebox${sub}`);
+	}
+	// Pi's packages, under their first scope and the one they moved to.
+	for (const scope of ["@mariozechner", "@earendil-works"]) {
+		aliases[`${scope}/pi-coding-agent`] = piIndex;
+		aliases[`${scope}/pi-ai`] = resolve("@mariozechner/pi-ai");
+		aliases[`${scope}/pi-tui`] = resolve("@mariozechner/pi-tui");
+		aliases[`${scope}/pi-agent-core`] = resolve("@mariozechner/pi-agent-core");
+	}
 	const jiti = createJiti(import.meta.url, { alias: aliases, moduleCache: false, interopDefault: true });
 	for (const modulePath of modulePaths) {
 		const absolute = path.resolve(modulePath);

@@ -400,3 +400,59 @@ fn without_the_host_a_pi_extension_is_a_load_error_that_says_how_to_install_it()
     let stderr = text(&output.stderr).replace(&workspace.root.display().to_string(), "<root>");
     insta::assert_snapshot!(stderr);
 }
+
+/// Installs the pinned npm `package` into `dir` (its own prefix) and returns the package's
+/// directory.
+fn npm_package(dir: &Path, package: &str) -> PathBuf {
+    let status = std::process::Command::new("npm")
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--prefix",
+        ])
+        .arg(dir)
+        .arg(package)
+        .status()
+        .unwrap();
+    assert!(status.success(), "npm install {package} failed");
+    let name = package.rsplit_once('@').map_or(package, |(name, _)| name);
+    dir.join("node_modules").join(name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_mcp_adapter_offers_a_local_mcp_servers_tools_to_the_model() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let adapter = npm_package(&workspace.root.join("npm"), "pi-mcp-adapter@2.36.0");
+    fs::write(workspace.ws.join("notes.txt"), "from the MCP server\n").unwrap();
+    // The project's .mcp.json names a local MCP server: jig's own, on the workspace.
+    let server_config = json!({"mcpServers": {"files": {
+        "command": env!("CARGO_BIN_EXE_jig"),
+        "args": ["mcp", "--root", workspace.ws.display().to_string()],
+    }}});
+    fs::write(workspace.ws.join(".mcp.json"), server_config.to_string()).unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "mcp",
+            json!({"tool": "read", "server": "files", "args": {"path": "notes.txt"}}),
+        )),
+        reply(ScriptedReply::text("read it")),
+    ])
+    .await
+    .unwrap();
+    let output = run_with(
+        &workspace,
+        &host,
+        &server,
+        &adapter,
+        "read notes through MCP",
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = tool_results(&server, 1);
+    assert!(results[0].contains("from the MCP server"), "{results:?}");
+}

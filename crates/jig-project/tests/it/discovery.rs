@@ -262,16 +262,28 @@ fn pi_extensions_are_found_in_each_of_pis_forms_and_jig_protocol_scripts_stay_wh
     // index.ts, a package whose package.json lists its modules under `pi.extensions`.
     file(&dir.join("gate.ts"), "export default function (pi) {}\n");
     file(&dir.join("hello.js"), "export default function (pi) {}\n");
-    file(&dir.join("plan/index.ts"), "export default function (pi) {}\n");
+    file(
+        &dir.join("plan/index.ts"),
+        "export default function (pi) {}\n",
+    );
     file(
         &dir.join("pkg/package.json"),
         r#"{"name": "pkg", "pi": {"extensions": ["./a.ts", "./b"]}}"#,
     );
     file(&dir.join("pkg/a.ts"), "export default function (pi) {}\n");
-    file(&dir.join("pkg/b/index.ts"), "export default function (pi) {}\n");
+    file(
+        &dir.join("pkg/b/index.ts"),
+        "export default function (pi) {}\n",
+    );
     // jig's own protocol: an index.js without a default export, and an executable .js.
-    file(&dir.join("plain/index.js"), "process.stdin.on('data', () => {});\n");
-    executable(&dir.join("tool.js"), "#!/usr/bin/env node\nexport default 1;\n");
+    file(
+        &dir.join("plain/index.js"),
+        "process.stdin.on('data', () => {});\n",
+    );
+    executable(
+        &dir.join("tool.js"),
+        "#!/usr/bin/env node\nexport default 1;\n",
+    );
     let inputs = DiscoveryInputs {
         cli_paths: vec!["exts".into()],
         base_dir: r.clone(),
@@ -279,7 +291,11 @@ fn pi_extensions_are_found_in_each_of_pis_forms_and_jig_protocol_scripts_stay_wh
     };
     let mut diagnostics = Diagnostics::default();
     let found = discover(&inputs, None, &mut diagnostics);
-    let show: Vec<String> = tree.show(&found).into_iter().map(|(_, _, entry)| entry).collect();
+    let show: Vec<String> = tree
+        .show(&found)
+        .into_iter()
+        .map(|(_, _, entry)| entry)
+        .collect();
     assert_eq!(
         show,
         [
