@@ -289,7 +289,8 @@ function context(signal) {
 		},
 		hasPendingMessages: () => false,
 		shutdown() {
-			throw notAvailable("ctx.shutdown", "an extension cannot end a jig session");
+			// Pi ends the session once the handler returns; so does jig's interactive session.
+			call("session/quit", {}).catch((error) => log(`ctx.shutdown: ${error.message}`));
 		},
 		getContextUsage: () => undefined,
 		compact() {
@@ -298,8 +299,13 @@ function context(signal) {
 		getSystemPrompt: () => sessionInfo.systemPrompt ?? "",
 		// Command contexts.
 		waitForIdle: async () => {},
-		newSession: async () => {
-			throw notAvailable("ctx.newSession", "use /new in the interactive session");
+		newSession: async (options = {}) => {
+			if (options.setup || options.withSession || options.parentSession) {
+				throw notAvailable("ctx.newSession with setup, withSession or parentSession", "jig starts a plain new session");
+			}
+			// Started by jig's interactive session once the command has finished (as /new).
+			await call("session/new", {});
+			return { cancelled: false };
 		},
 		fork: async () => {
 			throw notAvailable("ctx.fork", "jig does not fork sessions");

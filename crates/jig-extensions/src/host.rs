@@ -101,6 +101,25 @@ impl UiRequest {
     }
 }
 
+/// What an extension asked to happen to the session (`session/new`, `session/quit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionRequest {
+    /// Start a new session, as `/new` does.
+    New,
+    /// End the session, as `/quit` does.
+    Quit,
+}
+
+impl SessionRequest {
+    /// The action method that asks for it.
+    pub fn method(self) -> &'static str {
+        match self {
+            Self::New => "session/new",
+            Self::Quit => "session/quit",
+        }
+    }
+}
+
 /// The host side of the action API: what extensions may ask of jig once the runtime is bound.
 ///
 /// The runner calls these for action methods an extension sends (JSON-RPC requests from a
@@ -178,6 +197,17 @@ pub trait ExtensionHost: Send + Sync {
     fn register_provider(&self, extension: &str, provider: Value) -> Result<(), String> {
         let _ = (extension, provider);
         Err("registering providers is not supported in this mode".to_owned())
+    }
+
+    /// Asks the host to start a new session, or to end the session, once the command that
+    /// asked has finished (`session/new`, `session/quit`: Pi's `ctx.newSession()` and
+    /// `ctx.shutdown()`).
+    fn request_session(&self, extension: &str, request: SessionRequest) -> Result<(), String> {
+        let _ = extension;
+        Err(format!(
+            "{} is not supported in this mode",
+            request.method()
+        ))
     }
 
     /// An extension failed while handling an event; the host shows or logs it.
@@ -426,6 +456,12 @@ impl ActionGate {
                     .map(|()| Value::Null)
             }
             "getSessionInfo" => Ok(json!(host.session_info().await)),
+            "session/new" => host
+                .request_session(path, SessionRequest::New)
+                .map(|()| Value::Null),
+            "session/quit" => host
+                .request_session(path, SessionRequest::Quit)
+                .map(|()| Value::Null),
             "ui/select" | "ui/confirm" | "ui/input" | "ui/notify" => {
                 let mut request = params.clone();
                 if let Value::Object(map) = &mut request {

@@ -66,7 +66,10 @@ mod tool;
 pub use error::{ExtensionError, HandlerError, LOAD_ERROR_HINT, LoadError, NOT_INITIALIZED};
 pub use handle::{ExtensionHandle, ToolInvocation};
 pub use hook::{HOOK_MAX_STDOUT_BYTES, HookExtension};
-pub use host::{ExtensionHost, RecordedAction, RecordingHost, SendMessage, SessionInfo, UiRequest};
+pub use host::{
+    ExtensionHost, RecordedAction, RecordingHost, SendMessage, SessionInfo, SessionRequest,
+    UiRequest,
+};
 pub use in_process::{BoxFuture, HandlerContext, InProcessExtension};
 pub use lines::MAX_LINE_BYTES;
 pub use loader::{

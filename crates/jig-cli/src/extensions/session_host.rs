@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use jig_agent::compaction::CompactionReason;
 use jig_agent::{SessionRecorder, TurnHooks};
 use jig_extensions::{
-    ExtensionError, ExtensionHost, ExtensionRunner, SendMessage, SessionInfo, UiRequest,
+    ExtensionError, ExtensionHost, ExtensionRunner, SendMessage, SessionInfo, SessionRequest,
+    UiRequest,
 };
 use jig_protocol::Message;
 use serde_json::{Value, json};
@@ -99,6 +100,9 @@ pub(crate) struct SessionHost {
     ui: Option<Arc<dyn ExtensionUi>>,
     /// The providers the extensions registered while loading, offered before bind.
     providers: Vec<String>,
+    /// Interactive: what an extension's command asked to happen to the session once it has
+    /// finished (a new session, or the end).
+    session_request: Mutex<Option<SessionRequest>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -135,6 +139,7 @@ impl SessionHost {
             wake: OnceLock::new(),
             ui,
             providers,
+            session_request: Mutex::new(None),
         })
     }
 
@@ -248,6 +253,12 @@ impl SessionHost {
         let mut sent = lock(&self.sent);
         let index = sent.iter().position(|(sent, _)| sent == message)?;
         Some(sent.remove(index).1)
+    }
+
+    /// What an extension asked to happen to the session (`session/new`, `session/quit`), taken
+    /// once the command that asked has finished.
+    pub(crate) fn take_session_request(&self) -> Option<SessionRequest> {
+        lock(&self.session_request).take()
     }
 
     /// The tools an extension left active with `setActiveTools`; `None` when it never chose.
@@ -417,6 +428,14 @@ impl ExtensionHost for SessionHost {
             message_count: self.message_count.load(Ordering::Relaxed),
             ..lock(&self.info).clone()
         }
+    }
+
+    fn request_session(&self, _extension: &str, request: SessionRequest) -> Result<(), String> {
+        if self.delivery != Delivery::Interactive {
+            return Err(self.unavailable(request.method()));
+        }
+        *lock(&self.session_request) = Some(request);
+        Ok(())
     }
 
     fn register_provider(&self, _extension: &str, provider: Value) -> Result<(), String> {

@@ -5,6 +5,7 @@ use std::io;
 
 use jig_agent::Session;
 use jig_agent::compaction::CompactionReason;
+use jig_extensions::SessionRequest;
 use jig_llm::ThinkingLevel;
 use jig_protocol::Message;
 use jig_tui::policy::PermissionMode;
@@ -92,21 +93,22 @@ impl App {
             }
             "/permissions" => self.permissions(argument),
             "/trust" => self.trust()?,
-            _ => self.extension_command(name, raw),
+            _ => return Ok(self.extension_command(name, raw)),
         }
         Ok(Flow::Continue)
     }
 
     /// An extension's command: `/name args` sends the extension a `command` request; its reply
-    /// text is shown.
-    fn extension_command(&mut self, name: &str, argument: &str) {
+    /// text is shown. A new session or the end it asked for (`session/new`, `session/quit`)
+    /// follows once it has finished.
+    fn extension_command(&mut self, name: &str, argument: &str) -> Flow {
         let bare = name.trim_start_matches('/');
         if !self.runner.commands().iter().any(|c| c.name == bare) {
             self.say(&[Line::styled(
                 format!("unknown command {name}: /help lists them"),
                 Style::Error,
             )]);
-            return;
+            return Flow::Continue;
         }
         let runner = std::sync::Arc::clone(&self.runner);
         let (name, args) = (bare.to_owned(), argument.to_owned());
@@ -120,7 +122,7 @@ impl App {
             Ok(ran) => ran,
             Err(error) => {
                 self.say(&[Line::styled(error.to_string(), Style::Error)]);
-                return;
+                return Flow::Continue;
             }
         };
         match ran {
@@ -132,6 +134,14 @@ impl App {
             ),
             Ok(None) => {}
             Err(error) => self.say(&[Line::styled(error.to_string(), Style::Error)]),
+        }
+        match self.host.take_session_request() {
+            Some(SessionRequest::New) => {
+                self.new_session();
+                Flow::Continue
+            }
+            Some(SessionRequest::Quit) => Flow::Quit,
+            None => Flow::Continue,
         }
     }
 

@@ -1299,3 +1299,73 @@ async fn prompt_templates_and_skills_are_commands_of_the_session() {
     assert!(forced.contains("Always say hello first."), "{forced}");
     assert!(forced.ends_with("meet the team"), "{forced}");
 }
+
+/// Pi's own extensions in the session: `event-bus` (events between its handlers, shown through
+/// `ctx.ui.notify`), `send-user-message` (`/ask` starts a turn) and the npm package
+/// `pi-aliases` (`/clear` starts a new session through `ctx.newSession()`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
+    if tmux_missing("pi_extensions_commands_notify_start_turns_and_new_sessions") {
+        return;
+    }
+    let host = fs::canonicalize(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../jig-extensions/pi-host"),
+    )
+    .unwrap();
+    let examples = host.join("node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+    if !examples.is_dir() {
+        assert!(
+            std::env::var("JIG_REQUIRE_CLIENTS").as_deref() != Ok("1"),
+            "the Pi extension host's dependencies are not installed"
+        );
+        eprintln!("SKIPPED: the Pi extension host's dependencies are not installed");
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("four"))]).await;
+    let npm = pane.root.join("npm");
+    let status = Command::new("npm")
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--prefix",
+        ])
+        .arg(&npm)
+        .arg("pi-aliases@1.0.7")
+        .status()
+        .unwrap();
+    assert!(status.success(), "npm install pi-aliases failed");
+    let args = format!(
+        "-e '{}' -e '{}' -e '{}'",
+        examples.join("event-bus.ts").display(),
+        examples.join("send-user-message.ts").display(),
+        npm.join("node_modules/pi-aliases").display(),
+    );
+    let host_env = host.display().to_string();
+    pane.start(&args, &[("JIG_PI_HOST", &host_env)]);
+    pane.wait_for("/help for commands");
+    // session_start emitted on the bus and the listener notified the user (shown once a
+    // command runs: questions asked while the editor waits are shown with the next one); then
+    // /emit does the same.
+    pane.type_text("/emit hello bus");
+    pane.key("Enter");
+    let screen = pane.wait_for("Event from /emit command: hello bus");
+    assert!(
+        screen.contains("Event from event-bus-example: Session started"),
+        "{screen}"
+    );
+    // /ask sends a user message, which starts a turn.
+    pane.type_text("/ask what is 2+2");
+    pane.key("Enter");
+    pane.wait_for("four");
+    pane.wait_idle();
+    let request = pane.server.requests()[0].json();
+    assert_eq!(user_texts(&request), ["what is 2+2"]);
+    // pi-aliases' /clear asks for a new session.
+    pane.type_text("/clear");
+    pane.key("Enter");
+    pane.wait_for("new session");
+    pane.quit();
+}
