@@ -456,3 +456,49 @@ async fn pi_mcp_adapter_offers_a_local_mcp_servers_tools_to_the_model() {
     let results = tool_results(&server, 1);
     assert!(results[0].contains("from the MCP server"), "{results:?}");
 }
+
+#[test]
+fn jig_install_adds_a_pi_package_to_the_global_extensions_and_refuses_others() {
+    if host().is_none() {
+        return;
+    }
+    let workspace = Workspace::new();
+    let output = workspace
+        .jig(&["install", "npm:pi-aliases@1.0.7"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let link = workspace.root.join("config/jig/extensions/pi-aliases");
+    let target = fs::canonicalize(&link).unwrap();
+    assert!(
+        target.join("package.json").is_file(),
+        "{}",
+        target.display()
+    );
+    // Not a Pi package: refused, and not left in jig's npm directory.
+    let output = workspace
+        .jig(&["install", "npm:is-number@7.0.0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("is-number is not a Pi package"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(
+        !workspace
+            .root
+            .join("config/jig/npm/node_modules/is-number")
+            .exists()
+    );
+    assert!(
+        !workspace
+            .root
+            .join("config/jig/extensions/is-number")
+            .exists()
+    );
+    // Not npm:
+    let output = workspace.jig(&["install", "pi-aliases"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
