@@ -305,6 +305,8 @@ struct App {
     wake: Arc<AtomicBool>,
     /// Skills (`/skill:NAME`) and prompt templates (`/NAME`).
     knowledge: run_cmd::skills::Knowledge,
+    /// The agent loop's events for the extensions that subscribe to them.
+    lifecycle: Option<crate::extensions::LifecycleEvents>,
 }
 
 /// What Tab completes after the built-in commands: the extensions' commands, `/skill:NAME`
@@ -372,6 +374,12 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     ));
     let ended = app.main_loop();
     let host = Arc::clone(&app.host);
+    let lifecycle = app.lifecycle.take();
+    app.runtime.block_on(async {
+        if let Some(lifecycle) = lifecycle {
+            lifecycle.finish().await;
+        }
+    });
     host.finish();
     app.runtime.block_on(async {
         runner
@@ -444,6 +452,7 @@ impl App {
         let custom_endpoint = session.custom_endpoint();
         let wake = Arc::new(AtomicBool::new(false));
         host.wake_with(Arc::clone(&wake));
+        let runtime_handle = &runtime.handle().clone();
         let mut app = Self {
             editor: editor::editor(&cwd, history, color, completions(runner, &knowledge))
                 .with_break_signal(Arc::clone(&wake)),
@@ -473,6 +482,7 @@ impl App {
                 step: jig_project::TrustStep::NothingToGate,
                 gated: Vec::new(),
             },
+            lifecycle: crate::extensions::LifecycleEvents::start(runner, runtime_handle),
             host,
             wake,
             knowledge,
@@ -629,11 +639,15 @@ impl App {
     }
 
     fn observer(&self) -> Arc<dyn AgentObserver> {
-        Arc::new(Forward {
+        let forward: Arc<dyn AgentObserver> = Arc::new(Forward {
             printer: Arc::clone(&self.printer),
             tx: self.tx.clone(),
             host: Arc::clone(&self.host),
-        })
+        });
+        match &self.lifecycle {
+            Some(lifecycle) => lifecycle.observer(forward),
+            None => forward,
+        }
     }
 
     /// Sends one message and runs the turn. The extensions' `input` (told `source`:

@@ -699,7 +699,11 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     if args.mode == OutputMode::Json {
         output::print_json(&serde_json::to_value(&header).unwrap_or_default());
     }
-    let observer: Arc<dyn AgentObserver> = printer.clone();
+    let lifecycle = extensions::LifecycleEvents::start(&runner, &tokio::runtime::Handle::current());
+    let observer: Arc<dyn AgentObserver> = match &lifecycle {
+        Some(lifecycle) => lifecycle.observer(printer.clone()),
+        None => printer.clone(),
+    };
 
     let cancel = CancellationToken::new();
     let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
@@ -712,6 +716,9 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         .await;
     let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
+    if let Some(lifecycle) = lifecycle {
+        lifecycle.finish().await;
+    }
     host.finish();
     runner.notify(events::SESSION_SHUTDOWN, || json!({})).await;
     host.close();

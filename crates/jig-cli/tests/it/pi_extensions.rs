@@ -502,3 +502,57 @@ fn jig_install_adds_a_pi_package_to_the_global_extensions_and_refuses_others() {
     let output = workspace.jig(&["install", "pi-aliases"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// A Pi extension that logs the agent loop's events it is sent, with what identifies them.
+const LIFECYCLE_LOGGER: &str = r#"import { appendFileSync } from "node:fs";
+export default function (pi) {
+	const log = (line) => appendFileSync(process.env.LIFECYCLE_LOG, line + "\n");
+	pi.on("agent_start", () => log("agent_start"));
+	pi.on("turn_start", (e) => log(`turn_start ${e.turnIndex}`));
+	pi.on("tool_execution_start", (e) => log(`tool_execution_start ${e.toolName} ${e.toolCallId}`));
+	pi.on("tool_execution_end", (e) => log(`tool_execution_end ${e.toolName} error=${e.isError}`));
+	pi.on("turn_end", (e) => log(`turn_end ${e.turnIndex} results=${e.toolResults.length}`));
+	pi.on("agent_end", () => log("agent_end"));
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_loops_events_reach_a_pi_extension_in_order() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let module = workspace.root.join("lifecycle.ts");
+    fs::write(&module, LIFECYCLE_LOGGER).unwrap();
+    let log = workspace.root.join("lifecycle.log");
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call("c1", "read", json!({"path": "victim/file"}))),
+        reply(ScriptedReply::text("read")),
+    ])
+    .await
+    .unwrap();
+    let base_url = format!("{}/v1", server.url());
+    let module = module.display().to_string();
+    let mut command = jig(
+        &workspace,
+        &host,
+        &[
+            "run",
+            "--base-url",
+            &base_url,
+            "--model",
+            "m",
+            "--no-session",
+            "-e",
+            &module,
+            "list",
+        ],
+    );
+    command.env("LIFECYCLE_LOG", &log);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        fs::read_to_string(&log).unwrap(),
+        "agent_start\nturn_start 0\ntool_execution_start read c1\ntool_execution_end read error=false\nturn_end 0 results=1\nturn_start 1\nturn_end 1 results=0\nagent_end\n"
+    );
+}
