@@ -611,7 +611,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
 /// user interface). `providers` are the extensions' providers already offered (registered while
 /// loading).
 async fn bind_session_host(
-    runner: &ExtensionRunner,
+    runner: &Arc<ExtensionRunner>,
     info: SessionInfo,
     tools: &ToolRegistry,
     providers: Vec<String>,
@@ -628,6 +628,7 @@ async fn bind_session_host(
         opened.ui.clone(),
         providers,
     );
+    host.take_late_tools_from(runner);
     runner
         .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)
         .await;

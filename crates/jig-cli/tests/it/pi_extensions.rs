@@ -524,7 +524,11 @@ async fn the_agent_loops_events_reach_a_pi_extension_in_order() {
     fs::write(&module, LIFECYCLE_LOGGER).unwrap();
     let log = workspace.root.join("lifecycle.log");
     let server = ReplayServer::start(vec![
-        reply(ScriptedReply::tool_call("c1", "read", json!({"path": "victim/file"}))),
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "victim/file"}),
+        )),
         reply(ScriptedReply::text("read")),
     ])
     .await
@@ -555,4 +559,31 @@ async fn the_agent_loops_events_reach_a_pi_extension_in_order() {
         fs::read_to_string(&log).unwrap(),
         "agent_start\nturn_start 0\ntool_execution_start read c1\ntool_execution_end read error=false\nturn_end 0 results=1\nturn_start 1\nturn_end 1 results=0\nagent_end\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_tools_registers_a_tool_at_session_start_that_the_model_then_calls() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "echo_session",
+            json!({"message": "hi"}),
+        )),
+        reply(ScriptedReply::text("echoed")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("dynamic-tools.ts");
+    let output = run_with(&workspace, &host, &server, &example, "echo hi").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let offered: Vec<String> = server.requests()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(offered.contains(&"echo_session".to_owned()), "{offered:?}");
+    assert_eq!(tool_results(&server, 1), ["[session] hi"]);
 }
