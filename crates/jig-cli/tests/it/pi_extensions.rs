@@ -587,3 +587,79 @@ async fn dynamic_tools_registers_a_tool_at_session_start_that_the_model_then_cal
     assert!(offered.contains(&"echo_session".to_owned()), "{offered:?}");
     assert_eq!(tool_results(&server, 1), ["[session] hi"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_tool_wraps_ripgrep_and_its_result_stays_within_jigs_bound() {
+    let Some(host) = host() else { return };
+    if std::process::Command::new("rg")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("JIG_REQUIRE_CLIENTS").as_deref() != Ok("1"),
+            "ripgrep (rg) is not installed"
+        );
+        eprintln!("SKIPPED: ripgrep (rg) is not installed");
+        return;
+    }
+    let workspace = Workspace::new();
+    let lines: String = (0..3000).map(|n| format!("needle {n}\n")).collect();
+    fs::write(workspace.ws.join("hay.txt"), lines).unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "rg",
+            json!({"pattern": "needle"}),
+        )),
+        reply(ScriptedReply::text("found")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("truncated-tool.ts");
+    let output = run_with(&workspace, &host, &server, &example, "search").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = tool_results(&server, 1);
+    let result = &results[0];
+    assert!(
+        result.starts_with("./hay.txt:1:needle 0\n"),
+        "{}",
+        &result[..200]
+    );
+    // Pi cuts at 2000 lines or 50 KB and appends its notice after them, past jig's bound on
+    // every extension tool's result (the same limits): jig's own notice says what was cut.
+    let tail = &result[result.len().saturating_sub(120)..];
+    assert!(tail.contains("(50.0KB limit)]"), "{tail}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_spawn_hook_replaces_bash_with_pis_own_and_changes_its_environment() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    fs::create_dir_all(workspace.root.join("home")).unwrap();
+    fs::write(
+        workspace.root.join("home/.profile"),
+        "export FROM_PROFILE=yes\n",
+    )
+    .unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo hook=$PI_SPAWN_HOOK profile=$FROM_PROFILE"}),
+        )),
+        reply(ScriptedReply::text("ran")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("bash-spawn-hook.ts");
+    let output = run_with(&workspace, &host, &server, &example, "run").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("replaces the built-in tool \"bash\""),
+        "{}",
+        text(&output.stderr)
+    );
+    let results = tool_results(&server, 1);
+    assert_eq!(results[0].trim(), "hook=1 profile=yes");
+}
