@@ -663,3 +663,28 @@ async fn bash_spawn_hook_replaces_bash_with_pis_own_and_changes_its_environment(
     let results = tool_results(&server, 1);
     assert_eq!(results[0].trim(), "hook=1 profile=yes");
 }
+
+#[test]
+fn without_node_a_pi_extension_is_a_load_error_that_says_so() {
+    let workspace = Workspace::new();
+    let module = workspace.root.join("ext.ts");
+    fs::write(&module, "export default function (pi) {}\n").unwrap();
+    let module = module.display().to_string();
+    let empty = workspace.root.join("empty-path");
+    fs::create_dir_all(&empty).unwrap();
+    let output = workspace
+        .jig(&["tools", "-e", &module])
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr).replace(&workspace.root.display().to_string(), "<root>");
+    assert!(
+        stderr.starts_with("jig: error: Failed to load extension \"<root>/ext.ts\": a Pi extension runs on Node.js 20 or newer, and `node` was not found on PATH"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("Hint: Start without extensions using \"jig -ne\".\n"),
+        "{stderr}"
+    );
+}
