@@ -16,6 +16,10 @@
 //!    other events, against doing nothing, in batches of 1000 calls to get above the clock's
 //!    resolution.
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the benchmark writes its Pi module fixture to a temporary directory"
+)]
 
 use std::path::Path;
 use std::time::{Duration, Instant};

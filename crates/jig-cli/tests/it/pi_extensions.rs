@@ -9,8 +9,10 @@
     clippy::unwrap_used,
     reason = "test helpers panic when the setup fails"
 )]
+#![expect(clippy::print_stderr, reason = "a skipped test says why on stderr")]
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -66,7 +68,11 @@ fn every_example_of_pis_package_loads_or_is_refused_with_its_reason() {
     let mut names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| !name.ends_with(".md"))
+        .filter(|name| {
+            !Path::new(name)
+                .extension()
+                .is_some_and(|ext| ext.eq_ignore_ascii_case("md"))
+        })
         .collect();
     names.sort();
     assert!(
@@ -127,10 +133,12 @@ fn every_example_of_pis_package_loads_or_is_refused_with_its_reason() {
         ],
         "{report:#?}"
     );
-    let table: String = report
+    let table = report
         .iter()
-        .map(|(name, verdict)| format!("{name}: {verdict}\n"))
-        .collect();
+        .fold(String::new(), |mut table, (name, verdict)| {
+            let _ = writeln!(table, "{name}: {verdict}");
+            table
+        });
     insta::assert_snapshot!(table);
 }
 
@@ -604,7 +612,10 @@ async fn truncated_tool_wraps_ripgrep_and_its_result_stays_within_jigs_bound() {
         return;
     }
     let workspace = Workspace::new();
-    let lines: String = (0..3000).map(|n| format!("needle {n}\n")).collect();
+    let lines = (0..3000).fold(String::new(), |mut lines, n| {
+        let _ = writeln!(lines, "needle {n}");
+        lines
+    });
     fs::write(workspace.ws.join("hay.txt"), lines).unwrap();
     let server = ReplayServer::start(vec![
         reply(ScriptedReply::tool_call(
