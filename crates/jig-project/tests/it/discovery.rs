@@ -302,8 +302,8 @@ fn pi_extensions_are_found_in_each_of_pis_forms_and_jig_protocol_scripts_stay_wh
             "pi exts/gate.ts in exts",
             "pi exts/hello.js in exts",
             "pi exts/pkg/a.ts exts/pkg/b/index.ts in exts/pkg",
-            "pi exts/plan/index.ts in exts/plan",
             "node exts/plain/index.js in exts/plain",
+            "pi exts/plan/index.ts in exts/plan",
             "executable exts/tool.js",
         ]
     );
