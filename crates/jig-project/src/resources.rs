@@ -83,6 +83,11 @@ pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
         settings,
         outcome,
     );
+    // Pi's project extensions: code, loaded only with the user's `piExtensions`, gated always.
+    let pi_extensions = project_dir.join(crate::PI_PROJECT_DIR).join("extensions");
+    if pi_extensions.exists() {
+        found.push(GatedResource::Extensions(pi_extensions));
+    }
     let mut instructions = vec![dot.join("skills"), dot.join("prompts")];
     // Up to the repository root; outside a repository, the project directory alone (never
     // the user's own `~/.agents/skills/` above it).
@@ -122,6 +127,9 @@ pub async fn trust_requiring_resources_in(
     let tools = exists(tools).await;
     let outcome = read_json_object_in(env, &settings).await;
     let mut found = gated(extensions, tools, settings, outcome);
+    if let Some(path) = exists(project_dir.join(crate::PI_PROJECT_DIR).join("extensions")).await {
+        found.push(GatedResource::Extensions(path));
+    }
     for path in [
         dot.join("skills"),
         dot.join("prompts"),

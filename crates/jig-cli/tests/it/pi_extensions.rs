@@ -699,3 +699,46 @@ fn without_node_a_pi_extension_is_a_load_error_that_says_so() {
         "{stderr}"
     );
 }
+
+#[test]
+fn pis_own_directories_load_with_pi_extensions_on_and_the_projects_only_when_trusted() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let hello = fs::read_to_string(examples(&host).join("hello.ts")).unwrap();
+    let user_dir = workspace.root.join("home/.pi/agent/extensions");
+    fs::create_dir_all(&user_dir).unwrap();
+    fs::write(user_dir.join("hello.ts"), &hello).unwrap();
+    let project_dir = workspace.ws.join(".pi/extensions");
+    fs::create_dir_all(&project_dir).unwrap();
+    fs::write(
+        project_dir.join("greet.ts"),
+        hello.replace("\"hello\"", "\"project_hello\""),
+    )
+    .unwrap();
+    let tools = |approve: &str| {
+        let output = jig(&workspace, &host, &["tools", approve])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let listed: Vec<String> = text(&output.stdout)
+            .lines()
+            .filter_map(|line| line.split(" — ").next())
+            .map(str::to_owned)
+            .collect();
+        (
+            listed.contains(&"hello".to_owned()),
+            listed.contains(&"project_hello".to_owned()),
+        )
+    };
+    // Off by default.
+    assert_eq!(tools("-a"), (false, false));
+    fs::create_dir_all(workspace.root.join("config/jig")).unwrap();
+    fs::write(
+        workspace.root.join("config/jig/settings.json"),
+        r#"{"piExtensions": true}"#,
+    )
+    .unwrap();
+    // The project's directory only once the project is trusted.
+    assert_eq!(tools("-na"), (true, false));
+    assert_eq!(tools("-a"), (true, true));
+}
