@@ -742,3 +742,38 @@ fn pis_own_directories_load_with_pi_extensions_on_and_the_projects_only_when_tru
     assert_eq!(tools("-na"), (true, false));
     assert_eq!(tools("-a"), (true, true));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_pi_extension_prints_does_not_break_the_protocol() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let module = workspace.root.join("chatty.ts");
+    fs::write(
+        &module,
+        r#"export default function (pi) {
+	console.log("loading");
+	process.stdout.write("raw bytes\n");
+	pi.on("tool_call", (event) => {
+		console.log("saw", event.toolName);
+		console.info({ json: "like" });
+		return undefined;
+	});
+}
+"#,
+    )
+    .unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "victim/file"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await
+    .unwrap();
+    let output = run_with(&workspace, &host, &server, &module, "read").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "done\n");
+    assert_eq!(tool_results(&server, 1)[0], "   1│ keep me");
+}
