@@ -210,9 +210,22 @@ impl Asking {
             );
             return lines;
         }
+        if let Some(dir) = self.request.protected {
+            lines.push(Line::styled(
+                format!(
+                    "  changes `{dir}`: its files decide what later commands run, so this is always asked"
+                ),
+                Style::Prompt,
+            ));
+        }
+        let every = if self.request.tool == "bash" {
+            " (any command)"
+        } else {
+            ""
+        };
         lines.push(Line::styled(
             format!(
-                "  [y] yes  [t] always {} (session)  [T] always (project)",
+                "  [y] yes  [t] always {}{every} (session)  [T] always (project)",
                 self.request.tool
             ),
             Style::Prompt,
@@ -222,6 +235,14 @@ impl Asking {
                 format!("  [p] always `{prefix} …` (session)  [P] (project)"),
                 Style::Prompt,
             ));
+        }
+        if let Some(note) = &self.request.prefix_note {
+            let note = if self.request.prefix.is_some() {
+                format!("      {note}")
+            } else {
+                format!("  no [p]: {note}")
+            };
+            lines.push(Line::styled(note, Style::Dim));
         }
         lines.push(Line::styled(
             "  [n] no, with a reason  [Esc] no",
@@ -416,15 +437,18 @@ impl App {
         let cwd = config.tool_context.cwd.clone();
         // Saved per project: with `--env` under its URL, not a local directory's name.
         let save_key = project_key.clone();
-        let hooks = Arc::new(PermissionHooks::new(
-            mode,
-            &config.tools,
-            permissions::load(&project_key),
-            Some(Arc::new(Ask { tx: tx.clone() })),
-            Some(Box::new(move |allow| {
-                permissions::save(&save_key, allow).map(|_| ())
-            })),
-        ));
+        let hooks = Arc::new(
+            PermissionHooks::new(
+                mode,
+                &config.tools,
+                permissions::load(&project_key),
+                Some(Arc::new(Ask { tx: tx.clone() })),
+                Some(Box::new(move |allow| {
+                    permissions::save(&save_key, allow).map(|_| ())
+                })),
+            )
+            .with_workspace(config.tool_context.clone()),
+        );
         // The permission policy decides first, then the extensions' `tool_call`.
         let shared: Arc<dyn jig_agent::ToolHooks> = hooks.clone();
         config.hooks = crate::extensions::with_permissions(shared, runner);

@@ -680,13 +680,16 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         .or(settings_permission_mode)
         .unwrap_or(PermissionMode::FullAuto);
     config.hooks = extensions::with_permissions(
-        Arc::new(PermissionHooks::new(
-            mode,
-            &config.tools,
-            permissions::load(&project_key),
-            None,
-            None,
-        )),
+        Arc::new(
+            PermissionHooks::new(
+                mode,
+                &config.tools,
+                permissions::load(&project_key),
+                None,
+                None,
+            )
+            .with_workspace(config.tool_context.clone()),
+        ),
         &runner,
     );
 
