@@ -237,12 +237,16 @@ impl Asking {
             ));
         }
         if let Some(note) = &self.request.prefix_note {
-            let note = if self.request.prefix.is_some() {
-                format!("      {note}")
+            let (first, rest) = if self.request.prefix.is_some() {
+                ("      ", "      ")
             } else {
-                format!("  no [p]: {note}")
+                ("  no [p]: ", "      ")
             };
-            lines.push(Line::styled(note, Style::Dim));
+            // Wrapped, not cut: the question says exactly what an allowance covers.
+            for (index, line) in wrap_words(note, 72).into_iter().enumerate() {
+                let lead = if index == 0 { first } else { rest };
+                lines.push(Line::styled(format!("{lead}{line}"), Style::Dim));
+            }
         }
         lines.push(Line::styled(
             "  [n] no, with a reason  [Esc] no",
@@ -250,6 +254,26 @@ impl Asking {
         ));
         lines
     }
+}
+
+/// `text` in lines of at most `width` characters, broken between words (a longer word is a line
+/// of its own).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// The first lines of an edit's or a write's change, `-`/`+`.
@@ -430,10 +454,7 @@ impl App {
                 runner: Arc::clone(runner),
             });
         }
-        let mode = args
-            .permission_mode
-            .or(settings_permission_mode)
-            .unwrap_or(PermissionMode::Ask);
+        let mode = settings_permission_mode.resolve(args.permission_mode, PermissionMode::Ask);
         let cwd = config.tool_context.cwd.clone();
         // Saved per project: with `--env` under its URL, not a local directory's name.
         let save_key = project_key.clone();

@@ -801,7 +801,7 @@ pub fn covers(prefix: &str) -> String {
     let program = prefix_words(prefix).first().copied().unwrap_or_default();
     let name = program_name(program);
     let mut text = format!(
-        "covers `{prefix}` + any arguments, as one simple command (no ; & | < > $ ` ( ) or globbed options)"
+        "covers `{prefix}` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options)"
     );
     if name == "sed" {
         text.push_str(", never -i, -f or a script with e/w/W");

@@ -15,6 +15,7 @@ mod hardening;
 mod help;
 mod interactive;
 mod mcp;
+mod permissions;
 mod pi_extensions;
 mod remote;
 mod run_cmd;

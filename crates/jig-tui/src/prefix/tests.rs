@@ -232,12 +232,12 @@ fn the_question_says_what_an_allowance_covers() {
     .map(|prefix| format!("{prefix}: {}", covers(prefix)))
     .join("\n");
     insta::assert_snapshot!(text, @r"
-    cargo test: covers `cargo test` + any arguments, as one simple command (no ; & | < > $ ` ( ) or globbed options), never with --config --manifest-path -Z -C --target-dir
-    git status: covers `git status` + any arguments, as one simple command (no ; & | < > $ ` ( ) or globbed options), never with -c -C --config --config-env --exec-path --git-dir --work-tree --upload-pack --receive-pack --exec -O --open-files-in-pager --output --ext-diff
-    find: covers `find` + any arguments, as one simple command (no ; & | < > $ ` ( ) or globbed options), never with -exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls
-    sed: covers `sed` + any arguments, as one simple command (no ; & | < > $ ` ( ) or globbed options), never -i, -f or a script with e/w/W
-    npm run lint: covers `npm run lint` + any arguments, as one simple command (no ; & | < > $ ` ( ) or globbed options), never exec/x/dlx/explore/create/init or options other than -s --silent -q --quiet --if-present --verbose -ws --workspaces --color --no-color
-    ls -la: covers `ls -la` + any arguments, as one simple command (no ; & | < > $ ` ( ) or globbed options)
+    cargo test: covers `cargo test` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with --config --manifest-path -Z -C --target-dir
+    git status: covers `git status` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with -c -C --config --config-env --exec-path --git-dir --work-tree --upload-pack --receive-pack --exec -O --open-files-in-pager --output --ext-diff
+    find: covers `find` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with -exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls
+    sed: covers `sed` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never -i, -f or a script with e/w/W
+    npm run lint: covers `npm run lint` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never exec/x/dlx/explore/create/init or options other than -s --silent -q --quiet --if-present --verbose -ws --workspaces --color --no-color
+    ls -la: covers `ls -la` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options)
     ");
     let why = [
         "rm -rf build",
