@@ -517,6 +517,7 @@ impl App {
                 trusted: true,
                 step: jig_project::TrustStep::NothingToGate,
                 gated: Vec::new(),
+                snapshot: None,
             },
             host,
             wake,

@@ -25,3 +25,4 @@ mod skills;
 mod support;
 mod tool_cmd;
 mod trust;
+mod trust_race;
