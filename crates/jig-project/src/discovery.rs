@@ -151,15 +151,28 @@ pub fn discover(
     if inputs.no_extensions {
         return found.list;
     }
-    if let Some(project) = project {
+    // A project trusted because nothing in it required trust had no extensions: none load,
+    // whatever appeared since. Otherwise they are found through the `.jig` handle opened when
+    // trust was decided (a swapped `.jig` is not looked at).
+    if let Some(project) = project.filter(|project| project.runs_code()) {
+        let jig = match project.snapshot() {
+            Some(snapshot) => snapshot.jig_dir(),
+            None => Some(project.dir().join(PROJECT_DIR_NAME)),
+        };
         // `.jig/tools/` holds extensions too (by convention the ones that offer tools).
         for sub in ["extensions", "tools"] {
-            let dir = project.dir().join(PROJECT_DIR_NAME).join(sub);
-            found.directory(&dir, Origin::Project, diagnostics);
+            if let Some(jig) = &jig {
+                found.directory(&jig.join(sub), Origin::Project, diagnostics);
+            }
         }
         if inputs.pi_user_dir.is_some() {
-            let dir = project.dir().join(PI_PROJECT_DIR).join("extensions");
-            found.directory(&dir, Origin::Project, diagnostics);
+            let pi = match project.snapshot() {
+                Some(snapshot) => snapshot.pi_dir(),
+                None => Some(project.dir().join(PI_PROJECT_DIR)),
+            };
+            if let Some(pi) = pi {
+                found.directory(&pi.join("extensions"), Origin::Project, diagnostics);
+            }
         }
     }
     if let Some(config_dir) = &inputs.config_dir {

@@ -126,12 +126,30 @@ pub struct ProjectSettings {
 ///
 /// Only a [`TrustedProject`] opens this door: an untrusted project's settings are never read as
 /// configuration.
+///
+/// For a local project they are the settings read when trust was decided, through the `.jig`
+/// handle of its [`crate::ProjectSnapshot`] (never read again by path); for a project trusted
+/// because nothing in it required trust ([`TrustedProject::runs_code`] false), only the inert
+/// keys ([`crate::resources::INERT_SETTINGS_KEYS`]) are kept.
 pub fn read_project_settings(
     project: &TrustedProject,
     diagnostics: &mut Diagnostics,
 ) -> Option<ProjectSettings> {
-    let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
-    let outcome = read_json_object(&path);
+    let (path, outcome) = match project.snapshot() {
+        Some(snapshot) => snapshot.settings(),
+        None => {
+            let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
+            let outcome = read_json_object(&path);
+            (path, outcome)
+        }
+    };
+    let outcome = match outcome {
+        ReadOutcome::Object(mut object) if !project.runs_code() => {
+            object.retain(|key, _| crate::resources::INERT_SETTINGS_KEYS.contains(&key.as_str()));
+            ReadOutcome::Object(object)
+        }
+        other => other,
+    };
     project_settings(path, outcome, diagnostics)
 }
 

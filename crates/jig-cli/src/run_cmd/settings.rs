@@ -386,6 +386,16 @@ pub(crate) fn project_problem(project: &jig_project::ProjectSettings) -> Option<
         .map(|error| format!("{error} (keys: {})", KEYS.join(", ")))
 }
 
+/// The `permissionMode` a trusted project's valid settings ask for (it may only narrow the
+/// user's mode: `SettingsModes::resolve`).
+pub(crate) fn project_permission_mode(
+    project: &jig_project::ProjectSettings,
+) -> Option<jig_tui::policy::PermissionMode> {
+    serde_json::from_value::<Settings>(project.value.clone())
+        .ok()?
+        .permission_mode
+}
+
 /// The `user` settings with a trusted project's settings merged over them. Project settings
 /// that are not valid settings ([`project_problem`], warned about at startup) are not used.
 pub(super) fn with_project(
