@@ -674,7 +674,7 @@ impl App {
                 }
                 None => text,
             };
-            if text.starts_with('/') {
+            if is_command(&text) {
                 if self.command(&text)? == commands::Flow::Quit {
                     return Ok(());
                 }
@@ -1079,6 +1079,17 @@ fn answer_line(request: &ApprovalRequest, answer: &Answer) -> Line {
     Line::styled(text, style)
 }
 
+/// Whether a typed line is a slash command (`/help`, `/model x`, `/skill:name …`) rather than a
+/// message that starts with a path (`/usr/bin/env is…`, `//comment`): the command's name holds
+/// no other `/`.
+fn is_command(text: &str) -> bool {
+    text.strip_prefix('/').is_some_and(|rest| {
+        let name = rest.split_whitespace().next().unwrap_or("");
+        !name.contains('/')
+    })
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1128,5 +1139,20 @@ mod tests {
                 pair("•", "the answer\nsecond line")
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod command_tests {
+    use super::is_command;
+
+    #[test]
+    fn a_line_starting_with_a_path_is_a_message() {
+        for command in ["/help", "/model gpt-5", "/skill:review now", "/", "/quit"] {
+            assert!(is_command(command), "{command}");
+        }
+        for message in ["/usr/bin/env is what?", "//comment", "/tmp/x.txt: why empty", "hi"] {
+            assert!(!is_command(message), "{message}");
+        }
     }
 }
