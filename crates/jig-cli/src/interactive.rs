@@ -1089,7 +1089,6 @@ fn is_command(text: &str) -> bool {
     })
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1151,7 +1150,12 @@ mod command_tests {
         for command in ["/help", "/model gpt-5", "/skill:review now", "/", "/quit"] {
             assert!(is_command(command), "{command}");
         }
-        for message in ["/usr/bin/env is what?", "//comment", "/tmp/x.txt: why empty", "hi"] {
+        for message in [
+            "/usr/bin/env is what?",
+            "//comment",
+            "/tmp/x.txt: why empty",
+            "hi",
+        ] {
             assert!(!is_command(message), "{message}");
         }
     }

@@ -1512,3 +1512,22 @@ async fn a_find_prefix_allows_neither_exec_nor_delete() {
     );
     pane.quit();
 }
+
+/// A message that starts with a path is sent to the model, not refused as an unknown command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_starting_with_a_path_is_sent() {
+    if tmux_missing("a_message_starting_with_a_path_is_sent") {
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("it runs a program"))]).await;
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/usr/bin/env is what?");
+    pane.key("Enter");
+    let screen = pane.wait_for("it runs a program");
+    assert!(!screen.contains("unknown command"), "{screen}");
+    pane.wait_idle();
+    let request = pane.server.requests()[0].json();
+    assert_eq!(user_texts(&request), ["/usr/bin/env is what?"]);
+    pane.quit();
+}
