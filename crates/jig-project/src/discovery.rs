@@ -32,6 +32,7 @@
 //! script with a known suffix run by its runtime. An explicit path that does not exist or
 //! matches no rule is a load error (`Failed to load extension "<path>": …`, exit 1).
 
+use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -384,7 +385,6 @@ fn is_pi_module(file: &Path) -> bool {
         return false;
     }
     let mut text = String::new();
-    use std::io::Read as _;
     if handle
         .take(PI_SNIFF_BYTES)
         .read_to_string(&mut text)

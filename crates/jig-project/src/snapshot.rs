@@ -87,10 +87,7 @@ impl ProjectSnapshot {
             dot.join("settings.json"),
             self.settings.clone(),
         );
-        let mut paths: Vec<PathBuf> = ["skills", "prompts"]
-            .into_iter()
-            .filter_map(|sub| seen(sub))
-            .collect();
+        let mut paths: Vec<PathBuf> = ["skills", "prompts"].into_iter().filter_map(seen).collect();
         paths.extend(
             agents_skills_dirs(&self.dir)
                 .into_iter()

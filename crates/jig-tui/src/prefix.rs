@@ -16,6 +16,7 @@
 //!
 //! The lists are documented in `docs/permissions.md`; a test keeps the two in step.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 /// Programs for which no prefix is offered and no saved prefix matches: they delete or
@@ -622,7 +623,7 @@ fn sed_script_is_safe(script: &str) -> bool {
     let mut i = 0;
     // Reads a delimited part (`/regex/`) starting after the opening delimiter; returns the
     // index after the closing one.
-    let delimited = |mut i: usize, delimiter: char| -> Option<usize> {
+    let skip_part = |mut i: usize, delimiter: char| -> Option<usize> {
         while i < chars.len() {
             if chars[i] == '\\' {
                 i += 2;
@@ -647,7 +648,7 @@ fn sed_script_is_safe(script: &str) -> bool {
             continue;
         }
         if c == '/' {
-            let Some(next) = delimited(i + 1, '/') else {
+            let Some(next) = skip_part(i + 1, '/') else {
                 return false;
             };
             i = next;
@@ -661,7 +662,7 @@ fn sed_script_is_safe(script: &str) -> bool {
             let Some(&delimiter) = chars.get(i + 1) else {
                 return false;
             };
-            let Some(next) = delimited(i + 2, delimiter) else {
+            let Some(next) = skip_part(i + 2, delimiter) else {
                 return false;
             };
             i = next;
@@ -683,10 +684,10 @@ fn sed_script_is_safe(script: &str) -> bool {
                 if delimiter == '\\' || delimiter == '\n' {
                     return false;
                 }
-                let Some(after_pattern) = delimited(i + 1, delimiter) else {
+                let Some(after_pattern) = skip_part(i + 1, delimiter) else {
                     return false;
                 };
-                let Some(after_replacement) = delimited(after_pattern, delimiter) else {
+                let Some(after_replacement) = skip_part(after_pattern, delimiter) else {
                     return false;
                 };
                 i = after_replacement;
@@ -806,15 +807,16 @@ pub fn covers(prefix: &str) -> String {
     if name == "sed" {
         text.push_str(", never -i, -f or a script with e/w/W");
     } else if PACKAGE_MANAGERS.contains(&name) {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             ", never {} or options other than {}",
             PACKAGE_MANAGER_EXEC.join("/"),
             PACKAGE_MANAGER_SAFE_OPTIONS.join(" ")
-        ));
+        );
     } else {
         let denied = denied_arguments(name);
         if !denied.is_empty() {
-            text.push_str(&format!(", never with {}", denied.join(" ")));
+            let _ = write!(text, ", never with {}", denied.join(" "));
         }
     }
     text

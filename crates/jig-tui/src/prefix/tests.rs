@@ -273,7 +273,11 @@ fn quoted(word: String, how: u8) -> String {
         0 => word,
         1 => format!("'{word}'"),
         2 => format!("\"{word}\""),
-        _ => word.chars().map(|c| format!("\\{c}")).collect(),
+        _ => word.chars().fold(String::new(), |mut escaped, c| {
+            escaped.push('\\');
+            escaped.push(c);
+            escaped
+        }),
     }
 }
 
