@@ -184,6 +184,9 @@ pub const DENIED: &[(&str, &[&str])] = &[
             "--open-files-in-pager",
             "--output",
             "--ext-diff",
+            "-x",
+            "--extcmd",
+            "foreach",
         ],
     ),
     ("rg", &["--pre", "--hostname-bin"]),
@@ -275,6 +278,28 @@ pub const DENIED: &[(&str, &[&str])] = &[
     ),
     ("man", &["-P", "--pager", "-H", "--html"]),
     ("zip", &["-TT", "--unzip-command"]),
+];
+
+/// Subcommands that run a program or code named by the next words, or write what later
+/// commands run (`git config core.fsmonitor …`): no prefix is offered for them and none matches,
+/// like the programs of [`NEVER`]. The subcommand is the first word after the program that is
+/// not an option.
+pub const NEVER_SUBCOMMANDS: &[(&str, &[&str])] = &[
+    ("git", &["config", "filter-branch", "filter-repo"]),
+    ("bundle", &["exec"]),
+    ("uv", &["run", "tool"]),
+    ("poetry", &["run"]),
+    ("pipenv", &["run"]),
+    ("pdm", &["run"]),
+    ("hatch", &["run"]),
+    ("rye", &["run"]),
+    ("conda", &["run"]),
+    ("mamba", &["run"]),
+    ("micromamba", &["run"]),
+    ("pixi", &["run", "exec"]),
+    ("go", &["run", "generate"]),
+    ("dotnet", &["run", "exec"]),
+    ("nix", &["run", "shell", "develop"]),
 ];
 
 /// Package managers whose options before `--` change what they run (`--script-shell`,
@@ -474,6 +499,25 @@ pub fn denied_word(words: &[String]) -> Option<String> {
     }
     if name == "sed" {
         return sed_denied(args);
+    }
+    if let Some(subcommand) = args.iter().find(|arg| !arg.starts_with('-'))
+        && NEVER_SUBCOMMANDS
+            .iter()
+            .any(|(tool, subs)| *tool == name && subs.contains(&subcommand.as_str()))
+    {
+        return Some(format!(
+            "`{name} {subcommand}` runs or configures other programs, so no prefix allows it"
+        ));
+    }
+    if name == "nix-shell" && args.iter().any(|arg| arg == "--run" || arg == "--command") {
+        return Some("`nix-shell --run` runs any command, so no prefix allows it".to_owned());
+    }
+    // `git bisect run CMD` runs CMD.
+    if name == "git"
+        && let Some(at) = args.iter().position(|arg| arg == "bisect")
+        && args[at + 1..].iter().any(|arg| arg == "run")
+    {
+        return Some("`git bisect run` runs any command, so no prefix allows it".to_owned());
     }
     if PACKAGE_MANAGERS.contains(&name) {
         return package_manager_denied(name, args);

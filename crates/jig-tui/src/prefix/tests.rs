@@ -50,6 +50,13 @@ fn the_offered_prefix_stops_at_the_first_path_or_free_argument() {
         ("perl -e 1", None),
         ("awk '{print}' f", None),
         ("npx prettier .", None),
+        ("git config user.name x", None),
+        ("bundle exec rspec", None),
+        ("uv run pytest", None),
+        (
+            "git submodule update --init",
+            Some("git submodule update --init"),
+        ),
         ("PATH=. cargo test", None),
         ("make | tee log", None),
         ("cargo test && rm -rf ~", None),
@@ -206,6 +213,22 @@ const MATCHES: &[(&str, &str, bool)] = &[
     ("sudo", "sudo ls", false),
     ("ls", "ls -la", true),
     ("", "ls", false),
+    // Subcommands that run a named program or write what later commands run.
+    ("git", "git config core.fsmonitor 'touch x'", false),
+    ("git config", "git config user.name x", false),
+    ("git", "git submodule foreach 'rm -rf .'", false),
+    ("git", "git bisect run ./evil", false),
+    ("git", "git rebase -x ./evil main", false),
+    ("git", "git difftool --extcmd=./evil", false),
+    ("git", "git filter-branch --tree-filter x", false),
+    ("git submodule", "git submodule update --init", true),
+    ("bundle", "bundle exec rm -rf src", false),
+    ("bundle exec rspec", "bundle exec rspec", false),
+    ("uv run", "uv run evil.py", false),
+    ("poetry run", "poetry run rm -rf src", false),
+    ("go", "go run ./cmd/x", false),
+    ("go test", "go test ./...", true),
+    ("nix-shell", "nix-shell --run 'rm -rf src'", false),
 ];
 
 #[test]
@@ -233,7 +256,7 @@ fn the_question_says_what_an_allowance_covers() {
     .join("\n");
     insta::assert_snapshot!(text, @r"
     cargo test: covers `cargo test` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with --config --manifest-path -Z -C --target-dir
-    git status: covers `git status` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with -c -C --config --config-env --exec-path --git-dir --work-tree --upload-pack --receive-pack --exec -O --open-files-in-pager --output --ext-diff
+    git status: covers `git status` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with -c -C --config --config-env --exec-path --git-dir --work-tree --upload-pack --receive-pack --exec -O --open-files-in-pager --output --ext-diff -x --extcmd foreach
     find: covers `find` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with -exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls
     sed: covers `sed` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never -i, -f or a script with e/w/W
     npm run lint: covers `npm run lint` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never exec/x/dlx/explore/create/init or options other than -s --silent -q --quiet --if-present --verbose -ws --workspaces --color --no-color
@@ -367,6 +390,14 @@ fn the_documented_lists_are_the_lists() {
             doc.contains(&format!("`{program}`")),
             "docs/permissions.md does not list `{program}`"
         );
+    }
+    for (program, subs) in NEVER_SUBCOMMANDS {
+        for sub in *subs {
+            assert!(
+                doc.contains(&format!("`{program} {sub}`")),
+                "docs/permissions.md does not list `{program} {sub}`"
+            );
+        }
     }
     for (program, denied) in DENIED {
         let line = doc
