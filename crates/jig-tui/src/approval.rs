@@ -503,7 +503,7 @@ mod tests {
         insta::assert_snapshot!(text, @r#"
             cargo test -p x
               prefix: Some("cargo test -p")
-              note: covers `cargo test -p` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with --config --manifest-path -Z -C --target-dir
+              note: covers `cargo test -p` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never with --config --manifest-path -Z -C --target-dir
             rm -rf build
               prefix: None
               note: `rm` can delete files or run other programs, so no prefix allows it

@@ -5,8 +5,8 @@
 //!
 //! - the command is one simple command: after the shell's quote removal, no unquoted `;`, `&`,
 //!   `|`, `<`, `>`, `(`, `)`, `#`, newline, no `$` or backtick outside single quotes, no
-//!   unterminated quote, and no word the shell would expand into words of its choosing (an
-//!   unquoted `*`, `?`, `[` or `{` in a word that starts with `-` or with that character);
+//!   unterminated quote, and no unquoted `*`, `?`, `[`, `]`, `{` or `}` (the shell would expand
+//!   them into words of its, or the directory's, choosing; a lone `{}` is kept);
 //! - its first word is not a variable assignment (`PATH=… cargo test`);
 //! - its program is not one that deletes, overwrites or runs other programs ([`NEVER`]):
 //!   no prefix of such a program is offered, and a saved one never matches;
@@ -370,7 +370,6 @@ pub fn words(command: &str) -> Result<Vec<String>, NotSimple> {
         let mut word = String::new();
         // Whether the word's first character was literal (quoted or escaped).
         let mut first_literal = None::<bool>;
-        let mut globbed = false;
         while let Some(&c) = chars.peek() {
             match c {
                 ' ' | '\t' => break,
@@ -434,26 +433,16 @@ pub fn words(command: &str) -> Result<Vec<String>, NotSimple> {
                     first_literal = Some(true);
                     word.push_str("{}");
                 }
-                '*' | '?' | '[' | '{' | '}' | ']' => {
-                    chars.next();
-                    // An unquoted glob or brace as the word's first character can become any
-                    // word (a file named `-exec`); later in the word it can only become words
-                    // that start like this one.
-                    if first_literal.is_none() {
-                        return Err(NotSimple::Glob);
-                    }
-                    globbed = true;
-                    word.push(c);
-                }
+                // An unquoted glob or brace becomes words of the shell's (or the directory's)
+                // choosing: a file named `-exec` or `--pre=x`, `e{xec,}` → `exec`, `s/a/b/*` →
+                // a `sed` script ending in `e`.
+                '*' | '?' | '[' | '{' | '}' | ']' => return Err(NotSimple::Glob),
                 _ => {
                     chars.next();
                     first_literal.get_or_insert(true);
                     word.push(c);
                 }
             }
-        }
-        if globbed && word.starts_with('-') {
-            return Err(NotSimple::Glob);
         }
         words.push(word);
     }
@@ -846,7 +835,7 @@ pub fn covers(prefix: &str) -> String {
     let program = prefix_words(prefix).first().copied().unwrap_or_default();
     let name = program_name(program);
     let mut text = format!(
-        "covers `{prefix}` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options)"
+        "covers `{prefix}` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs)"
     );
     if name == "sed" {
         text.push_str(", never -i, -f or a script with e/w/W");
@@ -881,7 +870,8 @@ pub fn why_no_prefix(command: &str) -> Option<String> {
         }
         Err(NotSimple::Glob) => {
             return Some(
-                "a glob or brace could expand to any option, which no prefix allows".to_owned(),
+                "an unquoted glob or brace could expand to any word, which no prefix allows"
+                    .to_owned(),
             );
         }
         Err(NotSimple::Unterminated) => {
