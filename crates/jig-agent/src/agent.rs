@@ -455,6 +455,10 @@ impl Agent {
     /// Offers the tools [`TurnHooks::active_tools`](crate::TurnHooks::active_tools) names (all
     /// of them when it names none).
     fn select_active_tools(&mut self) {
+        for tool in self.config.turn_hooks.take_new_tools() {
+            self.all_tools.register(std::sync::Arc::clone(&tool));
+            self.config.tools.register(tool);
+        }
         let Some(names) = self.config.turn_hooks.active_tools() else {
             return;
         };

@@ -86,6 +86,12 @@ pub trait TurnHooks: Send + Sync {
         Vec::new()
     }
 
+    /// Tools added to the session since the last call (an extension registered them after
+    /// loading): from the next request on they can be offered and called.
+    fn take_new_tools(&self) -> Vec<std::sync::Arc<dyn jig_tool::DynTool>> {
+        Vec::new()
+    }
+
     /// The names of the tools offered from the next request on; `None` offers all of them. A
     /// tool left out cannot be called either (`Tool <name> not found`).
     fn active_tools(&self) -> Option<Vec<String>> {

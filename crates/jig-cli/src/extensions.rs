@@ -253,6 +253,115 @@ impl ToolHooks for ExtensionToolHooks {
     }
 }
 
+/// Delivers the agent loop's own events (`agent_start`, `turn_end`, `tool_execution_start`, …)
+/// to the extensions that subscribe to them: in the order they happen, as notifications, from a
+/// task of its own so the run never waits for an extension. [`LifecycleEvents::finish`]
+/// delivers what is still queued.
+pub(crate) struct LifecycleEvents {
+    tx: tokio::sync::mpsc::UnboundedSender<Lifecycle>,
+    task: tokio::task::JoinHandle<()>,
+    subscribed: Vec<&'static str>,
+}
+
+/// What the forwarding task is sent.
+enum Lifecycle {
+    /// An event and its payload.
+    Event(&'static str, Value),
+    /// Answered once every event sent before it was delivered.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+impl LifecycleEvents {
+    /// The forwarder, its task on `runtime`, or `None` when no extension subscribes to any of
+    /// these events.
+    pub(crate) fn start(
+        runner: &Arc<ExtensionRunner>,
+        runtime: &tokio::runtime::Handle,
+    ) -> Option<Self> {
+        let subscribed: Vec<&'static str> = events::LIFECYCLE
+            .iter()
+            .copied()
+            .filter(|event| runner.has_handlers(event))
+            .collect();
+        if subscribed.is_empty() {
+            return None;
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Lifecycle>();
+        let runner = Arc::clone(runner);
+        let task = runtime.spawn(async move {
+            while let Some(message) = rx.recv().await {
+                match message {
+                    Lifecycle::Event(event, payload) => runner.notify(event, || payload).await,
+                    Lifecycle::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        Some(Self {
+            tx,
+            task,
+            subscribed,
+        })
+    }
+
+    /// `inner` with the subscribed events also sent to the extensions.
+    pub(crate) fn observer(
+        &self,
+        inner: Arc<dyn jig_agent::AgentObserver>,
+    ) -> Arc<dyn jig_agent::AgentObserver> {
+        Arc::new(LifecycleObserver {
+            inner,
+            tx: self.tx.clone(),
+            subscribed: self.subscribed.clone(),
+        })
+    }
+
+    /// Delivers every event still queued (once the runs are over); later ones are dropped.
+    pub(crate) async fn finish(self) {
+        let (done, delivered) = tokio::sync::oneshot::channel();
+        if self.tx.send(Lifecycle::Flush(done)).is_ok() {
+            let _ = delivered.await;
+        }
+        self.task.abort();
+    }
+}
+
+struct LifecycleObserver {
+    inner: Arc<dyn jig_agent::AgentObserver>,
+    tx: tokio::sync::mpsc::UnboundedSender<Lifecycle>,
+    subscribed: Vec<&'static str>,
+}
+
+impl jig_agent::AgentObserver for LifecycleObserver {
+    fn on_event(&self, event: &jig_agent::AgentEvent) {
+        use jig_agent::AgentEvent;
+        self.inner.on_event(event);
+        // `message_end` is not among them: it is an event of its own, answered (see
+        // `ExtensionTurnHooks`).
+        let name = match event {
+            AgentEvent::AgentStart => events::AGENT_START,
+            AgentEvent::AgentEnd { .. } => events::AGENT_END,
+            AgentEvent::TurnStart { .. } => events::TURN_START,
+            AgentEvent::TurnEnd { .. } => events::TURN_END,
+            AgentEvent::MessageStart { .. } => events::MESSAGE_START,
+            AgentEvent::MessageUpdate { .. } => events::MESSAGE_UPDATE,
+            AgentEvent::ToolExecutionStart { .. } => events::TOOL_EXECUTION_START,
+            AgentEvent::ToolExecutionUpdate { .. } => events::TOOL_EXECUTION_UPDATE,
+            AgentEvent::ToolExecutionEnd { .. } => events::TOOL_EXECUTION_END,
+            _ => return,
+        };
+        if !self.subscribed.contains(&name) {
+            return;
+        }
+        let Ok(Value::Object(mut payload)) = serde_json::to_value(event) else {
+            return;
+        };
+        payload.remove("type");
+        let _ = self.tx.send(Lifecycle::Event(name, Value::Object(payload)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;

@@ -350,6 +350,8 @@ struct App {
     wake: Arc<AtomicBool>,
     /// Skills (`/skill:NAME`) and prompt templates (`/NAME`).
     knowledge: run_cmd::skills::Knowledge,
+    /// The agent loop's events for the extensions that subscribe to them.
+    lifecycle: Option<crate::extensions::LifecycleEvents>,
 }
 
 /// What Tab completes after the built-in commands: the extensions' commands, `/skill:NAME`
@@ -417,6 +419,12 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     ));
     let ended = app.main_loop();
     let host = Arc::clone(&app.host);
+    let lifecycle = app.lifecycle.take();
+    app.runtime.block_on(async {
+        if let Some(lifecycle) = lifecycle {
+            lifecycle.finish().await;
+        }
+    });
     host.finish();
     app.runtime.block_on(async {
         runner
@@ -489,6 +497,7 @@ impl App {
         let custom_endpoint = session.custom_endpoint();
         let wake = Arc::new(AtomicBool::new(false));
         host.wake_with(Arc::clone(&wake));
+        let runtime_handle = &runtime.handle().clone();
         let mut app = Self {
             editor: editor::editor(&cwd, history, color, completions(runner, &knowledge))
                 .with_break_signal(Arc::clone(&wake)),
@@ -519,6 +528,7 @@ impl App {
                 gated: Vec::new(),
                 snapshot: None,
             },
+            lifecycle: crate::extensions::LifecycleEvents::start(runner, runtime_handle),
             host,
             wake,
             knowledge,
@@ -664,7 +674,7 @@ impl App {
                 }
                 None => text,
             };
-            if text.starts_with('/') {
+            if is_command(&text) {
                 if self.command(&text)? == commands::Flow::Quit {
                     return Ok(());
                 }
@@ -675,11 +685,15 @@ impl App {
     }
 
     fn observer(&self) -> Arc<dyn AgentObserver> {
-        Arc::new(Forward {
+        let forward: Arc<dyn AgentObserver> = Arc::new(Forward {
             printer: Arc::clone(&self.printer),
             tx: self.tx.clone(),
             host: Arc::clone(&self.host),
-        })
+        });
+        match &self.lifecycle {
+            Some(lifecycle) => lifecycle.observer(forward),
+            None => forward,
+        }
     }
 
     /// Sends one message and runs the turn. The extensions' `input` (told `source`:
@@ -1065,6 +1079,16 @@ fn answer_line(request: &ApprovalRequest, answer: &Answer) -> Line {
     Line::styled(text, style)
 }
 
+/// Whether a typed line is a slash command (`/help`, `/model x`, `/skill:name …`) rather than a
+/// message that starts with a path (`/usr/bin/env is…`, `//comment`): the command's name holds
+/// no other `/`.
+fn is_command(text: &str) -> bool {
+    text.strip_prefix('/').is_some_and(|rest| {
+        let name = rest.split_whitespace().next().unwrap_or("");
+        !name.contains('/')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1159,5 +1183,25 @@ mod tests {
                 pair("•", "the answer\nsecond line")
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod command_tests {
+    use super::is_command;
+
+    #[test]
+    fn a_line_starting_with_a_path_is_a_message() {
+        for command in ["/help", "/model gpt-5", "/skill:review now", "/", "/quit"] {
+            assert!(is_command(command), "{command}");
+        }
+        for message in [
+            "/usr/bin/env is what?",
+            "//comment",
+            "/tmp/x.txt: why empty",
+            "hi",
+        ] {
+            assert!(!is_command(message), "{message}");
+        }
     }
 }

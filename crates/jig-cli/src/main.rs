@@ -75,6 +75,8 @@ enum Command {
     /// Install or locate the Node host that runs Pi extensions (TypeScript or JavaScript
     /// modules written against Pi's ExtensionAPI).
     PiHost(pi_host_cmd::PiHostArgs),
+    /// Install a Pi package from the npm registry as a global extension (npm:NAME[@VERSION]).
+    Install(pi_host_cmd::InstallArgs),
 }
 
 fn main() -> ExitCode {
@@ -110,6 +112,7 @@ fn main() -> ExitCode {
         Some(Command::Sessions(args)) => sessions_cmd::run_sessions(&args),
         Some(Command::Env(args)) => env_cmd::run_env(&args),
         Some(Command::PiHost(args)) => pi_host_cmd::run_pi_host(&args),
+        Some(Command::Install(args)) => pi_host_cmd::run_install(&args),
         None => {
             use std::io::IsTerminal as _;
             if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {

@@ -820,6 +820,11 @@ pub(crate) async fn start_with_prompt(
         no_extensions: args.no_extensions,
         config_dir: config_dir.clone(),
         settings_paths: user.extensions.clone(),
+        pi_user_dir: user
+            .pi_extensions
+            .then(|| std::env::var_os("HOME"))
+            .flatten()
+            .map(|home| jig_project::pi_user_extensions_dir(Path::new(&home))),
     };
 
     // Pre-trust: everything but the project.

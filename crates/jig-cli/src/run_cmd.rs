@@ -654,7 +654,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
 /// user interface). `providers` are the extensions' providers already offered (registered while
 /// loading).
 async fn bind_session_host(
-    runner: &ExtensionRunner,
+    runner: &Arc<ExtensionRunner>,
     info: SessionInfo,
     tools: &ToolRegistry,
     providers: Vec<String>,
@@ -671,6 +671,7 @@ async fn bind_session_host(
         opened.ui.clone(),
         providers,
     );
+    host.take_late_tools_from(runner);
     runner
         .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)
         .await;
@@ -742,7 +743,11 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     if args.mode == OutputMode::Json {
         output::print_json(&serde_json::to_value(&header).unwrap_or_default());
     }
-    let observer: Arc<dyn AgentObserver> = printer.clone();
+    let lifecycle = extensions::LifecycleEvents::start(&runner, &tokio::runtime::Handle::current());
+    let observer: Arc<dyn AgentObserver> = match &lifecycle {
+        Some(lifecycle) => lifecycle.observer(printer.clone()),
+        None => printer.clone(),
+    };
 
     let cancel = CancellationToken::new();
     let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
@@ -755,6 +760,9 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         .await;
     let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
+    if let Some(lifecycle) = lifecycle {
+        lifecycle.finish().await;
+    }
     host.finish();
     runner.notify(events::SESSION_SHUTDOWN, || json!({})).await;
     host.close();

@@ -24,9 +24,17 @@ let nextId = 1;
 const pending = new Map();
 let outputClosed = false;
 
+// stdout carries the protocol alone: what an extension prints (console.log, process.stdout)
+// goes to stderr, which jig keeps for its messages about the extension.
+const writeProtocol = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+for (const level of ["log", "info", "debug", "trace"]) {
+	console[level] = (...args) => console.error(...args);
+}
+
 function send(message) {
 	if (outputClosed) return;
-	process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+	writeProtocol(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 }
 
 function notify(method, params) {
@@ -353,12 +361,15 @@ const pi = {
 		if (!tool || typeof tool.name !== "string" || typeof tool.execute !== "function") {
 			throw new Error("registerTool: a tool needs a name and an execute function");
 		}
+		const known = tools.has(tool.name);
 		tools.set(tool.name, tool);
-		if (bound) {
-			warnOnce(
-				"registerTool after loading",
-				"jig offers the tools registered while the extension loads; register every tool in the default export",
+		if (bound && !known) {
+			// Offered from the session's next model request on.
+			const registered = call("registerTool", toolRegistration(tool)).catch((error) =>
+				log(`registerTool(${tool.name}): ${error.message}`),
 			);
+			pendingRegistrations.add(registered);
+			registered.finally(() => pendingRegistrations.delete(registered));
 		}
 	},
 	registerCommand(name, options) {
@@ -517,6 +528,18 @@ async function loadModule() {
 	}
 }
 
+function toolRegistration(tool) {
+	return {
+		name: tool.name,
+		label: tool.label,
+		description: tool.description ?? "",
+		parameters: jsonSchema(tool.parameters),
+		executionMode: tool.executionMode,
+		// Pi lets an extension tool replace a built-in of the same name; jig says so at startup.
+		replacesBuiltin: true,
+	};
+}
+
 function registrations() {
 	const name = path.basename(extensionPath).replace(/\.(ts|js|mjs|cjs|mts|cts)$/, "");
 	const eventNames = [...handlers.keys()];
@@ -524,15 +547,7 @@ function registrations() {
 		protocolVersion: PROTOCOL_VERSION,
 		name: name === "index" ? path.basename(path.dirname(extensionPath)) : name,
 		events: eventNames,
-		tools: [...tools.values()].map((tool) => ({
-			name: tool.name,
-			label: tool.label,
-			description: tool.description ?? "",
-			parameters: jsonSchema(tool.parameters),
-			executionMode: tool.executionMode,
-			// Pi lets an extension tool replace a built-in of the same name; jig says so at startup.
-			replacesBuiltin: true,
-		})),
+		tools: [...tools.values()].map(toolRegistration),
 		commands: [...commands.entries()].map(([name, options]) => ({ name, description: options.description ?? "" })),
 		flags: [...flags.entries()].map(([name, options]) => ({
 			name,
@@ -548,6 +563,14 @@ function registrations() {
 // Events, tools and commands.
 
 const running = new Map(); // request id → AbortController
+// Tools registered while handling a request (an event, a command, a tool call) are registered
+// before it is answered, so the session's next model request offers them (as in Pi).
+const pendingRegistrations = new Set();
+
+async function settleRegistrations(answer) {
+	if (pendingRegistrations.size > 0) await Promise.allSettled([...pendingRegistrations]);
+	return answer;
+}
 
 async function dispatchEvent(params) {
 	const { event, ...payload } = params;
@@ -717,11 +740,11 @@ async function handleRequest(message) {
 			return registrations();
 		}
 		case "event":
-			return dispatchEvent(params);
+			return settleRegistrations(await dispatchEvent(params));
 		case "tool/execute":
-			return executeTool(id, params);
+			return settleRegistrations(await executeTool(id, params));
 		case "command":
-			return runCommand(params);
+			return settleRegistrations(await runCommand(params));
 		default:
 			throw Object.assign(new Error(`method not found: ${method}`), { code: -32601 });
 	}

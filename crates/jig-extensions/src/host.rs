@@ -199,6 +199,17 @@ pub trait ExtensionHost: Send + Sync {
         Err("registering providers is not supported in this mode".to_owned())
     }
 
+    /// Offers a tool the extension registered after loading (`registerTool` once bound); the
+    /// host builds it with [`ExtensionRunner::late_tool`](crate::ExtensionRunner::late_tool).
+    async fn register_tool(
+        &self,
+        extension: &str,
+        registration: crate::ToolRegistration,
+    ) -> Result<(), String> {
+        let _ = (extension, registration);
+        Err("registerTool after loading is not supported in this mode".to_owned())
+    }
+
     /// Asks the host to start a new session, or to end the session, once the command that
     /// asked has finished (`session/new`, `session/quit`: Pi's `ctx.newSession()` and
     /// `ctx.shutdown()`).
@@ -456,6 +467,12 @@ impl ActionGate {
                     .map(|()| Value::Null)
             }
             "getSessionInfo" => Ok(json!(host.session_info().await)),
+            "registerTool" => {
+                let registration: crate::ToolRegistration = parse.get(params.clone())?;
+                host.register_tool(path, registration)
+                    .await
+                    .map(|()| Value::Null)
+            }
             "session/new" => host
                 .request_session(path, SessionRequest::New)
                 .map(|()| Value::Null),

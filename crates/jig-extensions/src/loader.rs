@@ -332,7 +332,7 @@ mod tests {
         );
         insta::assert_snapshot!(
             parse_manifest("[hooks]\ntool_calls = [\"./guard.sh\"]\n", dir).unwrap_err(),
-            @"`hooks.tool_calls`: unknown event \"tool_calls\" (known events: project_trust, tool_call, tool_result, input, before_agent_start, context, message_end, session_start, session_shutdown, session_before_switch, session_before_fork, session_before_compact, session_before_tree)"
+            @"`hooks.tool_calls`: unknown event \"tool_calls\" (known events: project_trust, tool_call, tool_result, input, before_agent_start, context, message_end, session_start, session_shutdown, session_before_switch, session_before_fork, session_before_compact, session_before_tree, agent_start, agent_end, turn_start, turn_end, message_start, message_update, tool_execution_start, tool_execution_update, tool_execution_end)"
         );
         assert_eq!(
             parse_manifest("name = 1\n", dir).unwrap_err(),

@@ -32,6 +32,38 @@ pub mod events {
     pub const SESSION_BEFORE_COMPACT: &str = "session_before_compact";
     /// Before tree navigation: the first `cancel` wins, else the last result.
     pub const SESSION_BEFORE_TREE: &str = "session_before_tree";
+    /// The agent loop's own events, delivered as notifications in the order they happen,
+    /// without holding the run: a run begins / ends.
+    pub const AGENT_START: &str = "agent_start";
+    /// See [`AGENT_START`].
+    pub const AGENT_END: &str = "agent_end";
+    /// A model request is about to be made / a turn (reply and its tool results) is over.
+    pub const TURN_START: &str = "turn_start";
+    /// See [`TURN_START`].
+    pub const TURN_END: &str = "turn_end";
+    /// A message begins / one streamed piece of the reply.
+    pub const MESSAGE_START: &str = "message_start";
+    /// See [`MESSAGE_START`].
+    pub const MESSAGE_UPDATE: &str = "message_update";
+    /// A tool call begins / reports progress / has finished.
+    pub const TOOL_EXECUTION_START: &str = "tool_execution_start";
+    /// See [`TOOL_EXECUTION_START`].
+    pub const TOOL_EXECUTION_UPDATE: &str = "tool_execution_update";
+    /// See [`TOOL_EXECUTION_START`].
+    pub const TOOL_EXECUTION_END: &str = "tool_execution_end";
+
+    /// The agent loop's events, delivered as ordered notifications.
+    pub const LIFECYCLE: &[&str] = &[
+        AGENT_START,
+        AGENT_END,
+        TURN_START,
+        TURN_END,
+        MESSAGE_START,
+        MESSAGE_UPDATE,
+        TOOL_EXECUTION_START,
+        TOOL_EXECUTION_UPDATE,
+        TOOL_EXECUTION_END,
+    ];
 
     /// Every event this host sends, in the order of the documentation.
     pub const ALL: &[&str] = &[
@@ -48,6 +80,15 @@ pub mod events {
         SESSION_BEFORE_FORK,
         SESSION_BEFORE_COMPACT,
         SESSION_BEFORE_TREE,
+        AGENT_START,
+        AGENT_END,
+        TURN_START,
+        TURN_END,
+        MESSAGE_START,
+        MESSAGE_UPDATE,
+        TOOL_EXECUTION_START,
+        TOOL_EXECUTION_UPDATE,
+        TOOL_EXECUTION_END,
     ];
 
     /// Whether `name` is an event this host sends.

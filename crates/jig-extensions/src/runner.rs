@@ -299,6 +299,28 @@ impl ExtensionRunner {
             .collect()
     }
 
+    /// A tool the extension at `path` registers after loading (`registerTool` once bound),
+    /// served by that extension like the ones it registered while loading. The host decides
+    /// whether the session takes it (see [`ExtensionHost::register_tool`]).
+    pub fn late_tool(
+        &self,
+        path: &str,
+        registration: &crate::ToolRegistration,
+    ) -> Result<Arc<dyn DynTool>, String> {
+        let extension = self
+            .extensions
+            .iter()
+            .find(|extension| extension.path() == path)
+            .ok_or_else(|| format!("registerTool: no extension loaded from {path}"))?;
+        let tool = ExtensionTool::new(
+            Arc::clone(extension),
+            registration,
+            self.timeouts.tool,
+            Arc::clone(&self.call_ids),
+        )?;
+        Ok(Arc::new(tool))
+    }
+
     /// Slash commands in load order; a name registered more than once is offered as `name:1`,
     /// `name:2`, … in load order.
     pub fn commands(&self) -> Vec<RegisteredCommand> {

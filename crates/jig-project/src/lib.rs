@@ -78,7 +78,10 @@ pub mod trust;
 use std::path::PathBuf;
 
 pub use diagnostics::{Diagnostic, DiagnosticKind, Diagnostics, Severity, StartupVerdict};
-pub use discovery::{DiscoveredExtension, DiscoveryInputs, Entry, Origin, discover};
+pub use discovery::{
+    DiscoveredExtension, DiscoveryInputs, Entry, Origin, PI_PROJECT_DIR, discover,
+    pi_user_extensions_dir,
+};
 pub use prompts::{PromptTemplate, TemplateInputs, TemplateSource, discover_templates};
 pub use resources::{GatedResource, trust_requiring_resources, trust_requiring_resources_in};
 pub use settings::{

@@ -110,6 +110,9 @@ pub async fn trust_requiring_resources_in(
     let tools = exists(tools).await;
     let outcome = read_json_object_in(env, &settings).await;
     let mut found = gated(extensions, tools, settings, outcome);
+    if let Some(path) = exists(project_dir.join(crate::PI_PROJECT_DIR).join("extensions")).await {
+        found.push(GatedResource::Extensions(path));
+    }
     for path in [
         dot.join("skills"),
         dot.join("prompts"),

@@ -26,6 +26,9 @@ pub struct UserProjectSettings {
     /// `extensions`: absolute paths (relative entries resolved against the config directory,
     /// `~/` against `$HOME`).
     pub extensions: Vec<PathBuf>,
+    /// `piExtensions`: also discover Pi's extension directories (`~/.pi/agent/extensions`, and
+    /// a trusted project's `.pi/extensions`). Default `false`.
+    pub pi_extensions: bool,
 }
 
 impl UserProjectSettings {
@@ -85,6 +88,14 @@ impl UserProjectSettings {
             Some(other) => diagnostics.settings_warning(
                 path,
                 &format!("extensions must be an array of paths, not {other}"),
+            ),
+        }
+        match object.get("piExtensions") {
+            None => {}
+            Some(Value::Bool(on)) => settings.pi_extensions = *on,
+            Some(other) => diagnostics.settings_warning(
+                path,
+                &format!("piExtensions must be true or false, not {other}; using false"),
             ),
         }
         settings

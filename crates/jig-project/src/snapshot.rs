@@ -2,8 +2,8 @@
 //! when the decision is made, and its `settings.json` read through that handle then.
 //!
 //! Everything loaded afterwards for the decision comes from the same snapshot: the settings are
-//! the ones read at decision time (never read again by path), and `.jig/extensions/` and
-//! `.jig/tools/` are discovered through the open handle (`/proc/self/fd/N/…`), so a second
+//! the ones read at decision time (never read again by path), and `.jig/extensions/`,
+//! `.jig/tools/` and Pi's `.pi/extensions/` are discovered through open handles (`/proc/self/fd/N/…`), so a second
 //! process that swaps `.jig` (or the whole directory for a symlink) after the decision changes
 //! nothing that is loaded. A decision made because nothing in the project required trust allows
 //! only what was seen: the inert settings keys, and no project extensions, tools, hooks, skills
@@ -24,6 +24,8 @@ pub struct ProjectSnapshot {
     dir: PathBuf,
     /// `.jig`, opened once (`None` when there was none, or it was not a directory).
     handle: Option<Arc<std::fs::File>>,
+    /// `.pi` (Pi's project directory, whose `extensions/` may load), opened once.
+    pi_handle: Option<Arc<std::fs::File>>,
     /// `.jig/settings.json` as read through the handle.
     settings: ReadOutcome,
 }
@@ -32,6 +34,7 @@ impl PartialEq for ProjectSnapshot {
     fn eq(&self, other: &Self) -> bool {
         self.dir == other.dir
             && self.handle.is_some() == other.handle.is_some()
+            && self.pi_handle.is_some() == other.pi_handle.is_some()
             && self.settings == other.settings
     }
 }
@@ -49,6 +52,7 @@ impl ProjectSnapshot {
     /// is read through it (tests swap `.jig` there).
     pub fn take_with(project_dir: &Path, between: impl FnOnce()) -> Self {
         let handle = open_directory(&project_dir.join(PROJECT_DIR_NAME)).map(Arc::new);
+        let pi_handle = open_directory(&project_dir.join(crate::PI_PROJECT_DIR)).map(Arc::new);
         between();
         let settings = match &handle {
             Some(handle) => read_json_object(&through(handle).join("settings.json")),
@@ -57,6 +61,7 @@ impl ProjectSnapshot {
         Self {
             dir: project_dir.to_path_buf(),
             handle,
+            pi_handle,
             settings,
         }
     }
@@ -70,6 +75,12 @@ impl ProjectSnapshot {
     /// `<project>/.jig` now; `None` when there was no `.jig`.
     pub fn jig_dir(&self) -> Option<PathBuf> {
         self.handle.as_deref().map(through)
+    }
+
+    /// The path that reads the opened `.pi` (Pi's project directory); `None` when there was
+    /// none.
+    pub fn pi_dir(&self) -> Option<PathBuf> {
+        self.pi_handle.as_deref().map(through)
     }
 
     /// What in the project requires trust, as seen through the snapshot (`.jig`'s
@@ -87,6 +98,16 @@ impl ProjectSnapshot {
             dot.join("settings.json"),
             self.settings.clone(),
         );
+        // Pi's project extensions: code, loaded only with the user's `piExtensions`, gated
+        // always.
+        if self
+            .pi_dir()
+            .is_some_and(|pi| pi.join("extensions").exists())
+        {
+            found.push(GatedResource::Extensions(
+                self.dir.join(crate::PI_PROJECT_DIR).join("extensions"),
+            ));
+        }
         let mut paths: Vec<PathBuf> = ["skills", "prompts"].into_iter().filter_map(seen).collect();
         paths.extend(
             agents_skills_dirs(&self.dir)

@@ -78,7 +78,11 @@ pub(crate) struct SessionHost {
     info: Mutex<SessionInfo>,
     delivery: Delivery,
     message_count: AtomicUsize,
-    all_tools: Vec<String>,
+    all_tools: Mutex<Vec<String>>,
+    /// Tools extensions registered after loading, not yet taken by the agent loop.
+    new_tools: Mutex<Vec<Arc<dyn jig_tool::DynTool>>>,
+    /// The runner whose extensions may register tools after loading (`jig run`, interactive).
+    late_tools_from: OnceLock<std::sync::Weak<ExtensionRunner>>,
     active: Mutex<Option<Vec<String>>>,
     steering: Mutex<Vec<Message>>,
     follow_ups: Mutex<Vec<Message>>,
@@ -126,7 +130,9 @@ impl SessionHost {
             message_count: AtomicUsize::new(info.message_count),
             info: Mutex::new(info),
             delivery,
-            all_tools: tools,
+            all_tools: Mutex::new(tools),
+            new_tools: Mutex::new(Vec::new()),
+            late_tools_from: OnceLock::new(),
             active: Mutex::new(None),
             steering: Mutex::new(Vec::new()),
             follow_ups: Mutex::new(Vec::new()),
@@ -141,6 +147,12 @@ impl SessionHost {
             providers,
             session_request: Mutex::new(None),
         })
+    }
+
+    /// Lets `runner`'s extensions register tools after loading, which the agent loop then
+    /// offers (see [`ExtensionTurnHooks`]).
+    pub(crate) fn take_late_tools_from(&self, runner: &Arc<ExtensionRunner>) {
+        let _ = self.late_tools_from.set(Arc::downgrade(runner));
     }
 
     /// From now on `appendEntry` writes through `recorder` (held entries first).
@@ -402,21 +414,22 @@ impl ExtensionHost for SessionHost {
     async fn active_tools(&self) -> Vec<String> {
         lock(&self.active)
             .clone()
-            .unwrap_or_else(|| self.all_tools.clone())
+            .unwrap_or_else(|| lock(&self.all_tools).clone())
     }
 
     async fn all_tools(&self) -> Vec<String> {
-        self.all_tools.clone()
+        lock(&self.all_tools).clone()
     }
 
     async fn set_active_tools(&self, _extension: &str, names: Vec<String>) -> Result<(), String> {
         if self.delivery == Delivery::Unavailable {
             return Err(self.unavailable("setActiveTools"));
         }
-        if let Some(unknown) = names.iter().find(|name| !self.all_tools.contains(name)) {
+        let all_tools = lock(&self.all_tools).clone();
+        if let Some(unknown) = names.iter().find(|name| !all_tools.contains(name)) {
             return Err(format!(
                 "setActiveTools: unknown tool \"{unknown}\"; available tools: {}",
-                self.all_tools.join(", ")
+                all_tools.join(", ")
             ));
         }
         *lock(&self.active) = Some(names);
@@ -428,6 +441,33 @@ impl ExtensionHost for SessionHost {
             message_count: self.message_count.load(Ordering::Relaxed),
             ..lock(&self.info).clone()
         }
+    }
+
+    async fn register_tool(
+        &self,
+        extension: &str,
+        registration: jig_extensions::ToolRegistration,
+    ) -> Result<(), String> {
+        let runner = self
+            .late_tools_from
+            .get()
+            .and_then(std::sync::Weak::upgrade);
+        let Some(runner) = runner.filter(|_| self.delivery != Delivery::Unavailable) else {
+            return Err(self.unavailable("registerTool after loading"));
+        };
+        let name = registration.name.clone();
+        if lock(&self.all_tools).contains(&name) {
+            return Err(format!(
+                "registerTool: a tool named \"{name}\" is already offered; register each tool once"
+            ));
+        }
+        let tool = runner.late_tool(extension, &registration)?;
+        lock(&self.all_tools).push(name.clone());
+        if let Some(active) = lock(&self.active).as_mut() {
+            active.push(name);
+        }
+        lock(&self.new_tools).push(tool);
+        Ok(())
     }
 
     fn request_session(&self, _extension: &str, request: SessionRequest) -> Result<(), String> {
@@ -476,6 +516,10 @@ impl TurnHooks for ExtensionTurnHooks {
 
     fn take_follow_ups(&self) -> Vec<Message> {
         std::mem::take(&mut *lock(&self.host.follow_ups))
+    }
+
+    fn take_new_tools(&self) -> Vec<Arc<dyn jig_tool::DynTool>> {
+        std::mem::take(&mut *lock(&self.host.new_tools))
     }
 
     fn active_tools(&self) -> Option<Vec<String>> {

@@ -428,7 +428,9 @@ fn an_extension_tool_named_like_a_builtin_is_a_conflict() {
 /// The events this jig sends, as the unknown-event messages list them.
 const KNOWN_EVENTS: &str = "project_trust, tool_call, tool_result, input, before_agent_start, \
     context, message_end, session_start, session_shutdown, session_before_switch, \
-    session_before_fork, session_before_compact, session_before_tree";
+    session_before_fork, session_before_compact, session_before_tree, agent_start, agent_end, \
+    turn_start, turn_end, message_start, message_update, tool_execution_start, \
+    tool_execution_update, tool_execution_end";
 
 #[test]
 fn an_unknown_hook_event_is_a_load_error_and_an_unknown_subscription_a_warning() {

@@ -1301,8 +1301,9 @@ async fn prompt_templates_and_skills_are_commands_of_the_session() {
 }
 
 /// Pi's own extensions in the session: `event-bus` (events between its handlers, shown through
-/// `ctx.ui.notify`), `send-user-message` (`/ask` starts a turn) and the npm package
-/// `pi-aliases` (`/clear` starts a new session through `ctx.newSession()`).
+/// `ctx.ui.notify`), `send-user-message` (`/ask` starts a turn), `permission-gate` (asks
+/// through `ctx.ui.select`) and the npm package `pi-aliases` (`/clear` starts a new session
+/// through `ctx.newSession()`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
     if tmux_missing("pi_extensions_commands_notify_start_turns_and_new_sessions") {
@@ -1321,7 +1322,18 @@ async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
         eprintln!("SKIPPED: the Pi extension host's dependencies are not installed");
         return;
     }
-    let pane = Pane::new(vec![reply(ScriptedReply::text("four"))]).await;
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("four")),
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm -rf victim"}),
+        )),
+        reply(ScriptedReply::text("kept")),
+    ])
+    .await;
+    fs::create_dir_all(pane.ws.join("victim")).unwrap();
+    fs::write(pane.ws.join("victim/file"), "keep me\n").unwrap();
     let npm = pane.root.join("npm");
     let status = Command::new("npm")
         .args([
@@ -1338,9 +1350,10 @@ async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
         .unwrap();
     assert!(status.success(), "npm install pi-aliases failed");
     let args = format!(
-        "-e '{}' -e '{}' -e '{}'",
+        "--permission-mode full-auto -e '{}' -e '{}' -e '{}' -e '{}'",
         examples.join("event-bus.ts").display(),
         examples.join("send-user-message.ts").display(),
+        examples.join("permission-gate.ts").display(),
         npm.join("node_modules/pi-aliases").display(),
     );
     let host_env = host.display().to_string();
@@ -1363,6 +1376,18 @@ async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
     pane.wait_idle();
     let request = pane.server.requests()[0].json();
     assert_eq!(user_texts(&request), ["what is 2+2"]);
+    // permission-gate asks through ctx.ui.select; "No" blocks the command.
+    pane.type_text("clean up");
+    pane.key("Enter");
+    pane.wait_for("Allow?");
+    pane.key("Down");
+    pane.key("Enter");
+    pane.wait_for("kept");
+    pane.wait_idle();
+    assert!(pane.ws.join("victim/file").exists(), "rm -rf ran");
+    let request = pane.server.requests()[2].json();
+    let blocked = request["messages"].to_string();
+    assert!(blocked.contains("Blocked by user"), "{blocked}");
     // pi-aliases' /clear asks for a new session.
     pane.type_text("/clear");
     pane.key("Enter");
