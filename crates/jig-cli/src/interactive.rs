@@ -1095,6 +1095,51 @@ mod tests {
     use jig_protocol::{AssistantBlock, AssistantMessage};
     use std::path::Path;
 
+    /// The question's lines as text.
+    fn question(request: jig_tui::approval::ApprovalRequest) -> String {
+        let (reply, _answer) = oneshot::channel();
+        Asking {
+            request,
+            reply,
+            reason: None,
+        }
+        .lines()
+        .iter()
+        .map(Line::text)
+        .collect::<Vec<_>>()
+        .join("\n")
+    }
+
+    #[test]
+    fn a_question_about_a_protected_file_says_why_it_is_asked() {
+        let args =
+            serde_json::json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = x\n"});
+        let text = question(jig_tui::approval::ApprovalRequest::new(
+            "write",
+            &args,
+            Some(".git"),
+        ));
+        insta::assert_snapshot!(text, @r#"
+            ? allow write .git/config
+              + [core]
+              + 	fsmonitor = x
+              changes `.git`: its files decide what later commands run, so this is always asked
+              [y] yes  [t] always write (session)  [T] always (project)
+              [n] no, with a reason  [Esc] no
+        "#);
+        let text = question(jig_tui::approval::ApprovalRequest::new(
+            "bash",
+            &serde_json::json!({"command": "git -c core.pager=x log"}),
+            None,
+        ));
+        insta::assert_snapshot!(text, @r#"
+            ? allow bash git -c core.pager=x log
+              [y] yes  [t] always bash (any command) (session)  [T] always (project)
+              no [p]: `git -c` can run or delete other programs' work, so no prefix allows it
+              [n] no, with a reason  [Esc] no
+        "#);
+    }
+
     #[test]
     fn resumed_history_hides_what_extensions_sent_unshown_and_labels_the_rest() {
         let mut session = Session::in_memory(Path::new("/work/p"));

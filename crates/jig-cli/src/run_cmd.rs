@@ -552,7 +552,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     )?
     .session;
     warn_damaged(&session);
-    let modes = SettingsModes {
+    let permission_modes = SettingsModes {
         user: user_settings.permission_mode,
         project: project
             .settings
@@ -642,7 +642,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         session,
         provider_name,
         context_window: compaction.context_window,
-        settings_permission_mode: modes,
+        settings_permission_mode: permission_modes,
         host,
         project_key: opened.project.key.clone(),
         knowledge,

@@ -135,13 +135,12 @@ pub fn read_project_settings(
     project: &TrustedProject,
     diagnostics: &mut Diagnostics,
 ) -> Option<ProjectSettings> {
-    let (path, outcome) = match project.snapshot() {
-        Some(snapshot) => snapshot.settings(),
-        None => {
-            let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
-            let outcome = read_json_object(&path);
-            (path, outcome)
-        }
+    let (path, outcome) = if let Some(snapshot) = project.snapshot() {
+        snapshot.settings()
+    } else {
+        let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
+        let outcome = read_json_object(&path);
+        (path, outcome)
     };
     let outcome = match outcome {
         ReadOutcome::Object(mut object) if !project.runs_code() => {

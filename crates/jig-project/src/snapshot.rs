@@ -108,10 +108,7 @@ impl ProjectSnapshot {
                 self.dir.join(crate::PI_PROJECT_DIR).join("extensions"),
             ));
         }
-        let mut paths: Vec<PathBuf> = ["skills", "prompts"]
-            .into_iter()
-            .filter_map(|sub| seen(sub))
-            .collect();
+        let mut paths: Vec<PathBuf> = ["skills", "prompts"].into_iter().filter_map(seen).collect();
         paths.extend(
             agents_skills_dirs(&self.dir)
                 .into_iter()

@@ -256,7 +256,6 @@ impl ToolHooks for PermissionHooks {
                 let offered = request.prefix.clone();
                 let answer = approver.ask(request).await;
                 let failed = match answer {
-                    Answer::AllowOnce => None,
                     Answer::AllowTool(scope) => self.remember(scope, |list| {
                         list.tools.insert(call.name.clone());
                     }),
@@ -265,7 +264,7 @@ impl ToolHooks for PermissionHooks {
                         .remember(scope, |list| {
                             list.bash_prefixes.insert(prefix);
                         }),
-                    Answer::AllowPrefix(..) => None,
+                    Answer::AllowOnce | Answer::AllowPrefix(..) => None,
                     Answer::Deny(reason) => {
                         return BeforeToolCall::Block {
                             reason: Some(denied_text(&call.name, reason.as_deref())),
@@ -425,7 +424,7 @@ mod tests {
             .before_tool_call(&call("write", json!({"path": "src/a.rs", "content": "x"})))
             .await;
         assert_eq!(got, BeforeToolCall::Continue);
-        let asked = asked.0.lock().unwrap();
+        let asked = asked.0.lock().unwrap().clone();
         let paths: Vec<_> = asked
             .iter()
             .map(|request| (request.args["path"].as_str().unwrap(), request.protected))
@@ -504,7 +503,7 @@ mod tests {
         insta::assert_snapshot!(text, @r#"
             cargo test -p x
               prefix: Some("cargo test -p")
-              note: covers `cargo test -p` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with --config --manifest-path -Z -C --target-dir
+              note: covers `cargo test -p` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never with --config --manifest-path -Z -C --target-dir
             rm -rf build
               prefix: None
               note: `rm` can delete files or run other programs, so no prefix allows it

@@ -5,8 +5,8 @@
 //!
 //! - the command is one simple command: after the shell's quote removal, no unquoted `;`, `&`,
 //!   `|`, `<`, `>`, `(`, `)`, `#`, newline, no `$` or backtick outside single quotes, no
-//!   unterminated quote, and no word the shell would expand into words of its choosing (an
-//!   unquoted `*`, `?`, `[` or `{` in a word that starts with `-` or with that character);
+//!   unterminated quote, and no unquoted `*`, `?`, `[`, `]`, `{` or `}` (the shell would expand
+//!   them into words of its, or the directory's, choosing; a lone `{}` is kept);
 //! - its first word is not a variable assignment (`PATH=… cargo test`);
 //! - its program is not one that deletes, overwrites or runs other programs ([`NEVER`]):
 //!   no prefix of such a program is offered, and a saved one never matches;
@@ -16,6 +16,7 @@
 //!
 //! The lists are documented in `docs/permissions.md`; a test keeps the two in step.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 /// Programs for which no prefix is offered and no saved prefix matches: they delete or
@@ -183,6 +184,9 @@ pub const DENIED: &[(&str, &[&str])] = &[
             "--open-files-in-pager",
             "--output",
             "--ext-diff",
+            "-x",
+            "--extcmd",
+            "foreach",
         ],
     ),
     ("rg", &["--pre", "--hostname-bin"]),
@@ -276,6 +280,28 @@ pub const DENIED: &[(&str, &[&str])] = &[
     ("zip", &["-TT", "--unzip-command"]),
 ];
 
+/// Subcommands that run a program or code named by the next words, or write what later
+/// commands run (`git config core.fsmonitor …`): no prefix is offered for them and none matches,
+/// like the programs of [`NEVER`]. The subcommand is the first word after the program that is
+/// not an option.
+pub const NEVER_SUBCOMMANDS: &[(&str, &[&str])] = &[
+    ("git", &["config", "filter-branch", "filter-repo"]),
+    ("bundle", &["exec"]),
+    ("uv", &["run", "tool"]),
+    ("poetry", &["run"]),
+    ("pipenv", &["run"]),
+    ("pdm", &["run"]),
+    ("hatch", &["run"]),
+    ("rye", &["run"]),
+    ("conda", &["run"]),
+    ("mamba", &["run"]),
+    ("micromamba", &["run"]),
+    ("pixi", &["run", "exec"]),
+    ("go", &["run", "generate"]),
+    ("dotnet", &["run", "exec"]),
+    ("nix", &["run", "shell", "develop"]),
+];
+
 /// Package managers whose options before `--` change what they run (`--script-shell`,
 /// `--node-options`, any npm config key): only these options are allowed by a prefix, and
 /// their `exec`-like subcommands never are.
@@ -344,7 +370,6 @@ pub fn words(command: &str) -> Result<Vec<String>, NotSimple> {
         let mut word = String::new();
         // Whether the word's first character was literal (quoted or escaped).
         let mut first_literal = None::<bool>;
-        let mut globbed = false;
         while let Some(&c) = chars.peek() {
             match c {
                 ' ' | '\t' => break,
@@ -408,26 +433,16 @@ pub fn words(command: &str) -> Result<Vec<String>, NotSimple> {
                     first_literal = Some(true);
                     word.push_str("{}");
                 }
-                '*' | '?' | '[' | '{' | '}' | ']' => {
-                    chars.next();
-                    // An unquoted glob or brace as the word's first character can become any
-                    // word (a file named `-exec`); later in the word it can only become words
-                    // that start like this one.
-                    if first_literal.is_none() {
-                        return Err(NotSimple::Glob);
-                    }
-                    globbed = true;
-                    word.push(c);
-                }
+                // An unquoted glob or brace becomes words of the shell's (or the directory's)
+                // choosing: a file named `-exec` or `--pre=x`, `e{xec,}` → `exec`, `s/a/b/*` →
+                // a `sed` script ending in `e`.
+                '*' | '?' | '[' | '{' | '}' | ']' => return Err(NotSimple::Glob),
                 _ => {
                     chars.next();
                     first_literal.get_or_insert(true);
                     word.push(c);
                 }
             }
-        }
-        if globbed && word.starts_with('-') {
-            return Err(NotSimple::Glob);
         }
         words.push(word);
     }
@@ -473,6 +488,25 @@ pub fn denied_word(words: &[String]) -> Option<String> {
     }
     if name == "sed" {
         return sed_denied(args);
+    }
+    if let Some(subcommand) = args.iter().find(|arg| !arg.starts_with('-'))
+        && NEVER_SUBCOMMANDS
+            .iter()
+            .any(|(tool, subs)| *tool == name && subs.contains(&subcommand.as_str()))
+    {
+        return Some(format!(
+            "`{name} {subcommand}` runs or configures other programs, so no prefix allows it"
+        ));
+    }
+    if name == "nix-shell" && args.iter().any(|arg| arg == "--run" || arg == "--command") {
+        return Some("`nix-shell --run` runs any command, so no prefix allows it".to_owned());
+    }
+    // `git bisect run CMD` runs CMD.
+    if name == "git"
+        && let Some(at) = args.iter().position(|arg| arg == "bisect")
+        && args[at + 1..].iter().any(|arg| arg == "run")
+    {
+        return Some("`git bisect run` runs any command, so no prefix allows it".to_owned());
     }
     if PACKAGE_MANAGERS.contains(&name) {
         return package_manager_denied(name, args);
@@ -622,7 +656,7 @@ fn sed_script_is_safe(script: &str) -> bool {
     let mut i = 0;
     // Reads a delimited part (`/regex/`) starting after the opening delimiter; returns the
     // index after the closing one.
-    let delimited = |mut i: usize, delimiter: char| -> Option<usize> {
+    let skip_part = |mut i: usize, delimiter: char| -> Option<usize> {
         while i < chars.len() {
             if chars[i] == '\\' {
                 i += 2;
@@ -647,7 +681,7 @@ fn sed_script_is_safe(script: &str) -> bool {
             continue;
         }
         if c == '/' {
-            let Some(next) = delimited(i + 1, '/') else {
+            let Some(next) = skip_part(i + 1, '/') else {
                 return false;
             };
             i = next;
@@ -661,7 +695,7 @@ fn sed_script_is_safe(script: &str) -> bool {
             let Some(&delimiter) = chars.get(i + 1) else {
                 return false;
             };
-            let Some(next) = delimited(i + 2, delimiter) else {
+            let Some(next) = skip_part(i + 2, delimiter) else {
                 return false;
             };
             i = next;
@@ -683,10 +717,10 @@ fn sed_script_is_safe(script: &str) -> bool {
                 if delimiter == '\\' || delimiter == '\n' {
                     return false;
                 }
-                let Some(after_pattern) = delimited(i + 1, delimiter) else {
+                let Some(after_pattern) = skip_part(i + 1, delimiter) else {
                     return false;
                 };
-                let Some(after_replacement) = delimited(after_pattern, delimiter) else {
+                let Some(after_replacement) = skip_part(after_pattern, delimiter) else {
                     return false;
                 };
                 i = after_replacement;
@@ -801,20 +835,21 @@ pub fn covers(prefix: &str) -> String {
     let program = prefix_words(prefix).first().copied().unwrap_or_default();
     let name = program_name(program);
     let mut text = format!(
-        "covers `{prefix}` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options)"
+        "covers `{prefix}` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs)"
     );
     if name == "sed" {
         text.push_str(", never -i, -f or a script with e/w/W");
     } else if PACKAGE_MANAGERS.contains(&name) {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             ", never {} or options other than {}",
             PACKAGE_MANAGER_EXEC.join("/"),
             PACKAGE_MANAGER_SAFE_OPTIONS.join(" ")
-        ));
+        );
     } else {
         let denied = denied_arguments(name);
         if !denied.is_empty() {
-            text.push_str(&format!(", never with {}", denied.join(" ")));
+            let _ = write!(text, ", never with {}", denied.join(" "));
         }
     }
     text
@@ -835,7 +870,8 @@ pub fn why_no_prefix(command: &str) -> Option<String> {
         }
         Err(NotSimple::Glob) => {
             return Some(
-                "a glob or brace could expand to any option, which no prefix allows".to_owned(),
+                "an unquoted glob or brace could expand to any word, which no prefix allows"
+                    .to_owned(),
             );
         }
         Err(NotSimple::Unterminated) => {

@@ -8,11 +8,7 @@
 //! `JIG_TRUST_RACE_STARTS` sets the number of starts (default 1,000); the run also stops after
 //! `JIG_TRUST_RACE_SECONDS` (default 240) so it stays bounded on a slow machine, and then must
 //! have made at least 200 starts.
-#![expect(
-    clippy::unwrap_used,
-    clippy::print_stdout,
-    reason = "test helpers fail loudly on purpose; the test prints what it measured"
-)]
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly on purpose")]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -95,7 +91,7 @@ fn swapping_jig_while_jig_starts_never_runs_untrusted_code() {
                 .unwrap();
                 swaps += 1;
                 // Mostly fast swaps, sometimes a pause so starts also see a settled `.jig`.
-                if swaps % 64 == 0 {
+                if swaps.is_multiple_of(64) {
                     std::thread::sleep(Duration::from_micros(300));
                 }
             }

@@ -12,7 +12,7 @@ use jig_project::{
 };
 use pretty_assertions::assert_eq;
 
-struct Project {
+struct Fixture {
     _dir: tempfile::TempDir,
     root: PathBuf,
     project: PathBuf,
@@ -39,7 +39,7 @@ fn harmless(dir: &Path) {
     fs::write(dir.join("settings.json"), r#"{"thinking": "low"}"#).unwrap();
 }
 
-impl Project {
+impl Fixture {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
@@ -96,11 +96,12 @@ impl Project {
         })
         .collect()
     }
+}
 
-    fn settings(&self, decision: &jig_project::TrustDecision) -> Option<serde_json::Value> {
-        let project = decision.trusted_project()?;
-        read_project_settings(&project, &mut Diagnostics::default()).map(|s| s.value)
-    }
+/// The settings a trusted project's decision gives.
+fn settings(decision: &jig_project::TrustDecision) -> Option<serde_json::Value> {
+    let project = decision.trusted_project()?;
+    read_project_settings(&project, &mut Diagnostics::default()).map(|s| s.value)
 }
 
 fn unique() -> u64 {
@@ -124,7 +125,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[tokio::test]
 async fn a_swap_after_a_nothing_to_gate_decision_loads_nothing() {
-    let project = Project::new();
+    let project = Fixture::new();
     project.swap_in("harmless");
     let decision = resolve_project_trust(&project.inputs(), &mut Diagnostics::default())
         .await
@@ -135,7 +136,7 @@ async fn a_swap_after_a_nothing_to_gate_decision_loads_nothing() {
     project.swap_in("evil");
     assert_eq!(project.project_extensions(&decision), Vec::<String>::new());
     assert_eq!(
-        project.settings(&decision),
+        settings(&decision),
         Some(serde_json::json!({"thinking": "low"})),
         "the settings read when trust was decided, not the swapped ones"
     );
@@ -143,7 +144,7 @@ async fn a_swap_after_a_nothing_to_gate_decision_loads_nothing() {
 
 #[tokio::test]
 async fn a_swap_between_opening_and_reading_is_not_seen() {
-    let project = Project::new();
+    let project = Fixture::new();
     project.swap_in("harmless");
     // The swap lands after `.jig` is opened and before anything is read through it.
     let snapshot = ProjectSnapshot::take_with(&project.project, || project.swap_in("evil"));
@@ -163,14 +164,18 @@ async fn a_swap_between_opening_and_reading_is_not_seen() {
     assert_eq!(decision.step, TrustStep::NothingToGate);
     assert_eq!(project.project_extensions(&decision), Vec::<String>::new());
     assert_eq!(
-        project.settings(&decision),
+        settings(&decision),
         Some(serde_json::json!({"thinking": "low"}))
     );
 
     // The other way round: evil when opened, harmless when read — still the opened one.
     project.swap_in("evil");
     let snapshot = ProjectSnapshot::take_with(&project.project, || project.swap_in("harmless"));
-    let labels: Vec<String> = snapshot.gated().iter().map(|g| g.label()).collect();
+    let labels: Vec<String> = snapshot
+        .gated()
+        .iter()
+        .map(jig_project::GatedResource::label)
+        .collect();
     assert_eq!(
         labels,
         [".jig/extensions/", ".jig/settings.json (baseUrl, hooks)"]
@@ -179,7 +184,7 @@ async fn a_swap_between_opening_and_reading_is_not_seen() {
 
 #[tokio::test]
 async fn a_trusted_projects_extensions_come_from_the_jig_that_was_opened() {
-    let project = Project::new();
+    let project = Fixture::new();
     project.swap_in("evil");
     project.store.set(&project.project, Some(true)).unwrap();
     let decision = resolve_project_trust(&project.inputs(), &mut Diagnostics::default())
@@ -196,7 +201,7 @@ async fn a_trusted_projects_extensions_come_from_the_jig_that_was_opened() {
         "{found:?}"
     );
     assert_eq!(
-        project.settings(&decision).unwrap()["thinking"],
+        settings(&decision).unwrap()["thinking"],
         "high",
         "the settings read at decision time"
     );

@@ -50,6 +50,13 @@ fn the_offered_prefix_stops_at_the_first_path_or_free_argument() {
         ("perl -e 1", None),
         ("awk '{print}' f", None),
         ("npx prettier .", None),
+        ("git config user.name x", None),
+        ("bundle exec rspec", None),
+        ("uv run pytest", None),
+        (
+            "git submodule update --init",
+            Some("git submodule update --init"),
+        ),
         ("PATH=. cargo test", None),
         ("make | tee log", None),
         ("cargo test && rm -rf ~", None),
@@ -120,7 +127,13 @@ const MATCHES: &[(&str, &str, bool)] = &[
     ("find", "find . *", false),
     ("find", "find . ?", false),
     ("find", "find . [a]", false),
-    ("find", "find src/*", true),
+    ("find", "find src/*", false),
+    ("find", "find src/'*'", true),
+    ("npm", "npm e{xec,} evil", false),
+    ("npm", "npm e* evil", false),
+    ("sed", "sed s/a/b/* file", false),
+    ("ls", "ls *.rs", false),
+    ("ls", "ls '*.rs'", true),
     // git: options that run configured programs or reach another repository.
     ("git status", "git status", true),
     ("git status", "git status --short", true),
@@ -206,6 +219,22 @@ const MATCHES: &[(&str, &str, bool)] = &[
     ("sudo", "sudo ls", false),
     ("ls", "ls -la", true),
     ("", "ls", false),
+    // Subcommands that run a named program or write what later commands run.
+    ("git", "git config core.fsmonitor 'touch x'", false),
+    ("git config", "git config user.name x", false),
+    ("git", "git submodule foreach 'rm -rf .'", false),
+    ("git", "git bisect run ./evil", false),
+    ("git", "git rebase -x ./evil main", false),
+    ("git", "git difftool --extcmd=./evil", false),
+    ("git", "git filter-branch --tree-filter x", false),
+    ("git submodule", "git submodule update --init", true),
+    ("bundle", "bundle exec rm -rf src", false),
+    ("bundle exec rspec", "bundle exec rspec", false),
+    ("uv run", "uv run evil.py", false),
+    ("poetry run", "poetry run rm -rf src", false),
+    ("go", "go run ./cmd/x", false),
+    ("go test", "go test ./...", true),
+    ("nix-shell", "nix-shell --run 'rm -rf src'", false),
 ];
 
 #[test]
@@ -232,12 +261,12 @@ fn the_question_says_what_an_allowance_covers() {
     .map(|prefix| format!("{prefix}: {}", covers(prefix)))
     .join("\n");
     insta::assert_snapshot!(text, @r"
-    cargo test: covers `cargo test` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with --config --manifest-path -Z -C --target-dir
-    git status: covers `git status` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with -c -C --config --config-env --exec-path --git-dir --work-tree --upload-pack --receive-pack --exec -O --open-files-in-pager --output --ext-diff
-    find: covers `find` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never with -exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls
-    sed: covers `sed` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never -i, -f or a script with e/w/W
-    npm run lint: covers `npm run lint` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options), never exec/x/dlx/explore/create/init or options other than -s --silent -q --quiet --if-present --verbose -ws --workspaces --color --no-color
-    ls -la: covers `ls -la` + any arguments, as one simple command (no ; & | < > $ `, parentheses or globbed options)
+    cargo test: covers `cargo test` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never with --config --manifest-path -Z -C --target-dir
+    git status: covers `git status` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never with -c -C --config --config-env --exec-path --git-dir --work-tree --upload-pack --receive-pack --exec -O --open-files-in-pager --output --ext-diff -x --extcmd foreach
+    find: covers `find` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never with -exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls
+    sed: covers `sed` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never -i, -f or a script with e/w/W
+    npm run lint: covers `npm run lint` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never exec/x/dlx/explore/create/init or options other than -s --silent -q --quiet --if-present --verbose -ws --workspaces --color --no-color
+    ls -la: covers `ls -la` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs)
     ");
     let why = [
         "rm -rf build",
@@ -253,7 +282,7 @@ fn the_question_says_what_an_allowance_covers() {
         cargo test && rm -rf ~: more than one simple command (or an expansion), which no prefix allows
         find . -exec rm {} +: `find -exec` can run or delete other programs' work, so no prefix allows it
         PATH=. make: it sets variables for the program, which no prefix allows
-        ls *: a glob or brace could expand to any option, which no prefix allows
+        ls *: an unquoted glob or brace could expand to any word, which no prefix allows
     "#);
 }
 
@@ -273,7 +302,11 @@ fn quoted(word: String, how: u8) -> String {
         0 => word,
         1 => format!("'{word}'"),
         2 => format!("\"{word}\""),
-        _ => word.chars().map(|c| format!("\\{c}")).collect(),
+        _ => word.chars().fold(String::new(), |mut escaped, c| {
+            escaped.push('\\');
+            escaped.push(c);
+            escaped
+        }),
     }
 }
 
@@ -364,6 +397,14 @@ fn the_documented_lists_are_the_lists() {
             "docs/permissions.md does not list `{program}`"
         );
     }
+    for (program, subs) in NEVER_SUBCOMMANDS {
+        for sub in *subs {
+            assert!(
+                doc.contains(&format!("`{program} {sub}`")),
+                "docs/permissions.md does not list `{program} {sub}`"
+            );
+        }
+    }
     for (program, denied) in DENIED {
         let line = doc
             .lines()
@@ -374,6 +415,53 @@ fn the_documented_lists_are_the_lists() {
                 line.contains(&format!("`{flag}`")),
                 "docs/permissions.md's row for `{program}` does not list `{flag}`"
             );
+        }
+    }
+}
+
+/// The words `bash` sees in `command` (run in an empty directory, printed NUL-separated).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the shell itself is the reference for how a command splits into words"
+)]
+fn bash_words(command: &str, dir: &std::path::Path) -> Option<Vec<String>> {
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {command}"))
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    output.status.success().then(|| {
+        String::from_utf8_lossy(&output.stdout)
+            .split_terminator('\0')
+            .map(str::to_owned)
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Whatever a command looks like, when jig reads it as one simple command its words are
+    /// exactly the words bash gives the program — so the prefix and the denied arguments are
+    /// compared with what actually runs.
+    #[test]
+    fn the_words_are_the_words_bash_sees(
+        parts in prop::collection::vec(
+            prop::sample::select(vec![
+                "a", "-exec", "x y", " ", "  ", "'", "\"", "\\", "'q r'", "\"s t\"", "\\ ",
+                "\\'", "\"\\\"\"", "\"\\x\"", "{}", "{", "}", "*", "?", "[", "]",
+                "=", "--pre=", "%", "'$x'", "\"a'b\"", "'a\"b'", "é", "\t",
+            ]),
+            1..8,
+        ),
+    ) {
+        let command = parts.concat();
+        let dir = tempfile::tempdir().unwrap();
+        // (An unquoted `~` is left out: bash turns it into a path, which no list names.)
+        if let Some(ours) = words(&command).ok().filter(|words| !words.is_empty()) {
+            let theirs = bash_words(&command, dir.path());
+            prop_assert_eq!(Some(ours), theirs, "{:?}", command);
         }
     }
 }
