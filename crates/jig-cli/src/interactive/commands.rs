@@ -181,6 +181,7 @@ impl App {
             return;
         };
         self.config.thinking = level;
+        self.view.status.thinking = thinking_shown(level);
         let written = self.printer.session().append_thinking_level(level);
         self.report_session_error(written);
         self.reload();
@@ -381,6 +382,11 @@ impl App {
         );
         self.note(&text);
     }
+}
+
+/// The reasoning level as the status line shows it: nothing when it is off.
+pub(super) fn thinking_shown(level: ThinkingLevel) -> Option<String> {
+    (level != ThinkingLevel::default()).then(|| thinking_name(level))
 }
 
 fn thinking_name(level: ThinkingLevel) -> String {
