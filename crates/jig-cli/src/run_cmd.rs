@@ -635,6 +635,13 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         &config.model,
     );
     config.compaction = Some(compaction);
+    // At a local or custom endpoint a model's built-in price is not its price: the cost is
+    // unknown unless the settings give one.
+    let models = if resolved.custom_base_url.is_some() {
+        models.without_builtin_prices()
+    } else {
+        models
+    };
     config.models = Arc::new(models);
 
     Ok(Prepared {
