@@ -1264,7 +1264,7 @@ async fn the_cost_of_a_run_comes_from_the_model_table_and_is_null_when_unknown()
     assert_eq!(end["cost"], Value::Null);
 
     // Prices the settings give apply there: $2 per million input tokens, $8 per million output.
-    let prices = r#"{"models": [
+    let settings = r#"{"models": [
         {"provider": "openai", "id": "gpt-4.1", "cost": {"input": 2, "output": 8}},
         {"provider": "openai", "id": "gpt-4.1-mini", "cost": {"input": 0.4, "output": 1.6}}
     ]}"#;
