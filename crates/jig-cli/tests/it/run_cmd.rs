@@ -1270,7 +1270,7 @@ async fn the_cost_of_a_run_comes_from_the_model_table_and_is_null_when_unknown()
     ]}"#;
     let config = setup.data.with_file_name("config").join("jig");
     std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("settings.json"), prices).unwrap();
+    std::fs::write(config.join("settings.json"), settings).unwrap();
     let priced = setup
         .run(&[
             "--provider",
