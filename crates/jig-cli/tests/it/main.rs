@@ -6,6 +6,7 @@
 
 mod concurrency;
 mod containment;
+mod context_files;
 mod docs;
 mod env_limits;
 mod extension_processes;
