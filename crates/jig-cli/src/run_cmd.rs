@@ -15,6 +15,7 @@ mod context_files;
 mod model;
 pub(crate) mod output;
 mod session_choice;
+pub(crate) use session_choice::tidy as tidy_sessions;
 pub(crate) mod settings;
 pub(crate) mod skills;
 

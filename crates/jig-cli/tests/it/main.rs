@@ -17,6 +17,7 @@ mod help;
 mod interactive;
 mod mcp;
 mod pi_extensions;
+mod project_files;
 mod remote;
 mod run_cmd;
 mod run_compaction;
