@@ -116,6 +116,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             ..ServerOptions::default()
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
+        crate::env_cmd::arm_audit();
         let server = JigMcpServer::new(registry, base, options);
         let outcome_of_serving = serve_stdio(server, shutdown)
             .await

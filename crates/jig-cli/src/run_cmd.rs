@@ -597,6 +597,8 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     );
     config.compaction = Some(compaction);
     config.models = Arc::new(models);
+    // Start-up is over: from the first tool call on, --audit fails closed.
+    crate::env_cmd::arm_audit();
 
     Ok(Prepared {
         config,

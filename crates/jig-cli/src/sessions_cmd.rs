@@ -51,6 +51,7 @@ fn project_key(args: &SessionsArgs) -> Result<(PathBuf, PathBuf), CliError> {
         let flags = crate::env_cmd::EnvFlags {
             url: Some(url.clone()),
             audit: None,
+            audit_best_effort: false,
         };
         let (env, cwd) = crate::env_cmd::open_env(
             &flags,

@@ -143,6 +143,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             .get(&args.name)
             .cloned()
             .unwrap_or_else(|| unreachable!("the tool was just registered"));
+        crate::env_cmd::arm_audit();
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);

@@ -4,6 +4,7 @@
     reason = "tests set up real files on the host"
 )]
 
+mod audit;
 mod concurrency;
 mod containment;
 mod context_files;
