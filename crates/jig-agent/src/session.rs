@@ -32,6 +32,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use jig_llm::ThinkingLevel;
@@ -703,11 +704,12 @@ fn create_file(path: &Path, header: &SessionHeader) -> Result<File, SessionError
         }
     };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(io_error("creating its directory"))?;
+        private_dir(parent).map_err(io_error("creating its directory"))?;
     }
     let mut file = OpenOptions::new()
         .append(true)
         .create_new(true)
+        .mode(0o600)
         .open(path)
         .map_err(io_error("creating"))?;
     let mut line = serde_json::to_string(header).unwrap_or_default();
@@ -715,6 +717,16 @@ fn create_file(path: &Path, header: &SessionHeader) -> Result<File, SessionError
     file.write_all(line.as_bytes())
         .map_err(io_error("writing the header"))?;
     Ok(file)
+}
+
+/// Creates `dir` and its missing parents `0700`: sessions are the user's alone (an existing
+/// directory keeps its mode).
+fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 /// Where sessions are stored: one directory per working directory below a root.
@@ -778,7 +790,7 @@ impl SessionStore {
             let Some(name) = path.file_name() else {
                 continue;
             };
-            fs::create_dir_all(&dir)?;
+            private_dir(&dir)?;
             let target = dir.join(name);
             if target.exists() {
                 continue;
@@ -952,6 +964,21 @@ mod tests {
             .content
             .push(AssistantBlock::Text { text: text.into() });
         Message::Assistant(message)
+    }
+
+    #[test]
+    fn session_files_are_created_0600_in_0700_directories() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let cwd = Path::new("/home/u/proj");
+        let mut session = Session::create_in(&store.dir_for(cwd), cwd);
+        session.append_message(&Message::user_text("hi")).unwrap();
+        session.append_message(&reply("ok")).unwrap();
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(session.path().unwrap()), 0o600);
+        assert_eq!(mode(&store.dir_for(cwd)), 0o700);
+        assert_eq!(mode(store.root()), 0o700);
     }
 
     #[test]

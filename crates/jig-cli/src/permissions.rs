@@ -104,17 +104,58 @@ pub(crate) fn load(project: &Path) -> Allowlist {
     }
 }
 
+/// Writes `text` to `path`, readable and writable by the user alone (`0600`, also when the
+/// file existed with another mode).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(text.as_bytes())
+}
+
 /// Saves `allow` for `project`.
 pub(crate) fn save(project: &Path, allow: &Allowlist) -> Result<PathBuf, String> {
     let path = path(project).ok_or("no config directory: set XDG_CONFIG_HOME or HOME")?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let saved = Saved {
         project: project.to_path_buf(),
         allow: allow.clone(),
     };
     let text = serde_json::to_string_pretty(&saved).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    write_private(&path, &(text + "\n")).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "test setup")]
+    #![expect(clippy::disallowed_methods, reason = "test fixtures on the host")]
+
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn saved_permissions_are_written_0600_also_over_a_file_that_was_readable_by_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("--p--.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_private(&path, "{}\n").unwrap();
+        let metadata = std::fs::metadata(&path).unwrap();
+        assert_eq!(metadata.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+    }
 }
