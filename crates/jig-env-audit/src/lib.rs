@@ -11,7 +11,9 @@
 //! runs the operation inside [`with_call_id`]), `op` (the env method), `path` (and `to` for
 //! `rename`; the program for `exec`, with `args` and `cwd`), `bytes` (read, written, or the
 //! output of a process), `duration_ms`, `outcome` (`ok` or the error kind, with `error`
-//! holding the message; an `exec` that ran reports its `exit_code`).
+//! holding the message; `refused` for a path containment refused, by a confined view or by
+//! the host before any operation ([`ExecutionEnv::note_refused`], `op` `resolve`); an `exec`
+//! that ran reports its `exit_code`).
 //!
 //! Each record is written with one `write_all` of a whole line under a lock, so records never
 //! interleave; to a file ([`AuditLog::file`]) a write that fails partway is undone (the file
@@ -318,6 +320,11 @@ impl Op {
                 }
                 self.fields.insert("outcome".into(), json!("ok"));
             }
+            // A confined view's refusal: on record as refused, like the host's own.
+            Err(error) if error.kind() == ErrorKind::OutsideRoots => {
+                self.fields.insert("outcome".into(), json!("refused"));
+                self.fields.insert("error".into(), json!(error.to_string()));
+            }
             Err(error) => {
                 self.fields
                     .insert("outcome".into(), json!(error.kind().as_str()));
@@ -607,6 +614,16 @@ impl ExecutionEnv for AuditEnv {
         let op = Op::new("cleanup", None);
         self.inner.cleanup().await;
         let _ = op.finish(&self.log, Ok(()), none);
+    }
+
+    fn note_refused(&self, operation: &str, path: &Path, reason: &str) {
+        let mut fields = Map::new();
+        fields.insert("path".into(), path_value(path));
+        fields.insert("outcome".into(), json!("refused"));
+        fields.insert("error".into(), json!(reason));
+        // A failure to record marks the log broken: every later operation is refused.
+        let _ = self.log.event(operation, fields);
+        self.inner.note_refused(operation, path, reason);
     }
 
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {

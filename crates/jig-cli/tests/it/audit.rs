@@ -91,3 +91,95 @@ async fn jig_mcp_with_an_audit_log_that_cannot_be_written_answers_tool_errors_an
     assert!(tools.iter().any(|tool| tool.name == "read"));
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn a_path_refused_by_containment_is_recorded_as_refused_with_its_reason() {
+    let sandbox = Sandbox::new();
+    let log = sandbox.base.join("audit.jsonl");
+    sandbox.symlink(sandbox.base.join("outside/secret.txt"), "link.txt");
+    for path in ["../outside/secret.txt", "link.txt"] {
+        let output = sandbox
+            .jig("read", &json!({"path": path}))
+            .arg("--audit")
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", stdout_of(&output));
+    }
+    let records: Vec<serde_json::Value> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let refused: Vec<String> = records
+        .iter()
+        .filter(|record| record["outcome"] == "refused")
+        .map(|record| {
+            sandbox.redact(&format!(
+                "{} {} {}",
+                record["op"].as_str().unwrap(),
+                record["path"].as_str().unwrap(),
+                record["error"].as_str().unwrap()
+            ))
+        })
+        .collect();
+    insta::assert_snapshot!(refused.join("\n"));
+    assert!(
+        records
+            .iter()
+            .all(|record| record["outcome"] != "ok" || record["op"] != "read"),
+        "nothing outside was read"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jig_run_records_a_call_the_permission_policy_denied_and_every_finished_call() {
+    use crate::run_cmd::{Setup, reply};
+    use jig_llm::scripted::ScriptedReply;
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_call(
+            "call_1",
+            "bash",
+            json!({"command": "echo hi"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "call_2",
+            "read",
+            json!({"path": "a.txt"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    fs::write(setup.ws.join("a.txt"), "a\n").unwrap();
+    let log = setup.ws.parent().unwrap().join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let mut command = setup.command(&[
+        "--permission-mode",
+        "ask",
+        "--audit",
+        &log_arg,
+        "--model",
+        "m",
+        "go",
+    ]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let calls: Vec<String> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|record| record["op"] == "tool_call")
+        .map(|record| {
+            format!(
+                "{} {} {} {}",
+                record["call"].as_str().unwrap(),
+                record["tool"].as_str().unwrap(),
+                record["outcome"].as_str().unwrap(),
+                record["error"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(calls.join("\n"));
+}
