@@ -254,98 +254,6 @@ impl ToolHooks for ExtensionToolHooks {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use serde_json::json;
-
-    use super::*;
-
-    /// Answers `answer` and remembers the arguments it saw.
-    struct Fixed {
-        answer: fn() -> BeforeToolCall,
-        seen: Mutex<Vec<Value>>,
-    }
-
-    impl Fixed {
-        fn new(answer: fn() -> BeforeToolCall) -> Arc<Self> {
-            Arc::new(Self {
-                answer,
-                seen: Mutex::new(Vec::new()),
-            })
-        }
-
-        fn seen(&self) -> Vec<Value> {
-            self.seen
-                .lock()
-                .map(|seen| seen.clone())
-                .unwrap_or_default()
-        }
-    }
-
-    #[async_trait]
-    impl ToolHooks for Fixed {
-        async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
-            if let Ok(mut seen) = self.seen.lock() {
-                seen.push(call.arguments.clone());
-            }
-            (self.answer)()
-        }
-    }
-
-    fn call() -> ToolCall {
-        ToolCall {
-            id: "c1".to_owned(),
-            name: "bash".to_owned(),
-            arguments: json!({"command": "ls"}),
-            raw_arguments: None,
-        }
-    }
-
-    fn chained(first: &Arc<Fixed>, then: &Arc<Fixed>) -> Chained {
-        Chained {
-            first: Arc::clone(first) as Arc<dyn ToolHooks>,
-            then: Arc::clone(then) as Arc<dyn ToolHooks>,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_call_the_first_blocks_never_reaches_the_second() {
-        let first = Fixed::new(|| BeforeToolCall::Block {
-            reason: Some("denied".to_owned()),
-        });
-        let then = Fixed::new(|| BeforeToolCall::Continue);
-        let verdict = chained(&first, &then).before_tool_call(&call()).await;
-        assert!(
-            matches!(verdict, BeforeToolCall::Block { reason: Some(ref r) } if r == "denied"),
-            "{verdict:?}"
-        );
-        assert!(then.seen().is_empty());
-    }
-
-    #[tokio::test]
-    async fn an_allowed_call_is_decided_by_the_second() {
-        let first = Fixed::new(|| BeforeToolCall::Continue);
-        let then = Fixed::new(|| BeforeToolCall::Block { reason: None });
-        let verdict = chained(&first, &then).before_tool_call(&call()).await;
-        assert!(matches!(verdict, BeforeToolCall::Block { reason: None }));
-        assert_eq!(then.seen(), vec![json!({"command": "ls"})]);
-    }
-
-    #[tokio::test]
-    async fn changed_arguments_are_what_the_second_sees_and_what_runs() {
-        let first = Fixed::new(|| BeforeToolCall::ChangeArguments(json!({"command": "pwd"})));
-        let then = Fixed::new(|| BeforeToolCall::Continue);
-        let verdict = chained(&first, &then).before_tool_call(&call()).await;
-        assert!(
-            matches!(verdict, BeforeToolCall::ChangeArguments(ref a) if *a == json!({"command": "pwd"})),
-            "{verdict:?}"
-        );
-        assert_eq!(then.seen(), vec![json!({"command": "pwd"})]);
-    }
-}
-
 /// Delivers the agent loop's own events (`agent_start`, `turn_end`, `tool_execution_start`, …)
 /// to the extensions that subscribe to them: in the order they happen, as notifications, from a
 /// task of its own so the run never waits for an extension. [`LifecycleEvents::finish`]
@@ -452,5 +360,97 @@ impl jig_agent::AgentObserver for LifecycleObserver {
         };
         payload.remove("type");
         let _ = self.tx.send(Lifecycle::Event(name, Value::Object(payload)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Answers `answer` and remembers the arguments it saw.
+    struct Fixed {
+        answer: fn() -> BeforeToolCall,
+        seen: Mutex<Vec<Value>>,
+    }
+
+    impl Fixed {
+        fn new(answer: fn() -> BeforeToolCall) -> Arc<Self> {
+            Arc::new(Self {
+                answer,
+                seen: Mutex::new(Vec::new()),
+            })
+        }
+
+        fn seen(&self) -> Vec<Value> {
+            self.seen
+                .lock()
+                .map(|seen| seen.clone())
+                .unwrap_or_default()
+        }
+    }
+
+    #[async_trait]
+    impl ToolHooks for Fixed {
+        async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+            if let Ok(mut seen) = self.seen.lock() {
+                seen.push(call.arguments.clone());
+            }
+            (self.answer)()
+        }
+    }
+
+    fn call() -> ToolCall {
+        ToolCall {
+            id: "c1".to_owned(),
+            name: "bash".to_owned(),
+            arguments: json!({"command": "ls"}),
+            raw_arguments: None,
+        }
+    }
+
+    fn chained(first: &Arc<Fixed>, then: &Arc<Fixed>) -> Chained {
+        Chained {
+            first: Arc::clone(first) as Arc<dyn ToolHooks>,
+            then: Arc::clone(then) as Arc<dyn ToolHooks>,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_the_first_blocks_never_reaches_the_second() {
+        let first = Fixed::new(|| BeforeToolCall::Block {
+            reason: Some("denied".to_owned()),
+        });
+        let then = Fixed::new(|| BeforeToolCall::Continue);
+        let verdict = chained(&first, &then).before_tool_call(&call()).await;
+        assert!(
+            matches!(verdict, BeforeToolCall::Block { reason: Some(ref r) } if r == "denied"),
+            "{verdict:?}"
+        );
+        assert!(then.seen().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_allowed_call_is_decided_by_the_second() {
+        let first = Fixed::new(|| BeforeToolCall::Continue);
+        let then = Fixed::new(|| BeforeToolCall::Block { reason: None });
+        let verdict = chained(&first, &then).before_tool_call(&call()).await;
+        assert!(matches!(verdict, BeforeToolCall::Block { reason: None }));
+        assert_eq!(then.seen(), vec![json!({"command": "ls"})]);
+    }
+
+    #[tokio::test]
+    async fn changed_arguments_are_what_the_second_sees_and_what_runs() {
+        let first = Fixed::new(|| BeforeToolCall::ChangeArguments(json!({"command": "pwd"})));
+        let then = Fixed::new(|| BeforeToolCall::Continue);
+        let verdict = chained(&first, &then).before_tool_call(&call()).await;
+        assert!(
+            matches!(verdict, BeforeToolCall::ChangeArguments(ref a) if *a == json!({"command": "pwd"})),
+            "{verdict:?}"
+        );
+        assert_eq!(then.seen(), vec![json!({"command": "pwd"})]);
     }
 }

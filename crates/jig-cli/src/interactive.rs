@@ -210,9 +210,22 @@ impl Asking {
             );
             return lines;
         }
+        if let Some(dir) = self.request.protected {
+            lines.push(Line::styled(
+                format!(
+                    "  changes `{dir}`: its files decide what later commands run, so this is always asked"
+                ),
+                Style::Prompt,
+            ));
+        }
+        let every = if self.request.tool == "bash" {
+            " (any command)"
+        } else {
+            ""
+        };
         lines.push(Line::styled(
             format!(
-                "  [y] yes  [t] always {} (session)  [T] always (project)",
+                "  [y] yes  [t] always {}{every} (session)  [T] always (project)",
                 self.request.tool
             ),
             Style::Prompt,
@@ -223,12 +236,44 @@ impl Asking {
                 Style::Prompt,
             ));
         }
+        if let Some(note) = &self.request.prefix_note {
+            let (first, rest) = if self.request.prefix.is_some() {
+                ("      ", "      ")
+            } else {
+                ("  no [p]: ", "      ")
+            };
+            // Wrapped, not cut: the question says exactly what an allowance covers.
+            for (index, line) in wrap_words(note, 72).into_iter().enumerate() {
+                let lead = if index == 0 { first } else { rest };
+                lines.push(Line::styled(format!("{lead}{line}"), Style::Dim));
+            }
+        }
         lines.push(Line::styled(
             "  [n] no, with a reason  [Esc] no",
             Style::Prompt,
         ));
         lines
     }
+}
+
+/// `text` in lines of at most `width` characters, broken between words (a longer word is a line
+/// of its own).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// The first lines of an edit's or a write's change, `-`/`+`.
@@ -417,22 +462,22 @@ impl App {
                 runner: Arc::clone(runner),
             });
         }
-        let mode = args
-            .permission_mode
-            .or(settings_permission_mode)
-            .unwrap_or(PermissionMode::Ask);
+        let mode = settings_permission_mode.resolve(args.permission_mode, PermissionMode::Ask);
         let cwd = config.tool_context.cwd.clone();
         // Saved per project: with `--env` under its URL, not a local directory's name.
         let save_key = project_key.clone();
-        let hooks = Arc::new(PermissionHooks::new(
-            mode,
-            &config.tools,
-            permissions::load(&project_key),
-            Some(Arc::new(Ask { tx: tx.clone() })),
-            Some(Box::new(move |allow| {
-                permissions::save(&save_key, allow).map(|_| ())
-            })),
-        ));
+        let hooks = Arc::new(
+            PermissionHooks::new(
+                mode,
+                &config.tools,
+                permissions::load(&project_key),
+                Some(Arc::new(Ask { tx: tx.clone() })),
+                Some(Box::new(move |allow| {
+                    permissions::save(&save_key, allow).map(|_| ())
+                })),
+            )
+            .with_workspace(config.tool_context.clone()),
+        );
         // The permission policy decides first, then the extensions' `tool_call`.
         let shared: Arc<dyn jig_agent::ToolHooks> = hooks.clone();
         config.hooks = crate::extensions::with_permissions(shared, runner);
@@ -481,6 +526,7 @@ impl App {
                 trusted: true,
                 step: jig_project::TrustStep::NothingToGate,
                 gated: Vec::new(),
+                snapshot: None,
             },
             lifecycle: crate::extensions::LifecycleEvents::start(runner, runtime_handle),
             host,
@@ -628,7 +674,7 @@ impl App {
                 }
                 None => text,
             };
-            if text.starts_with('/') {
+            if is_command(&text) {
                 if self.command(&text)? == commands::Flow::Quit {
                     return Ok(());
                 }
@@ -1033,11 +1079,66 @@ fn answer_line(request: &ApprovalRequest, answer: &Answer) -> Line {
     Line::styled(text, style)
 }
 
+/// Whether a typed line is a slash command (`/help`, `/model x`, `/skill:name …`) rather than a
+/// message that starts with a path (`/usr/bin/env is…`, `//comment`): the command's name holds
+/// no other `/`.
+fn is_command(text: &str) -> bool {
+    text.strip_prefix('/').is_some_and(|rest| {
+        let name = rest.split_whitespace().next().unwrap_or("");
+        !name.contains('/')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use jig_protocol::{AssistantBlock, AssistantMessage};
     use std::path::Path;
+
+    /// The question's lines as text.
+    fn question(request: jig_tui::approval::ApprovalRequest) -> String {
+        let (reply, _answer) = oneshot::channel();
+        Asking {
+            request,
+            reply,
+            reason: None,
+        }
+        .lines()
+        .iter()
+        .map(Line::text)
+        .collect::<Vec<_>>()
+        .join("\n")
+    }
+
+    #[test]
+    fn a_question_about_a_protected_file_says_why_it_is_asked() {
+        let args =
+            serde_json::json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = x\n"});
+        let text = question(jig_tui::approval::ApprovalRequest::new(
+            "write",
+            &args,
+            Some(".git"),
+        ));
+        insta::assert_snapshot!(text, @r#"
+            ? allow write .git/config
+              + [core]
+              + 	fsmonitor = x
+              changes `.git`: its files decide what later commands run, so this is always asked
+              [y] yes  [t] always write (session)  [T] always (project)
+              [n] no, with a reason  [Esc] no
+        "#);
+        let text = question(jig_tui::approval::ApprovalRequest::new(
+            "bash",
+            &serde_json::json!({"command": "git -c core.pager=x log"}),
+            None,
+        ));
+        insta::assert_snapshot!(text, @r#"
+            ? allow bash git -c core.pager=x log
+              [y] yes  [t] always bash (any command) (session)  [T] always (project)
+              no [p]: `git -c` can run or delete other programs' work, so no prefix allows it
+              [n] no, with a reason  [Esc] no
+        "#);
+    }
 
     #[test]
     fn resumed_history_hides_what_extensions_sent_unshown_and_labels_the_rest() {
@@ -1082,5 +1183,25 @@ mod tests {
                 pair("•", "the answer\nsecond line")
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod command_tests {
+    use super::is_command;
+
+    #[test]
+    fn a_line_starting_with_a_path_is_a_message() {
+        for command in ["/help", "/model gpt-5", "/skill:review now", "/", "/quit"] {
+            assert!(is_command(command), "{command}");
+        }
+        for message in [
+            "/usr/bin/env is what?",
+            "//comment",
+            "/tmp/x.txt: why empty",
+            "hi",
+        ] {
+            assert!(!is_command(message), "{message}");
+        }
     }
 }

@@ -32,16 +32,16 @@ enum PiHostAction {
 pub(crate) fn run_pi_host(args: &PiHostArgs) -> CliResult {
     match args.action {
         PiHostAction::Install => install(),
-        PiHostAction::Status => status(),
+        PiHostAction::Status => Ok(status()),
     }
 }
 
-fn status() -> CliResult {
+fn status() -> ExitCode {
     let mut out = std::io::stdout().lock();
     match locate_pi_host() {
         Ok(dir) => {
             let _ = writeln!(out, "Pi extensions run in the host at {}", dir.display());
-            Ok(ExitCode::SUCCESS)
+            ExitCode::SUCCESS
         }
         Err(reason) => {
             let looked: Vec<String> = pi_host_candidates()
@@ -50,7 +50,7 @@ fn status() -> CliResult {
                 .collect();
             let _ = writeln!(out, "No Pi extension host: {reason}");
             let _ = writeln!(out, "Looked in: {}", looked.join(", "));
-            Ok(ExitCode::from(1))
+            ExitCode::from(1)
         }
     }
 }
@@ -65,7 +65,8 @@ fn install() -> CliResult {
     for (name, text) in PI_HOST_FILES {
         write_file(&dir.join(name), text).map_err(CliError::Failure)?;
     }
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "jig: installing the Pi extension host's npm dependencies in {}",
         dir.display()
     );
@@ -88,7 +89,11 @@ fn install() -> CliResult {
             dir.display()
         )));
     }
-    println!("Pi extensions run in the host at {}", dir.display());
+    let _ = writeln!(
+        std::io::stdout(),
+        "Pi extensions run in the host at {}",
+        dir.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -137,7 +142,11 @@ pub(crate) fn run_install(args: &InstallArgs) -> CliResult {
             .with_context(|| format!("cannot create {}", dir.display()))
             .map_err(CliError::Failure)?;
     }
-    eprintln!("jig: npm install {spec} (in {})", prefix.display());
+    let _ = writeln!(
+        std::io::stderr(),
+        "jig: npm install {spec} (in {})",
+        prefix.display()
+    );
     let status = Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
         .arg(&prefix)
@@ -195,7 +204,8 @@ pub(crate) fn run_install(args: &InstallArgs) -> CliResult {
             .with_context(|| format!("cannot link {}", link.display()))
             .map_err(CliError::Failure)?;
     }
-    println!(
+    let _ = writeln!(
+        std::io::stdout(),
         "Installed {name}: {} → {} (loaded by every mode; -ne turns it off)",
         link.display(),
         package.display()

@@ -22,10 +22,10 @@ use jig_env::ExecutionEnv;
 use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
     DiagnosticKind, Diagnostics, DiscoveredExtension, DiscoveryInputs, Entry, GatedResource,
-    Origin, ProjectSettings, ProjectTrustHook, Severity, StartupVerdict, TrustAnswer,
-    TrustDecision, TrustInputs, TrustPrompt, TrustStore, UserProjectSettings, discover,
-    read_project_settings, read_project_settings_in, resolve_project_trust,
-    resolve_project_trust_of, trust_requiring_resources, trust_requiring_resources_in,
+    Origin, ProjectSettings, ProjectSnapshot, ProjectTrustHook, Severity, StartupVerdict,
+    TrustAnswer, TrustDecision, TrustInputs, TrustPrompt, TrustStore, UserProjectSettings,
+    discover, read_project_settings, read_project_settings_in, resolve_project_trust,
+    resolve_project_trust_in, resolve_project_trust_of, trust_requiring_resources_in,
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
@@ -251,16 +251,25 @@ impl ProjectPlace<'_> {
                 }
             };
         }
-        let gated = match self {
-            Self::Local(dir) => trust_requiring_resources(dir),
-            Self::Remote { env, dir, .. } => trust_requiring_resources_in(*env, dir).await,
+        let no_extensions = args.no_extensions;
+        let filter = |gated| {
+            if no_extensions {
+                without_extensions(gated)
+            } else {
+                gated
+            }
         };
-        let gated = if args.no_extensions {
-            without_extensions(gated)
-        } else {
-            gated
-        };
-        resolve_project_trust_of(inputs, gated, diagnostics).await
+        match self {
+            // Looked at once: `.jig` opened now and read through that handle from here on.
+            Self::Local(dir) => {
+                resolve_project_trust_in(inputs, ProjectSnapshot::take(dir), filter, diagnostics)
+                    .await
+            }
+            Self::Remote { env, dir, .. } => {
+                let gated = trust_requiring_resources_in(*env, dir).await;
+                resolve_project_trust_of(inputs, filter(gated), diagnostics).await
+            }
+        }
     }
 }
 
@@ -811,6 +820,11 @@ pub(crate) async fn start_with_prompt(
         no_extensions: args.no_extensions,
         config_dir: config_dir.clone(),
         settings_paths: user.extensions.clone(),
+        pi_user_dir: user
+            .pi_extensions
+            .then(|| std::env::var_os("HOME"))
+            .flatten()
+            .map(|home| jig_project::pi_user_extensions_dir(Path::new(&home))),
     };
 
     // Pre-trust: everything but the project.

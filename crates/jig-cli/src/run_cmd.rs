@@ -398,14 +398,50 @@ pub(crate) struct Prepared {
     pub(crate) provider_name: String,
     /// The context window compaction counts against.
     pub(crate) context_window: u64,
-    /// The permission mode of the settings file.
-    pub(crate) settings_permission_mode: Option<PermissionMode>,
+    /// The permission modes the settings ask for: the user's and a trusted project's.
+    pub(crate) settings_permission_mode: SettingsModes,
     /// The extensions' host: their actions on this session.
     pub(crate) host: Arc<extensions::SessionHost>,
     /// The project's name for its saved permissions (its URL with `--env`).
     pub(crate) project_key: PathBuf,
     /// The skills and prompt templates offered.
     pub(crate) knowledge: skills::Knowledge,
+}
+
+/// The permission modes the settings files ask for.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SettingsModes {
+    /// The user's settings file's `permissionMode`.
+    pub(crate) user: Option<PermissionMode>,
+    /// A trusted project's `.jig/settings.json` `permissionMode` (only when that file is valid
+    /// settings).
+    pub(crate) project: Option<PermissionMode>,
+}
+
+impl SettingsModes {
+    /// The session's mode: `--permission-mode` as given; else the user's settings' mode (else
+    /// `default`), narrowed by the project's settings — a project may ask for less than the
+    /// user allows, never more (a wider mode is ignored with a warning).
+    pub(crate) fn resolve(
+        self,
+        flag: Option<PermissionMode>,
+        default: PermissionMode,
+    ) -> PermissionMode {
+        if let Some(mode) = flag {
+            return mode;
+        }
+        let user = self.user.unwrap_or(default);
+        let Some(project) = self.project else {
+            return user;
+        };
+        let (mode, widened) = user.narrowed_by(project);
+        if widened {
+            crate::exit::warn(&format!(
+                "this project's settings ask for permission mode `{project}`, which allows more than yours (`{user}`); ignoring it (a project may only narrow the mode)"
+            ));
+        }
+        mode
+    }
 }
 
 /// The skills `--skill NAME` forces into the prompt.
@@ -520,6 +556,13 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     )?
     .session;
     warn_damaged(&session);
+    let permission_modes = SettingsModes {
+        user: user_settings.permission_mode,
+        project: project
+            .settings
+            .as_ref()
+            .and_then(settings::project_permission_mode),
+    };
     let settings = settings::with_project(user_settings, project.settings.as_ref());
     let providers = settings.providers().with_extensions(&runner);
     let resolved = model::resolve(&model::ModelArgs {
@@ -605,7 +648,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         session,
         provider_name,
         context_window: compaction.context_window,
-        settings_permission_mode: settings.permission_mode,
+        settings_permission_mode: permission_modes,
         host,
         project_key: opened.project.key.clone(),
         knowledge,
@@ -682,18 +725,18 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     // Print mode never asks: the mode decides (by default everything runs, as `jig run` always
     // did; `ask` denies what it would ask about, and the model reads why). The permission
     // policy decides first, then the extensions' `tool_call`.
-    let mode = args
-        .permission_mode
-        .or(settings_permission_mode)
-        .unwrap_or(PermissionMode::FullAuto);
+    let mode = settings_permission_mode.resolve(args.permission_mode, PermissionMode::FullAuto);
     config.hooks = extensions::with_permissions(
-        Arc::new(PermissionHooks::new(
-            mode,
-            &config.tools,
-            permissions::load(&project_key),
-            None,
-            None,
-        )),
+        Arc::new(
+            PermissionHooks::new(
+                mode,
+                &config.tools,
+                permissions::load(&project_key),
+                None,
+                None,
+            )
+            .with_workspace(config.tool_context.clone()),
+        ),
         &runner,
     );
 

@@ -9,20 +9,29 @@
 //!    `ExtensionRunner::tool_call` to a long-lived Python extension (`tests/it/fixtures/ext.py
 //!    quiet`) over JSON-RPC on pipes; start-up and 200 warm-up calls are not timed. Python's own
 //!    JSON handling is part of the number, so it is an upper bound for the transport.
-//! 2. **No subscriber**: `tool_call` and `tool_result` on a runner whose only extension handles
+//! 2. **Round trip to a Pi extension**: the same call to a Pi module
+//!    (`pi.on("tool_call", () => undefined)`) in jig's Node host, which maps Pi's API onto the
+//!    protocol (skipped, with a notice, when the host's npm dependencies are not installed).
+//! 3. **No subscriber**: `tool_call` and `tool_result` on a runner whose only extension handles
 //!    other events, against doing nothing, in batches of 1000 calls to get above the clock's
 //!    resolution.
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the benchmark writes its Pi module fixture to a temporary directory"
+)]
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use jig_extensions::{
-    ExtensionRunner, InProcessExtension, LoadOptions, Timeouts, ToolCallOutcome, load_process,
+    ExtensionHandle, ExtensionRunner, InProcessExtension, LoadOptions, Timeouts, ToolCallOutcome,
+    load_pi, load_process, locate_pi_host,
 };
 use jig_protocol::ToolResult;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 const WARMUP: usize = 200;
 
@@ -39,25 +48,44 @@ fn main() -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        round_trip(calls).await?;
+        let dir = tempfile::tempdir()?;
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/ext.py");
+        let python = load_process(
+            &fixture,
+            &[
+                "python3".into(),
+                fixture.clone().into_os_string(),
+                "quiet".into(),
+            ],
+            &LoadOptions::new(dir.path()),
+        )
+        .await
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+        round_trip(
+            calls,
+            python,
+            "tool_call round trip, Python process extension",
+        )
+        .await?;
+        match locate_pi_host() {
+            Ok(_) => {
+                let module = dir.path().join("gate.ts");
+                std::fs::write(
+                    &module,
+                    "export default function (pi) { pi.on(\"tool_call\", () => undefined); }\n",
+                )?;
+                let pi = load_pi(dir.path(), &[module], &LoadOptions::new(dir.path()))
+                    .await
+                    .map_err(|error| anyhow::anyhow!("{error}"))?;
+                round_trip(calls, pi, "tool_call round trip, Pi extension (Node host)").await?;
+            }
+            Err(reason) => println!("tool_call round trip, Pi extension: skipped ({reason})"),
+        }
         no_subscriber(calls).await
     })
 }
 
-async fn round_trip(calls: usize) -> Result<()> {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/ext.py");
-    let dir = tempfile::tempdir()?;
-    let extension = load_process(
-        &fixture,
-        &[
-            "python3".into(),
-            fixture.clone().into_os_string(),
-            "quiet".into(),
-        ],
-        &LoadOptions::new(dir.path()),
-    )
-    .await
-    .map_err(|error| anyhow::anyhow!("{error}"))?;
+async fn round_trip(calls: usize, extension: Arc<dyn ExtensionHandle>, label: &str) -> Result<()> {
     let mut runner = ExtensionRunner::new(Timeouts::default());
     runner
         .add(extension)
@@ -81,7 +109,7 @@ async fn round_trip(calls: usize) -> Result<()> {
         );
     }
     ensure!(runner.take_errors().is_empty(), "errors during the run");
-    report("tool_call round trip, Python process extension", &mut times);
+    report(label, &mut times);
     runner.shutdown().await;
     Ok(())
 }

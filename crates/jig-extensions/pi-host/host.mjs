@@ -24,9 +24,17 @@ let nextId = 1;
 const pending = new Map();
 let outputClosed = false;
 
+// stdout carries the protocol alone: what an extension prints (console.log, process.stdout)
+// goes to stderr, which jig keeps for its messages about the extension.
+const writeProtocol = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+for (const level of ["log", "info", "debug", "trace"]) {
+	console[level] = (...args) => console.error(...args);
+}
+
 function send(message) {
 	if (outputClosed) return;
-	process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+	writeProtocol(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 }
 
 function notify(method, params) {

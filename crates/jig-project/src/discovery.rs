@@ -8,9 +8,12 @@
 //! 2. the project's `.jig/extensions/`, then `.jig/tools/` (the same forms; by convention
 //!    extensions that offer tools) — only for a [`TrustedProject`];
 //! 3. the global `$XDG_CONFIG_HOME/jig/extensions/`;
-//! 4. the user settings' `extensions: [...]`.
+//! 4. with the user settings' `piExtensions: true`, Pi's directories: a trusted project's
+//!    `.pi/extensions/` (after `.jig/tools/`) and `~/.pi/agent/extensions/` (after the global
+//!    directory);
+//! 5. the user settings' `extensions: [...]`.
 //!
-//! `-ne/--no-extensions` drops sources 2–4.
+//! `-ne/--no-extensions` drops sources 2–5.
 //!
 //! Inside an extensions directory, one level deep, each entry (names starting with `.` are
 //! skipped) is one extension when it is:
@@ -32,12 +35,22 @@
 //! script with a known suffix run by its runtime. An explicit path that does not exist or
 //! matches no rule is a load error (`Failed to load extension "<path>": …`, exit 1).
 
+use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::PROJECT_DIR_NAME;
 use crate::diagnostics::{DiagnosticKind, Diagnostics, Severity};
 use crate::trust::TrustedProject;
+
+/// Pi's project directory, whose `extensions/` holds Pi extensions (discovered when the user
+/// settings' `piExtensions` is on, and only for a trusted project).
+pub const PI_PROJECT_DIR: &str = ".pi";
+
+/// Pi's user extensions directory under the home directory.
+pub fn pi_user_extensions_dir(home: &Path) -> PathBuf {
+    home.join(".pi").join("agent").join("extensions")
+}
 
 /// The manifest file of a manifest extension.
 pub const MANIFEST_FILE: &str = "extension.toml";
@@ -117,6 +130,9 @@ pub struct DiscoveryInputs {
     pub config_dir: Option<PathBuf>,
     /// The user settings' `extensions` (absolute).
     pub settings_paths: Vec<PathBuf>,
+    /// Pi's user extensions directory (`~/.pi/agent/extensions`), when the user settings'
+    /// `piExtensions` is on; a trusted project's `.pi/extensions` is then discovered too.
+    pub pi_user_dir: Option<PathBuf>,
 }
 
 /// The extensions to load, in order. Pass `project` only once the project is trusted: without
@@ -135,15 +151,35 @@ pub fn discover(
     if inputs.no_extensions {
         return found.list;
     }
-    if let Some(project) = project {
+    // A project trusted because nothing in it required trust had no extensions: none load,
+    // whatever appeared since. Otherwise they are found through the `.jig` handle opened when
+    // trust was decided (a swapped `.jig` is not looked at).
+    if let Some(project) = project.filter(|project| project.runs_code()) {
+        let jig = match project.snapshot() {
+            Some(snapshot) => snapshot.jig_dir(),
+            None => Some(project.dir().join(PROJECT_DIR_NAME)),
+        };
         // `.jig/tools/` holds extensions too (by convention the ones that offer tools).
         for sub in ["extensions", "tools"] {
-            let dir = project.dir().join(PROJECT_DIR_NAME).join(sub);
-            found.directory(&dir, Origin::Project, diagnostics);
+            if let Some(jig) = &jig {
+                found.directory(&jig.join(sub), Origin::Project, diagnostics);
+            }
+        }
+        if inputs.pi_user_dir.is_some() {
+            let pi = match project.snapshot() {
+                Some(snapshot) => snapshot.pi_dir(),
+                None => Some(project.dir().join(PI_PROJECT_DIR)),
+            };
+            if let Some(pi) = pi {
+                found.directory(&pi.join("extensions"), Origin::Project, diagnostics);
+            }
         }
     }
     if let Some(config_dir) = &inputs.config_dir {
         found.directory(&config_dir.join("extensions"), Origin::Global, diagnostics);
+    }
+    if let Some(pi_user_dir) = &inputs.pi_user_dir {
+        found.directory(pi_user_dir, Origin::Global, diagnostics);
     }
     for path in &inputs.settings_paths {
         found.explicit(path, Origin::Settings, diagnostics);
@@ -376,7 +412,6 @@ fn is_pi_module(file: &Path) -> bool {
         return false;
     }
     let mut text = String::new();
-    use std::io::Read as _;
     if handle
         .take(PI_SNIFF_BYTES)
         .read_to_string(&mut text)

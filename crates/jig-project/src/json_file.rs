@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 
 /// What reading a JSON settings file gave.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ReadOutcome {
     /// There is no such file.
     Missing,

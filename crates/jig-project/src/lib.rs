@@ -15,8 +15,11 @@
 //!   no prompt in this mode ⇒ untrusted → the prompt ([`TrustPrompt`]), whose answer is a
 //!   [`TrustChoice`] (trust, trust the parent folder, trust for this session, do not trust, do
 //!   not trust for this session) that says exactly what it saves.
+//! - [`snapshot`]: what the decision is made on, looked at once ([`ProjectSnapshot`]): `.jig`
+//!   opened as a handle and its settings read through it; a trusted project's extensions and
+//!   settings come from it, so swapping `.jig` after the decision loads nothing.
 //! - [`store`]: `$XDG_CONFIG_HOME/jig/trust.json`, read and written under a file lock, written
-//!   atomically.
+//!   atomically; keys are compared in their normal form ([`store::normal_keys`]).
 //! - [`discovery`]: where extensions come from (`-e`, the trusted project's `.jig/extensions/`,
 //!   the global `$XDG_CONFIG_HOME/jig/extensions/`, the user settings' `extensions`), in that
 //!   order, deduplicated by canonical path. Discovery never executes anything.
@@ -68,13 +71,17 @@ pub mod prompts;
 pub mod resources;
 pub mod settings;
 pub mod skills;
+pub mod snapshot;
 pub mod store;
 pub mod trust;
 
 use std::path::PathBuf;
 
 pub use diagnostics::{Diagnostic, DiagnosticKind, Diagnostics, Severity, StartupVerdict};
-pub use discovery::{DiscoveredExtension, DiscoveryInputs, Entry, Origin, discover};
+pub use discovery::{
+    DiscoveredExtension, DiscoveryInputs, Entry, Origin, PI_PROJECT_DIR, discover,
+    pi_user_extensions_dir,
+};
 pub use prompts::{PromptTemplate, TemplateInputs, TemplateSource, discover_templates};
 pub use resources::{GatedResource, trust_requiring_resources, trust_requiring_resources_in};
 pub use settings::{
@@ -84,11 +91,12 @@ pub use settings::{
 pub use skills::{
     Skill, SkillInputs, SkillSource, discover_skills, skill_invocation, skills_prompt,
 };
+pub use snapshot::ProjectSnapshot;
 pub use store::{StoredDecision, TrustStore, TrustStoreError};
 pub use trust::{
     DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustChoice, TrustDecision, TrustError,
     TrustInputs, TrustPrompt, TrustStep, TrustedProject, prompt_title, resolve_project_trust,
-    resolve_project_trust_of,
+    resolve_project_trust_in, resolve_project_trust_of,
 };
 
 /// The project's configuration directory name: `<project>/.jig/`.

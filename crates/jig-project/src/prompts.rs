@@ -90,10 +90,13 @@ pub fn discover_templates(
 ) -> Vec<PromptTemplate> {
     let mut dirs = Vec::new();
     if let Some(project) = project {
-        dirs.push((
-            project.dir().join(PROJECT_DIR_NAME).join("prompts"),
-            TemplateSource::Project,
-        ));
+        // A project trusted because nothing in it required trust had no `.jig/prompts/` then.
+        if project.runs_code() {
+            dirs.push((
+                project.dir().join(PROJECT_DIR_NAME).join("prompts"),
+                TemplateSource::Project,
+            ));
+        }
         if inputs.claude_commands {
             dirs.push((
                 project.dir().join(".claude").join("commands"),

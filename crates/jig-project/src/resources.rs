@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::PROJECT_DIR_NAME;
 use jig_env::ExecutionEnv;
 
-use crate::json_file::{ReadOutcome, read_json_object, read_json_object_in};
+use crate::json_file::{ReadOutcome, read_json_object_in};
 
 /// Project settings keys that neither run anything nor send data anywhere: a project whose
 /// settings only set these does not need trust for them.
@@ -72,37 +72,25 @@ impl GatedResource {
 
 /// The resources of `project_dir` that require trust; empty when nothing does.
 pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
-    let dot = project_dir.join(PROJECT_DIR_NAME);
-    let extensions = dot.join("extensions");
-    let tools = dot.join("tools");
-    let settings = dot.join("settings.json");
-    let outcome = read_json_object(&settings);
-    let mut found = gated(
-        extensions.exists().then_some(extensions),
-        tools.exists().then_some(tools),
-        settings,
-        outcome,
-    );
-    let mut instructions = vec![dot.join("skills"), dot.join("prompts")];
-    // Up to the repository root; outside a repository, the project directory alone (never
-    // the user's own `~/.agents/skills/` above it).
+    crate::snapshot::ProjectSnapshot::take(project_dir).gated()
+}
+
+/// The `.agents/skills/` directories that count for `project_dir`: its own and its ancestors'
+/// up to the repository root; outside a repository, the project directory's alone (never the
+/// user's own `~/.agents/skills/` above it).
+pub(crate) fn agents_skills_dirs(project_dir: &Path) -> Vec<PathBuf> {
     let repository = project_dir
         .ancestors()
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(project_dir);
+    let mut dirs = Vec::new();
     for dir in project_dir.ancestors() {
-        instructions.push(dir.join(".agents").join("skills"));
+        dirs.push(dir.join(".agents").join("skills"));
         if dir == repository {
             break;
         }
     }
-    found.extend(
-        instructions
-            .into_iter()
-            .filter(|path| path.exists())
-            .map(GatedResource::Instructions),
-    );
-    found
+    dirs
 }
 
 /// [`trust_requiring_resources`] of a project on another machine, looked at through its
@@ -122,6 +110,9 @@ pub async fn trust_requiring_resources_in(
     let tools = exists(tools).await;
     let outcome = read_json_object_in(env, &settings).await;
     let mut found = gated(extensions, tools, settings, outcome);
+    if let Some(path) = exists(project_dir.join(crate::PI_PROJECT_DIR).join("extensions")).await {
+        found.push(GatedResource::Extensions(path));
+    }
     for path in [
         dot.join("skills"),
         dot.join("prompts"),
@@ -134,7 +125,7 @@ pub async fn trust_requiring_resources_in(
     found
 }
 
-fn gated(
+pub(crate) fn gated(
     extensions: Option<PathBuf>,
     tools: Option<PathBuf>,
     settings: PathBuf,

@@ -26,6 +26,9 @@ pub struct UserProjectSettings {
     /// `extensions`: absolute paths (relative entries resolved against the config directory,
     /// `~/` against `$HOME`).
     pub extensions: Vec<PathBuf>,
+    /// `piExtensions`: also discover Pi's extension directories (`~/.pi/agent/extensions`, and
+    /// a trusted project's `.pi/extensions`). Default `false`.
+    pub pi_extensions: bool,
 }
 
 impl UserProjectSettings {
@@ -87,6 +90,14 @@ impl UserProjectSettings {
                 &format!("extensions must be an array of paths, not {other}"),
             ),
         }
+        match object.get("piExtensions") {
+            None => {}
+            Some(Value::Bool(on)) => settings.pi_extensions = *on,
+            Some(other) => diagnostics.settings_warning(
+                path,
+                &format!("piExtensions must be true or false, not {other}; using false"),
+            ),
+        }
         settings
     }
 }
@@ -115,12 +126,29 @@ pub struct ProjectSettings {
 ///
 /// Only a [`TrustedProject`] opens this door: an untrusted project's settings are never read as
 /// configuration.
+///
+/// For a local project they are the settings read when trust was decided, through the `.jig`
+/// handle of its [`crate::ProjectSnapshot`] (never read again by path); for a project trusted
+/// because nothing in it required trust ([`TrustedProject::runs_code`] false), only the inert
+/// keys ([`crate::resources::INERT_SETTINGS_KEYS`]) are kept.
 pub fn read_project_settings(
     project: &TrustedProject,
     diagnostics: &mut Diagnostics,
 ) -> Option<ProjectSettings> {
-    let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
-    let outcome = read_json_object(&path);
+    let (path, outcome) = if let Some(snapshot) = project.snapshot() {
+        snapshot.settings()
+    } else {
+        let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
+        let outcome = read_json_object(&path);
+        (path, outcome)
+    };
+    let outcome = match outcome {
+        ReadOutcome::Object(mut object) if !project.runs_code() => {
+            object.retain(|key, _| crate::resources::INERT_SETTINGS_KEYS.contains(&key.as_str()));
+            ReadOutcome::Object(object)
+        }
+        other => other,
+    };
     project_settings(path, outcome, diagnostics)
 }
 

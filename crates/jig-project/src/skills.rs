@@ -128,7 +128,8 @@ pub fn discover_skills(
     if inputs.no_skills {
         return found.skills;
     }
-    if let Some(project) = project {
+    // A project trusted because nothing in it required trust had no skills then: none load.
+    if let Some(project) = project.filter(|project| project.runs_code()) {
         let repository = repository_root(&inputs.cwd, project.dir());
         let boundary = std::fs::canonicalize(&repository).unwrap_or(repository.clone());
         let mut dirs = vec![project.dir().join(PROJECT_DIR_NAME).join("skills")];

@@ -108,20 +108,33 @@ impl TrustStore {
     /// parent's, and so on up to the root. `None` when no ancestor has one or the store does not
     /// exist.
     ///
-    /// A key written by hand with trailing slashes (`/work/app/`) names the same directory as
-    /// without; when both spellings hold a decision, "do not trust" wins.
+    /// Keys are compared in their normal form ([`normal_keys`]): a key written by hand as
+    /// `/work/app/`, `//work//app`, `/work/x/../app` or through a symlink names the same
+    /// directory as `/work/app`. When several spellings hold a decision, "do not trust" wins,
+    /// and a "do not trust" applies under every form of its key (as written, lexically normal,
+    /// and canonical).
     pub fn lookup(&self, dir: &Path) -> Result<Option<StoredDecision>, TrustStoreError> {
         let mut decisions: BTreeMap<String, Option<bool>> = BTreeMap::new();
         for (key, decision) in self.read()? {
-            let slot = decisions
-                .entry(normal_key(&key).to_owned())
-                .or_insert(decision);
-            if decision == Some(false) {
-                *slot = Some(false);
-            } else if slot.is_none() {
-                *slot = decision;
+            let forms = normal_keys(&key);
+            let forms = if decision == Some(false) {
+                forms
+            } else {
+                // A trust (or no decision) counts for the directory the key names now.
+                forms.into_iter().last().into_iter().collect()
+            };
+            for form in forms {
+                let slot = decisions.entry(form).or_insert(decision);
+                if decision == Some(false) {
+                    *slot = Some(false);
+                } else if slot.is_none() {
+                    *slot = decision;
+                }
             }
         }
+        let dir = normal_keys(&dir.to_string_lossy())
+            .pop()
+            .map_or_else(|| dir.to_path_buf(), PathBuf::from);
         Ok(dir.ancestors().find_map(|ancestor| {
             let key = ancestor.to_string_lossy();
             decisions
@@ -151,9 +164,13 @@ impl TrustStore {
         let _lock = self.lock()?;
         let mut decisions = self.read()?;
         for (key, decision) in updates {
-            let key = key.to_string_lossy().into_owned();
+            let forms = normal_keys(&key.to_string_lossy());
+            let Some(key) = forms.last().cloned() else {
+                continue;
+            };
             // Every spelling of the directory goes: the saved choice is the one that counts.
-            decisions.retain(|other, _| normal_key(other) != normal_key(&key));
+            decisions
+                .retain(|other, _| !normal_keys(other).iter().any(|form| forms.contains(form)));
             match decision {
                 Some(trusted) => {
                     decisions.insert(key, Some(*trusted));
@@ -258,10 +275,40 @@ impl TrustStore {
     }
 }
 
-/// A store key without trailing slashes (`/work/app/` → `/work/app`; `/` stays).
-fn normal_key(key: &str) -> &str {
-    let trimmed = key.trim_end_matches('/');
-    if trimmed.is_empty() { "/" } else { trimmed }
+/// The normal forms of a store key, the last one the directory it names now: for an absolute
+/// path, the path with `.` and empty components dropped and `..` applied lexically
+/// (`//work//x/../app/` → `/work/app`), then its canonical path (every symlink and `..`
+/// resolved on the file system) when it exists and differs. Other keys (a remote project's URL)
+/// only lose trailing slashes. Both forms are kept so that a revocation holds whichever way the
+/// path resolves.
+pub fn normal_keys(key: &str) -> Vec<String> {
+    if !key.starts_with('/') {
+        let trimmed = key.trim_end_matches('/');
+        return vec![if trimmed.is_empty() {
+            key.to_owned()
+        } else {
+            trimmed.to_owned()
+        }];
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in key.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    let lexical = format!("/{}", parts.join("/"));
+    let mut forms = vec![lexical.clone()];
+    if let Ok(canonical) = std::fs::canonicalize(key)
+        && let Some(canonical) = canonical.to_str()
+        && canonical != lexical
+    {
+        forms.push(canonical.to_owned());
+    }
+    forms
 }
 
 #[cfg(test)]
@@ -327,6 +374,65 @@ mod tests {
         assert_eq!(trusted("/work/app/src"), Some(("/work".into(), true)));
         let saved = store.read().unwrap();
         assert!(!saved.contains_key("/work/lib//") && !saved.contains_key("/work/app/"));
+    }
+
+    #[test]
+    fn a_revocation_spelled_with_dot_dot_doubled_slashes_or_a_symlink_revokes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let project = root.join("p");
+        std::fs::create_dir_all(root.join("x")).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        std::os::unix::fs::symlink(&project, root.join("link")).unwrap();
+        let store = TrustStore::in_config_dir(&root.join("config"));
+        let r = root.display().to_string();
+        for revocation in [
+            format!("{r}/x/../p"),
+            format!("/{r}//p"),
+            format!("{r}//p//"),
+            format!("{r}/./p/."),
+            format!("{r}/link"),
+            format!("{r}/missing/../p"),
+        ] {
+            std::fs::create_dir_all(root.join("config")).unwrap();
+            std::fs::write(
+                store.path(),
+                serde_json::json!({ r.clone(): true, revocation.clone(): false }).to_string(),
+            )
+            .unwrap();
+            let found = store.lookup(&project).unwrap();
+            assert_eq!(
+                found.map(|d| d.trusted),
+                Some(false),
+                "the key `{revocation}` revokes {}",
+                project.display()
+            );
+            // A lookup through another spelling of the project finds the same decision.
+            assert_eq!(
+                store
+                    .lookup(Path::new(&format!("{r}//x/../p/")))
+                    .unwrap()
+                    .map(|d| d.trusted),
+                Some(false),
+                "{revocation}"
+            );
+            // Saving a decision replaces every spelling.
+            store.set(&project, Some(true)).unwrap();
+            let saved = store.read().unwrap();
+            assert!(!saved.contains_key(&revocation), "{saved:?}");
+            assert_eq!(saved.get(&project.display().to_string()), Some(&Some(true)));
+        }
+        // A key saved through a symlink is saved as the directory it names.
+        store.set(&root.join("link"), Some(false)).unwrap();
+        assert!(
+            store
+                .read()
+                .unwrap()
+                .contains_key(&project.display().to_string())
+        );
+        assert_eq!(normal_keys("ssh://box/srv/repo/"), ["ssh://box/srv/repo"]);
+        assert_eq!(normal_keys("/"), ["/"]);
+        assert_eq!(normal_keys("//a//b/../c/"), ["/a/c"]);
     }
 
     #[test]

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 
 use crate::diagnostics::Diagnostics;
-use crate::resources::{GatedResource, trust_requiring_resources};
+use crate::resources::GatedResource;
+use crate::snapshot::ProjectSnapshot;
 use crate::store::{TrustStore, TrustStoreError};
 
 /// An answer to "trust this project?" from an extension or the prompt.
@@ -220,6 +221,10 @@ pub struct TrustDecision {
     pub step: TrustStep,
     /// What in the project requires trust (empty when step 1 decided: not looked at).
     pub gated: Vec<GatedResource>,
+    /// What the decision was made on, for a local project: `.jig` opened once and its settings
+    /// read then ([`ProjectSnapshot`]); what a trusted project loads comes from it. `None` for
+    /// a project looked at elsewhere (`--env`: read through the env).
+    pub snapshot: Option<ProjectSnapshot>,
 }
 
 /// Proof that a project was trusted: the only way to reach its gated resources
@@ -227,12 +232,26 @@ pub struct TrustDecision {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustedProject {
     dir: PathBuf,
+    snapshot: Option<ProjectSnapshot>,
+    runs_code: bool,
 }
 
 impl TrustedProject {
     /// The trusted project directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// What the decision was made on (`None` for a project looked at through an env).
+    pub fn snapshot(&self) -> Option<&ProjectSnapshot> {
+        self.snapshot.as_ref()
+    }
+
+    /// False when the project was trusted because nothing in it required trust: then only what
+    /// was seen may load — the inert settings keys — and no project extensions, tools, hooks,
+    /// skills or prompt templates that appeared since.
+    pub fn runs_code(&self) -> bool {
+        self.runs_code
     }
 }
 
@@ -241,6 +260,8 @@ impl TrustDecision {
     pub fn trusted_project(&self) -> Option<TrustedProject> {
         self.trusted.then(|| TrustedProject {
             dir: self.project_dir.clone(),
+            snapshot: self.snapshot.clone(),
+            runs_code: self.step != TrustStep::NothingToGate,
         })
     }
 
@@ -465,17 +486,27 @@ fn remember(
 }
 
 /// Runs the chain for `inputs.project_dir`. Nothing project-sourced is executed or applied: the
-/// project is only looked at to find what requires trust.
+/// project is only looked at to find what requires trust, once, through a [`ProjectSnapshot`]
+/// that the decision keeps (what a trusted project loads comes from it).
 pub async fn resolve_project_trust(
     inputs: &TrustInputs<'_>,
     diagnostics: &mut Diagnostics,
 ) -> Result<TrustDecision, TrustError> {
-    resolve_with(
-        inputs,
-        || trust_requiring_resources(inputs.project_dir),
-        diagnostics,
-    )
-    .await
+    let snapshot = ProjectSnapshot::take(inputs.project_dir);
+    resolve_project_trust_in(inputs, snapshot, |gated| gated, diagnostics).await
+}
+
+/// [`resolve_project_trust`] on a snapshot taken by the caller, with what requires trust in it
+/// passed through `filter` (`-ne` leaves out what it would not load).
+pub async fn resolve_project_trust_in(
+    inputs: &TrustInputs<'_>,
+    snapshot: ProjectSnapshot,
+    filter: impl FnOnce(Vec<GatedResource>) -> Vec<GatedResource>,
+    diagnostics: &mut Diagnostics,
+) -> Result<TrustDecision, TrustError> {
+    let mut decision = resolve_with(inputs, || filter(snapshot.gated()), diagnostics).await?;
+    decision.snapshot = Some(snapshot);
+    Ok(decision)
 }
 
 /// [`resolve_project_trust`] for a project whose resources were looked at elsewhere: a
@@ -500,6 +531,7 @@ async fn resolve_with(
         trusted,
         step,
         gated,
+        snapshot: None,
     };
     if let Some(outcome) = step_override(inputs.trust_override) {
         return Ok(decide(outcome, Vec::new()));

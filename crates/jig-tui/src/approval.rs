@@ -8,10 +8,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use jig_agent::{BeforeToolCall, ToolHooks};
 use jig_protocol::ToolCall;
-use jig_tool::{Effects, ToolRegistry};
+use jig_tool::{Effects, ToolContext, ToolRegistry};
 use serde_json::Value;
 
-use crate::policy::{Allowlist, PermissionMode, Verdict, bash_command, decide, suggested_prefix};
+use crate::policy::{
+    Allowlist, PermissionMode, Verdict, bash_command, decide, protected_path, suggested_prefix,
+};
+use crate::prefix;
 
 /// A call the user is asked about.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +25,32 @@ pub struct ApprovalRequest {
     pub args: Value,
     /// The prefix offered for "allow commands starting with …" (bash only).
     pub prefix: Option<String>,
+    /// What allowing the prefix covers, in words (with `prefix`), or why no prefix is offered
+    /// (without it), for bash commands.
+    pub prefix_note: Option<String>,
+    /// The protected directory the call changes (`.git`, `.jig`): why it is asked about even
+    /// in `auto-edit` or with its tool allowed.
+    pub protected: Option<&'static str>,
+}
+
+impl ApprovalRequest {
+    /// The question about `tool` called with `args`; `protected` as found by the hooks.
+    pub fn new(tool: &str, args: &Value, protected: Option<&'static str>) -> Self {
+        let command = bash_command(tool, args);
+        let prefix = command.and_then(suggested_prefix);
+        let prefix_note = match (&prefix, command) {
+            (Some(prefix), _) => Some(prefix::covers(prefix)),
+            (None, Some(command)) => prefix::why_no_prefix(command),
+            (None, None) => None,
+        };
+        Self {
+            tool: tool.to_owned(),
+            args: args.clone(),
+            prefix,
+            prefix_note,
+            protected,
+        }
+    }
 }
 
 /// Where an allowance applies.
@@ -72,6 +101,9 @@ pub struct PermissionHooks {
     project: Mutex<Allowlist>,
     approver: Option<Arc<dyn Approver>>,
     save: Option<SaveAllowlist>,
+    /// Where relative paths resolve and what the workspace roots are, to find protected
+    /// paths through symlinks.
+    workspace: Option<ToolContext>,
 }
 
 impl std::fmt::Debug for PermissionHooks {
@@ -103,7 +135,49 @@ impl PermissionHooks {
             project: Mutex::new(project),
             approver,
             save,
+            workspace: None,
         }
+    }
+
+    /// Resolves the paths of file changes in `workspace` (its env, working directory and
+    /// roots) to find protected ones also when spelled through a symlink or `..`; without it
+    /// only the path as written is checked.
+    #[must_use]
+    pub fn with_workspace(mut self, workspace: ToolContext) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
+    /// The protected directory the call's `path` argument names or is in, as written, as an
+    /// absolute path, and with every symlink resolved.
+    async fn protected(&self, effects: Effects, args: &Value) -> Option<&'static str> {
+        if effects.is_read_only() {
+            return None;
+        }
+        let raw = args.get("path").and_then(Value::as_str)?;
+        if let Some(dir) = protected_path(std::path::Path::new(raw)) {
+            return Some(dir);
+        }
+        let ctx = self.workspace.as_ref()?;
+        let Ok(absolute) = jig_tool::paths::absolute_path(ctx.env.as_ref(), &ctx.cwd, raw) else {
+            return None;
+        };
+        let canonical = ctx.env.canonical_path_lenient(&absolute).await.ok();
+        let roots: Vec<&std::path::Path> = std::iter::once(ctx.cwd.as_path())
+            .chain(
+                ctx.containment
+                    .roots
+                    .iter()
+                    .map(std::path::PathBuf::as_path),
+            )
+            .collect();
+        std::iter::once(absolute).chain(canonical).find_map(|path| {
+            let inside = roots
+                .iter()
+                .find_map(|root| path.strip_prefix(root).ok())
+                .map(std::path::Path::to_path_buf);
+            protected_path(inside.as_deref().unwrap_or(&path))
+        })
     }
 
     /// The current mode.
@@ -163,25 +237,34 @@ impl ToolHooks for PermissionHooks {
             .get(&call.name)
             .copied()
             .unwrap_or(Effects::Process);
-        let verdict = decide(mode, &call.name, effects, &call.arguments, &self.allowed());
+        let protected = if matches!(mode, PermissionMode::Ask | PermissionMode::AutoEdit) {
+            self.protected(effects, &call.arguments).await
+        } else {
+            None
+        };
+        let verdict = decide(
+            mode,
+            &call.name,
+            effects,
+            &call.arguments,
+            &self.allowed(),
+            protected.is_some(),
+        );
         let verdict = match (&self.approver, verdict) {
             (Some(approver), Verdict::Ask) => {
-                let prefix = bash_command(&call.name, &call.arguments).and_then(suggested_prefix);
-                let answer = approver
-                    .ask(ApprovalRequest {
-                        tool: call.name.clone(),
-                        args: call.arguments.clone(),
-                        prefix,
-                    })
-                    .await;
+                let request = ApprovalRequest::new(&call.name, &call.arguments, protected);
+                let offered = request.prefix.clone();
+                let answer = approver.ask(request).await;
                 let failed = match answer {
-                    Answer::AllowOnce => None,
                     Answer::AllowTool(scope) => self.remember(scope, |list| {
                         list.tools.insert(call.name.clone());
                     }),
-                    Answer::AllowPrefix(prefix, scope) => self.remember(scope, |list| {
-                        list.bash_prefixes.insert(prefix);
-                    }),
+                    // Only the prefix the question offered can be remembered.
+                    Answer::AllowPrefix(prefix, scope) if offered.as_ref() == Some(&prefix) => self
+                        .remember(scope, |list| {
+                            list.bash_prefixes.insert(prefix);
+                        }),
+                    Answer::AllowOnce | Answer::AllowPrefix(..) => None,
                     Answer::Deny(reason) => {
                         return BeforeToolCall::Block {
                             reason: Some(denied_text(&call.name, reason.as_deref())),
@@ -194,6 +277,10 @@ impl ToolHooks for PermissionHooks {
                 }
                 Verdict::Allow
             }
+            (_, Verdict::Ask) if let Some(dir) = protected => Verdict::Deny(format!(
+                "The `{}` call was not run: it changes a file in `{dir}`, whose files decide what later commands run, so it needs the user's approval even in permission mode `{mode}`, and this session cannot ask (non-interactive). Do not retry it; continue without it or explain what is needed.",
+                call.name
+            )),
             (_, verdict) => verdict.without_asking(mode, &call.name),
         };
         match verdict {
@@ -271,7 +358,7 @@ mod tests {
             })),
         );
         let got = hooks
-            .before_tool_call(&call("bash", json!({"command": "cargo test -q"})))
+            .before_tool_call(&call("bash", json!({"command": "cargo test"})))
             .await;
         assert_eq!(got, BeforeToolCall::Continue);
         let saved = saved.lock().unwrap().clone().unwrap();
@@ -293,5 +380,142 @@ mod tests {
                 reason: Some("The user denied this `bash` call: not now".into())
             }
         );
+    }
+
+    /// Answers `AllowOnce` and keeps what it was asked.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<ApprovalRequest>>);
+
+    #[async_trait]
+    impl Approver for Recording {
+        async fn ask(&self, request: ApprovalRequest) -> Answer {
+            self.0.lock().unwrap().push(request);
+            Answer::AllowOnce
+        }
+    }
+
+    fn writing_registry() -> ToolRegistry {
+        jig_tool_builtins::builtin_registry(&jig_tool_builtins::BuiltinsConfig::default())
+    }
+
+    #[tokio::test]
+    async fn auto_edit_asks_before_writing_git_config() {
+        let asked = Arc::new(Recording::default());
+        let hooks = PermissionHooks::new(
+            PermissionMode::AutoEdit,
+            &writing_registry(),
+            Allowlist::default(),
+            Some(asked.clone()),
+            None,
+        );
+        let hook = "[core]\n\tfsmonitor = touch /tmp/pwned\n";
+        for path in [
+            ".git/config",
+            "./.git/hooks/pre-commit",
+            ".jig/settings.json",
+            "a/../.git/config",
+        ] {
+            let got = hooks
+                .before_tool_call(&call("write", json!({"path": path, "content": hook})))
+                .await;
+            assert_eq!(got, BeforeToolCall::Continue, "{path}");
+        }
+        let got = hooks
+            .before_tool_call(&call("write", json!({"path": "src/a.rs", "content": "x"})))
+            .await;
+        assert_eq!(got, BeforeToolCall::Continue);
+        let asked = asked.0.lock().unwrap().clone();
+        let paths: Vec<_> = asked
+            .iter()
+            .map(|request| (request.args["path"].as_str().unwrap(), request.protected))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                (".git/config", Some(".git")),
+                ("./.git/hooks/pre-commit", Some(".git")),
+                (".jig/settings.json", Some(".jig")),
+                ("a/../.git/config", Some(".git")),
+            ],
+            "src/a.rs runs without asking, the protected paths are asked about"
+        );
+
+        // Without anyone to ask, the write is not done and the model is told why.
+        let print = PermissionHooks::new(
+            PermissionMode::AutoEdit,
+            &writing_registry(),
+            Allowlist::default(),
+            None,
+            None,
+        );
+        let got = print
+            .before_tool_call(&call(
+                "write",
+                json!({"path": ".git/config", "content": hook}),
+            ))
+            .await;
+        let BeforeToolCall::Block {
+            reason: Some(reason),
+        } = got
+        else {
+            panic!("expected a block, got {got:?}");
+        };
+        insta::assert_snapshot!(reason, @"The `write` call was not run: it changes a file in `.git`, whose files decide what later commands run, so it needs the user's approval even in permission mode `auto-edit`, and this session cannot ask (non-interactive). Do not retry it; continue without it or explain what is needed.");
+    }
+
+    #[tokio::test]
+    async fn only_the_offered_prefix_is_remembered() {
+        let hooks = PermissionHooks::new(
+            PermissionMode::Ask,
+            &registry(),
+            Allowlist::default(),
+            Some(Arc::new(Fixed(Answer::AllowPrefix(
+                "rm".into(),
+                Scope::Session,
+            )))),
+            None,
+        );
+        let got = hooks
+            .before_tool_call(&call("bash", json!({"command": "rm -rf build"})))
+            .await;
+        assert_eq!(got, BeforeToolCall::Continue, "the call itself was allowed");
+        assert!(hooks.allowlists().0.is_empty(), "{:?}", hooks.allowlists());
+    }
+
+    #[test]
+    fn questions_say_what_a_prefix_covers_or_why_there_is_none() {
+        let text = [
+            "cargo test -p x",
+            "rm -rf build",
+            "python3 x.py",
+            "find . -exec rm {} +",
+            "make && rm x",
+        ]
+        .map(|command| {
+            let request = ApprovalRequest::new("bash", &json!({"command": command}), None);
+            format!(
+                "{command}\n  prefix: {:?}\n  note: {}",
+                request.prefix,
+                request.prefix_note.unwrap_or_default()
+            )
+        })
+        .join("\n");
+        insta::assert_snapshot!(text, @r#"
+            cargo test -p x
+              prefix: Some("cargo test -p")
+              note: covers `cargo test -p` + any arguments, as one simple command (no ; & | < > $ `, parentheses or unquoted globs), never with --config --manifest-path -Z -C --target-dir
+            rm -rf build
+              prefix: None
+              note: `rm` can delete files or run other programs, so no prefix allows it
+            python3 x.py
+              prefix: None
+              note: `python3` can delete files or run other programs, so no prefix allows it
+            find . -exec rm {} +
+              prefix: None
+              note: `find -exec` can run or delete other programs' work, so no prefix allows it
+            make && rm x
+              prefix: None
+              note: more than one simple command (or an expansion), which no prefix allows
+        "#);
     }
 }

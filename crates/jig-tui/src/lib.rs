@@ -3,6 +3,9 @@
 //! - [`policy`]: permission modes (`read-only`, `ask`, `auto-edit`, `full-auto`), allowlists by
 //!   tool and bash command prefix, and [`policy::decide`] — the one function that decides
 //!   whether a call runs, is asked about or is denied, used by interactive and print mode alike.
+//! - [`prefix`]: bash command prefixes — which is offered, which commands a saved one allows
+//!   (one simple command, never a program that deletes or runs others, never a denied
+//!   argument such as `find -exec`).
 //! - [`approval`]: that policy as a `before_tool_call` hook ([`approval::PermissionHooks`]);
 //!   asking goes to an [`approval::Approver`] (the interactive prompt), and without one what
 //!   would be asked is denied with a result the model reads.
@@ -18,6 +21,7 @@
 
 pub mod approval;
 pub mod policy;
+pub mod prefix;
 pub mod screen;
 pub mod select;
 pub mod view;

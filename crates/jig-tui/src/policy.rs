@@ -40,6 +40,26 @@ impl PermissionMode {
     }
 }
 
+impl PermissionMode {
+    /// How much runs without asking: `read-only` 0 … `full-auto` 3.
+    fn rank(self) -> usize {
+        Self::ALL.iter().position(|mode| *mode == self).unwrap_or(0)
+    }
+
+    /// The mode when a project's settings ask for `project` and the user's choice is `self`: a
+    /// project may narrow the mode (`full-auto` → `ask`), never widen it. The second value is
+    /// true when the project asked for more than the user allows (and was ignored), for a
+    /// warning.
+    #[must_use]
+    pub fn narrowed_by(self, project: Self) -> (Self, bool) {
+        if project.rank() <= self.rank() {
+            (project, false)
+        } else {
+            (self, true)
+        }
+    }
+}
+
 impl fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -128,15 +148,19 @@ impl Verdict {
 /// - `ask`: read-only tools run; others run when allowlisted, else are asked about.
 /// - `auto-edit`: like `ask`, and file-changing tools run too.
 ///
-/// A bash command is allowlisted by prefix only when it is one simple command (no `;`, `&`,
-/// `|`, redirection, substitution or newline): `cargo test && rm -rf ~` never matches
-/// `cargo test`.
+/// A call that changes a `protected` path (see [`protected_path`]) is asked about in `ask` and
+/// `auto-edit`, even when its tool is allowlisted.
+///
+/// A bash command is allowlisted by prefix only under the rules of [`crate::prefix`]: one
+/// simple command (`cargo test && rm -rf ~` never matches `cargo test`), never a program that
+/// deletes or runs others (`rm`, `python3`), never a denied argument (`find -exec`).
 pub fn decide(
     mode: PermissionMode,
     tool: &str,
     effects: Effects,
     args: &Value,
     allowed: &Allowlist,
+    protected: bool,
 ) -> Verdict {
     if mode == PermissionMode::FullAuto || effects.is_read_only() {
         return Verdict::Allow;
@@ -145,6 +169,9 @@ pub fn decide(
         return Verdict::Deny(format!(
             "The `{tool}` call was not run: this session is read-only (permission mode `read-only`); only tools that change nothing may run."
         ));
+    }
+    if protected {
+        return Verdict::Ask;
     }
     if mode == PermissionMode::AutoEdit && effects == Effects::Mutates {
         return Verdict::Allow;
@@ -162,39 +189,26 @@ pub fn bash_command<'a>(tool: &str, args: &'a Value) -> Option<&'a str> {
         .flatten()
 }
 
-/// Characters that make a command more than one simple command.
-const SHELL_CONTROL: &[char] = &[';', '&', '|', '<', '>', '`', '$', '(', ')', '\n', '\r'];
+pub use crate::prefix::{prefix_matches, suggested_prefix};
 
-/// True when `command` is one simple command whose words start with the words of `prefix`.
-pub fn prefix_matches(prefix: &str, command: &str) -> bool {
-    if command.contains(SHELL_CONTROL) {
-        return false;
-    }
-    let wanted: Vec<&str> = prefix.split_whitespace().collect();
-    let words: Vec<&str> = command.split_whitespace().collect();
-    !wanted.is_empty() && words.len() >= wanted.len() && words[..wanted.len()] == wanted[..]
-}
+/// Directories whose files decide what later commands run: git's configuration and hooks
+/// (`core.fsmonitor`, `core.pager`, `hooks/*` run on `git status`, `git log`, `git commit`)
+/// and jig's own project directory (extensions, hooks and settings). A change to anything
+/// beneath a component of these names (in any letter case, as on a case-insensitive file
+/// system), or to the component itself (a `.git` file pointing at another git directory), is
+/// asked about.
+pub const PROTECTED_DIRS: &[&str] = &[".git", ".jig"];
 
-/// The prefix offered for "allow commands starting with …": the program and, when the second
-/// word is a subcommand (not an option or a path), that too — `cargo test`, `git status`, `ls`.
-/// `None` for commands that are not one simple command.
-pub fn suggested_prefix(command: &str) -> Option<String> {
-    if command.contains(SHELL_CONTROL) {
-        return None;
-    }
-    let mut words = command.split_whitespace();
-    let program = words.next()?;
-    match words.next() {
-        Some(sub)
-            if sub
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-                && !sub.starts_with('-') =>
-        {
-            Some(format!("{program} {sub}"))
-        }
-        _ => Some(program.to_owned()),
-    }
+/// Which protected directory `path` is in or names ([`PROTECTED_DIRS`]); `path` is relative to
+/// the workspace root (a path outside it is checked whole).
+pub fn protected_path(path: &std::path::Path) -> Option<&'static str> {
+    path.components().find_map(|component| {
+        let name = component.as_os_str().to_str()?;
+        PROTECTED_DIRS
+            .iter()
+            .find(|dir| dir.eq_ignore_ascii_case(name))
+            .copied()
+    })
 }
 
 #[cfg(test)]
@@ -224,7 +238,7 @@ mod tests {
             (PermissionMode::FullAuto, Effects::Process, "allow"),
         ];
         for (mode, effects, expected) in table {
-            let got = match decide(mode, "t", effects, &args, &none) {
+            let got = match decide(mode, "t", effects, &args, &none, false) {
                 Verdict::Allow => "allow",
                 Verdict::Ask => "ask",
                 Verdict::Deny(_) => "deny",
@@ -240,11 +254,11 @@ mod tests {
         allowed.bash_prefixes.insert("cargo test".into());
         let ask = PermissionMode::Ask;
         assert_eq!(
-            decide(ask, "edit", Effects::Mutates, &json!({}), &allowed),
+            decide(ask, "edit", Effects::Mutates, &json!({}), &allowed, false),
             Verdict::Allow
         );
         assert_eq!(
-            decide(ask, "write", Effects::Mutates, &json!({}), &allowed),
+            decide(ask, "write", Effects::Mutates, &json!({}), &allowed, false),
             Verdict::Ask
         );
         assert_eq!(
@@ -253,7 +267,8 @@ mod tests {
                 "bash",
                 Effects::Process,
                 &bash("cargo test -p x"),
-                &allowed
+                &allowed,
+                false
             ),
             Verdict::Allow
         );
@@ -263,7 +278,8 @@ mod tests {
                 "bash",
                 Effects::Process,
                 &bash("cargo test && rm -rf ~"),
-                &allowed
+                &allowed,
+                false
             ),
             Verdict::Ask
         );
@@ -273,7 +289,8 @@ mod tests {
                 "bash",
                 Effects::Process,
                 &bash("cargo testx"),
-                &allowed
+                &allowed,
+                false
             ),
             Verdict::Ask
         );
@@ -284,7 +301,8 @@ mod tests {
                 "edit",
                 Effects::Mutates,
                 &json!({}),
-                &allowed
+                &allowed,
+                false
             ),
             Verdict::Deny(_)
         ));
@@ -298,6 +316,7 @@ mod tests {
             Effects::Process,
             &bash("ls"),
             &Allowlist::default(),
+            false,
         )
         .without_asking(PermissionMode::Ask, "bash");
         let Verdict::Deny(reason) = verdict else {
@@ -311,18 +330,60 @@ mod tests {
     }
 
     #[test]
-    fn suggested_prefixes() {
+    fn protected_paths_are_asked_about_even_in_auto_edit() {
+        let mut allowed = Allowlist::default();
+        allowed.tools.insert("write".into());
+        for mode in [PermissionMode::Ask, PermissionMode::AutoEdit] {
+            assert_eq!(
+                decide(mode, "write", Effects::Mutates, &json!({}), &allowed, true),
+                Verdict::Ask,
+                "{mode}"
+            );
+        }
         assert_eq!(
-            suggested_prefix("cargo test -p x").as_deref(),
-            Some("cargo test")
+            decide(
+                PermissionMode::FullAuto,
+                "write",
+                Effects::Mutates,
+                &json!({}),
+                &allowed,
+                true
+            ),
+            Verdict::Allow
         );
-        assert_eq!(suggested_prefix("ls -la").as_deref(), Some("ls"));
-        assert_eq!(
-            suggested_prefix("python3 script.py").as_deref(),
-            Some("python3")
-        );
-        assert_eq!(suggested_prefix("make | tee log"), None);
-        assert_eq!(suggested_prefix("   "), None);
+        let table = [
+            (".git/config", Some(".git")),
+            (".git/hooks/pre-commit", Some(".git")),
+            (".git", Some(".git")),
+            ("sub/.git/config", Some(".git")),
+            (".GIT/config", Some(".git")),
+            (".jig/settings.json", Some(".jig")),
+            (".jig/extensions/x.py", Some(".jig")),
+            ("src/main.rs", None),
+            (".github/workflows/ci.yml", None),
+            (".gitignore", None),
+            ("docs/.jigsaw", None),
+        ];
+        for (path, expected) in table {
+            assert_eq!(
+                protected_path(std::path::Path::new(path)),
+                expected,
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_project_narrows_the_mode_and_never_widens_it() {
+        use PermissionMode::{Ask, AutoEdit, FullAuto, ReadOnly};
+        assert_eq!(Ask.narrowed_by(FullAuto), (Ask, true));
+        assert_eq!(Ask.narrowed_by(AutoEdit), (Ask, true));
+        assert_eq!(FullAuto.narrowed_by(Ask), (Ask, false));
+        assert_eq!(AutoEdit.narrowed_by(ReadOnly), (ReadOnly, false));
+        assert_eq!(ReadOnly.narrowed_by(FullAuto), (ReadOnly, true));
+        for mode in PermissionMode::ALL {
+            assert_eq!(mode.narrowed_by(mode), (mode, false));
+        }
     }
 
     #[test]

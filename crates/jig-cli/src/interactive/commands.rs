@@ -368,7 +368,7 @@ impl App {
                 session
                     .bash_prefixes
                     .into_iter()
-                    .map(|p| format!("`{p} …`"))
+                    .map(|p| shown_prefix(&p))
                     .collect()
             ),
             list(project.tools.into_iter().collect()),
@@ -376,7 +376,7 @@ impl App {
                 project
                     .bash_prefixes
                     .into_iter()
-                    .map(|p| format!("`{p} …`"))
+                    .map(|p| shown_prefix(&p))
                     .collect()
             ),
         );
@@ -416,4 +416,15 @@ fn describe(session: &Session) -> String {
         .unwrap_or("")
         .replace('T', " ");
     format!("{created} · {replies} replies · {first}")
+}
+
+/// A saved prefix as `/permissions` lists it; one that can never match (saved by hand or by an
+/// older jig for a program no prefix allows, such as `rm`) says so.
+fn shown_prefix(prefix: &str) -> String {
+    let program = prefix.split_whitespace().next().unwrap_or_default();
+    if jig_tui::prefix::never_allowed(program) {
+        format!("`{prefix} …` (never matches: `{program}` can delete files or run other programs)")
+    } else {
+        format!("`{prefix} …`")
+    }
 }

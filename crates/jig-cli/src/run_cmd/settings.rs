@@ -56,6 +56,9 @@ pub(super) struct Settings {
     _extensions: Option<serde_json::Value>,
     #[serde(rename = "hooks")]
     _hooks: Option<serde_json::Value>,
+    /// `piExtensions`: read by `jig_project` (Pi's extension directories).
+    #[serde(rename = "piExtensions")]
+    _pi_extensions: Option<bool>,
     /// Custom providers, as written (each entry is checked on its own: see [`Settings::providers`]).
     #[serde(default)]
     providers: Vec<Value>,
@@ -370,6 +373,9 @@ pub(crate) const KEYS: &[&str] = &[
     "defaultProjectTrust",
     "extensions",
     "hooks",
+    "piExtensions",
+    "skills",
+    "claudeCommands",
 ];
 
 /// Why a trusted project's `.jig/settings.json` is not valid settings (an unknown key, a value
@@ -378,6 +384,16 @@ pub(crate) fn project_problem(project: &jig_project::ProjectSettings) -> Option<
     serde_json::from_value::<Settings>(project.value.clone())
         .err()
         .map(|error| format!("{error} (keys: {})", KEYS.join(", ")))
+}
+
+/// The `permissionMode` a trusted project's valid settings ask for (it may only narrow the
+/// user's mode: `SettingsModes::resolve`).
+pub(crate) fn project_permission_mode(
+    project: &jig_project::ProjectSettings,
+) -> Option<jig_tui::policy::PermissionMode> {
+    serde_json::from_value::<Settings>(project.value.clone())
+        .ok()?
+        .permission_mode
 }
 
 /// The `user` settings with a trusted project's settings merged over them. Project settings

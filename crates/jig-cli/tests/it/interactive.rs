@@ -1301,8 +1301,9 @@ async fn prompt_templates_and_skills_are_commands_of_the_session() {
 }
 
 /// Pi's own extensions in the session: `event-bus` (events between its handlers, shown through
-/// `ctx.ui.notify`), `send-user-message` (`/ask` starts a turn) and the npm package
-/// `pi-aliases` (`/clear` starts a new session through `ctx.newSession()`).
+/// `ctx.ui.notify`), `send-user-message` (`/ask` starts a turn), `permission-gate` (asks
+/// through `ctx.ui.select`) and the npm package `pi-aliases` (`/clear` starts a new session
+/// through `ctx.newSession()`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
     if tmux_missing("pi_extensions_commands_notify_start_turns_and_new_sessions") {
@@ -1321,7 +1322,18 @@ async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
         eprintln!("SKIPPED: the Pi extension host's dependencies are not installed");
         return;
     }
-    let pane = Pane::new(vec![reply(ScriptedReply::text("four"))]).await;
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::text("four")),
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm -rf victim"}),
+        )),
+        reply(ScriptedReply::text("kept")),
+    ])
+    .await;
+    fs::create_dir_all(pane.ws.join("victim")).unwrap();
+    fs::write(pane.ws.join("victim/file"), "keep me\n").unwrap();
     let npm = pane.root.join("npm");
     let status = Command::new("npm")
         .args([
@@ -1338,9 +1350,10 @@ async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
         .unwrap();
     assert!(status.success(), "npm install pi-aliases failed");
     let args = format!(
-        "-e '{}' -e '{}' -e '{}'",
+        "--permission-mode full-auto -e '{}' -e '{}' -e '{}' -e '{}'",
         examples.join("event-bus.ts").display(),
         examples.join("send-user-message.ts").display(),
+        examples.join("permission-gate.ts").display(),
         npm.join("node_modules/pi-aliases").display(),
     );
     let host_env = host.display().to_string();
@@ -1363,9 +1376,158 @@ async fn pi_extensions_commands_notify_start_turns_and_new_sessions() {
     pane.wait_idle();
     let request = pane.server.requests()[0].json();
     assert_eq!(user_texts(&request), ["what is 2+2"]);
+    // permission-gate asks through ctx.ui.select; "No" blocks the command.
+    pane.type_text("clean up");
+    pane.key("Enter");
+    pane.wait_for("Allow?");
+    pane.key("Down");
+    pane.key("Enter");
+    pane.wait_for("kept");
+    pane.wait_idle();
+    assert!(pane.ws.join("victim/file").exists(), "rm -rf ran");
+    let request = pane.server.requests()[2].json();
+    let blocked = request["messages"].to_string();
+    assert!(blocked.contains("Blocked by user"), "{blocked}");
     // pi-aliases' /clear asks for a new session.
     pane.type_text("/clear");
     pane.key("Enter");
     pane.wait_for("new session");
+    pane.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rm_offers_no_prefix_and_rm_rf_src_is_still_asked_about() {
+    if tmux_missing("rm_offers_no_prefix_and_rm_rf_src_is_still_asked_about") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm -rf build"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "rm -rf src"}),
+        )),
+        reply(ScriptedReply::text("Stopped.")),
+    ])
+    .await;
+    fs::create_dir_all(pane.ws.join("build")).unwrap();
+    fs::create_dir_all(pane.ws.join("src")).unwrap();
+    fs::write(pane.ws.join("src/important.py"), "keep me\n").unwrap();
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("clean up");
+    pane.key("Enter");
+    let asking = pane.wait_for("[n] no, with a reason");
+    insta::assert_snapshot!("rm_question", pane.normalised(&asking));
+    assert!(!asking.contains("[p] always"), "{asking}");
+    // `p` is not an answer here: the question stays.
+    pane.type_text("p");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(pane.ws.join("build").exists(), "nothing ran on `p`");
+    assert!(pane.screen().contains("[n] no, with a reason"));
+    pane.type_text("y");
+    let asking = pane.wait_for("? allow bash rm -rf src");
+    assert!(!pane.ws.join("build").exists(), "`y` ran rm -rf build");
+    assert!(asking.contains("[n] no, with a reason"), "{asking}");
+    assert!(
+        pane.ws.join("src/important.py").exists(),
+        "rm -rf src waits for its own answer"
+    );
+    pane.key("Escape");
+    pane.wait_for("Stopped.");
+    assert_eq!(
+        fs::read_to_string(pane.ws.join("src/important.py")).unwrap(),
+        "keep me\n"
+    );
+    pane.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_find_prefix_allows_neither_exec_nor_delete() {
+    if tmux_missing("a_find_prefix_allows_neither_exec_nor_delete") {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    fs::create_dir(&victim).unwrap();
+    fs::write(victim.join("data.txt"), "precious\n").unwrap();
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "find . -name '*.txt'"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "find . -name '*.txt' -exec touch pwned {} +"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c3",
+            "bash",
+            json!({"command": format!("find {} -delete", victim.display())}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c4",
+            "bash",
+            json!({"command": "find . -type f"}),
+        )),
+        reply(ScriptedReply::text("Done finding.")),
+    ])
+    .await;
+    fs::write(pane.ws.join("a.txt"), "a\n").unwrap();
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("look around");
+    pane.key("Enter");
+    let asking = pane.wait_for("[n] no, with a reason");
+    insta::assert_snapshot!("find_prefix_question", pane.normalised(&asking));
+    assert!(asking.contains("[p] always `find …` (session)"), "{asking}");
+    assert!(asking.contains("never with -exec"), "{asking}");
+    pane.type_text("p");
+    let asking = pane.wait_for("? allow bash find . -name '*.txt' -exec");
+    assert!(asking.contains("no [p]: `find -exec`"), "{asking}");
+    pane.key("Escape");
+    let asking = pane.wait_for("-delete");
+    assert!(asking.contains("[n] no, with a reason"), "{asking}");
+    pane.key("Escape");
+    // A plain find is allowed by the prefix: no question.
+    pane.wait_for("Done finding.");
+    assert!(!pane.ws.join("pwned").exists());
+    assert_eq!(
+        fs::read_to_string(victim.join("data.txt")).unwrap(),
+        "precious\n"
+    );
+    let results = pane.tool_results(4);
+    assert!(
+        results.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("a.txt"),
+        "{results:?}"
+    );
+    pane.quit();
+}
+
+/// A message that starts with a path is sent to the model, not refused as an unknown command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_starting_with_a_path_is_sent() {
+    if tmux_missing("a_message_starting_with_a_path_is_sent") {
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("it runs a program"))]).await;
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/usr/bin/env is what?");
+    pane.key("Enter");
+    let screen = pane.wait_for("it runs a program");
+    assert!(!screen.contains("unknown command"), "{screen}");
+    pane.wait_idle();
+    let request = pane.server.requests()[0].json();
+    assert_eq!(user_texts(&request), ["/usr/bin/env is what?"]);
     pane.quit();
 }

@@ -9,8 +9,10 @@
     clippy::unwrap_used,
     reason = "test helpers panic when the setup fails"
 )]
+#![expect(clippy::print_stderr, reason = "a skipped test says why on stderr")]
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -66,7 +68,11 @@ fn every_example_of_pis_package_loads_or_is_refused_with_its_reason() {
     let mut names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| !name.ends_with(".md"))
+        .filter(|name| {
+            !Path::new(name)
+                .extension()
+                .is_some_and(|ext| ext.eq_ignore_ascii_case("md"))
+        })
         .collect();
     names.sort();
     assert!(
@@ -127,10 +133,12 @@ fn every_example_of_pis_package_loads_or_is_refused_with_its_reason() {
         ],
         "{report:#?}"
     );
-    let table: String = report
+    let table = report
         .iter()
-        .map(|(name, verdict)| format!("{name}: {verdict}\n"))
-        .collect();
+        .fold(String::new(), |mut table, (name, verdict)| {
+            let _ = writeln!(table, "{name}: {verdict}");
+            table
+        });
     insta::assert_snapshot!(table);
 }
 
@@ -586,4 +594,186 @@ async fn dynamic_tools_registers_a_tool_at_session_start_that_the_model_then_cal
         .collect();
     assert!(offered.contains(&"echo_session".to_owned()), "{offered:?}");
     assert_eq!(tool_results(&server, 1), ["[session] hi"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_tool_wraps_ripgrep_and_its_result_stays_within_jigs_bound() {
+    let Some(host) = host() else { return };
+    if std::process::Command::new("rg")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("JIG_REQUIRE_CLIENTS").as_deref() != Ok("1"),
+            "ripgrep (rg) is not installed"
+        );
+        eprintln!("SKIPPED: ripgrep (rg) is not installed");
+        return;
+    }
+    let workspace = Workspace::new();
+    let lines = (0..3000).fold(String::new(), |mut lines, n| {
+        let _ = writeln!(lines, "needle {n}");
+        lines
+    });
+    fs::write(workspace.ws.join("hay.txt"), lines).unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "rg",
+            json!({"pattern": "needle"}),
+        )),
+        reply(ScriptedReply::text("found")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("truncated-tool.ts");
+    let output = run_with(&workspace, &host, &server, &example, "search").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = tool_results(&server, 1);
+    let result = &results[0];
+    assert!(
+        result.starts_with("./hay.txt:1:needle 0\n"),
+        "{}",
+        &result[..200]
+    );
+    // Pi cuts at 2000 lines or 50 KB and appends its notice after them, past jig's bound on
+    // every extension tool's result (the same limits): jig's own notice says what was cut.
+    let tail = &result[result.len().saturating_sub(120)..];
+    assert!(tail.contains("(50.0KB limit)]"), "{tail}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_spawn_hook_replaces_bash_with_pis_own_and_changes_its_environment() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    fs::create_dir_all(workspace.root.join("home")).unwrap();
+    fs::write(
+        workspace.root.join("home/.profile"),
+        "export FROM_PROFILE=yes\n",
+    )
+    .unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo hook=$PI_SPAWN_HOOK profile=$FROM_PROFILE"}),
+        )),
+        reply(ScriptedReply::text("ran")),
+    ])
+    .await
+    .unwrap();
+    let example = examples(&host).join("bash-spawn-hook.ts");
+    let output = run_with(&workspace, &host, &server, &example, "run").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("replaces the built-in tool \"bash\""),
+        "{}",
+        text(&output.stderr)
+    );
+    let results = tool_results(&server, 1);
+    assert_eq!(results[0].trim(), "hook=1 profile=yes");
+}
+
+#[test]
+fn without_node_a_pi_extension_is_a_load_error_that_says_so() {
+    let workspace = Workspace::new();
+    let module = workspace.root.join("ext.ts");
+    fs::write(&module, "export default function (pi) {}\n").unwrap();
+    let module = module.display().to_string();
+    let empty = workspace.root.join("empty-path");
+    fs::create_dir_all(&empty).unwrap();
+    let output = workspace
+        .jig(&["tools", "-e", &module])
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr).replace(&workspace.root.display().to_string(), "<root>");
+    assert!(
+        stderr.starts_with("jig: error: Failed to load extension \"<root>/ext.ts\": a Pi extension runs on Node.js 20 or newer, and `node` was not found on PATH"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("Hint: Start without extensions using \"jig -ne\".\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn pis_own_directories_load_with_pi_extensions_on_and_the_projects_only_when_trusted() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let hello = fs::read_to_string(examples(&host).join("hello.ts")).unwrap();
+    let user_dir = workspace.root.join("home/.pi/agent/extensions");
+    fs::create_dir_all(&user_dir).unwrap();
+    fs::write(user_dir.join("hello.ts"), &hello).unwrap();
+    let project_dir = workspace.ws.join(".pi/extensions");
+    fs::create_dir_all(&project_dir).unwrap();
+    fs::write(
+        project_dir.join("greet.ts"),
+        hello.replace("\"hello\"", "\"project_hello\""),
+    )
+    .unwrap();
+    let tools = |approve: &str| {
+        let output = jig(&workspace, &host, &["tools", approve])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let listed: Vec<String> = text(&output.stdout)
+            .lines()
+            .filter_map(|line| line.split(" — ").next())
+            .map(str::to_owned)
+            .collect();
+        (
+            listed.contains(&"hello".to_owned()),
+            listed.contains(&"project_hello".to_owned()),
+        )
+    };
+    // Off by default.
+    assert_eq!(tools("-a"), (false, false));
+    fs::create_dir_all(workspace.root.join("config/jig")).unwrap();
+    fs::write(
+        workspace.root.join("config/jig/settings.json"),
+        r#"{"piExtensions": true}"#,
+    )
+    .unwrap();
+    // The project's directory only once the project is trusted.
+    assert_eq!(tools("-na"), (true, false));
+    assert_eq!(tools("-a"), (true, true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_pi_extension_prints_does_not_break_the_protocol() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let module = workspace.root.join("chatty.ts");
+    fs::write(
+        &module,
+        r#"export default function (pi) {
+	console.log("loading");
+	process.stdout.write("raw bytes\n");
+	pi.on("tool_call", (event) => {
+		console.log("saw", event.toolName);
+		console.info({ json: "like" });
+		return undefined;
+	});
+}
+"#,
+    )
+    .unwrap();
+    let server = ReplayServer::start(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "read",
+            json!({"path": "victim/file"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await
+    .unwrap();
+    let output = run_with(&workspace, &host, &server, &module, "read").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "done\n");
+    assert_eq!(tool_results(&server, 1)[0], "   1│ keep me");
 }

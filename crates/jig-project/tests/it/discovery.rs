@@ -108,6 +108,7 @@ async fn sources_come_in_order_with_tiers_one_level_deep_and_duplicates_once() {
         no_extensions: false,
         config_dir: Some(config.clone()),
         settings_paths: vec![r.join("mine/lint.py"), r.join("mine/guard-link")],
+        pi_user_dir: None,
     };
     let mut diagnostics = Diagnostics::default();
 
@@ -198,6 +199,7 @@ fn a_script_in_an_extensions_directory_that_is_not_executable_is_a_warning() {
         no_extensions: false,
         config_dir: Some(config.clone()),
         settings_paths: Vec::new(),
+        pi_user_dir: None,
     };
     let mut diagnostics = Diagnostics::default();
     assert!(discover(&inputs, None, &mut diagnostics).is_empty());
@@ -227,6 +229,7 @@ fn no_extensions_keeps_explicit_paths_and_a_missing_path_is_a_load_error() {
         no_extensions: true,
         config_dir: Some(r.join("config/jig")),
         settings_paths: vec![r.join("cli-ext")],
+        pi_user_dir: None,
     };
     let mut diagnostics = Diagnostics::default();
     let found = discover(&inputs, None, &mut diagnostics);
@@ -302,8 +305,8 @@ fn pi_extensions_are_found_in_each_of_pis_forms_and_jig_protocol_scripts_stay_wh
             "pi exts/gate.ts in exts",
             "pi exts/hello.js in exts",
             "pi exts/pkg/a.ts exts/pkg/b/index.ts in exts/pkg",
-            "pi exts/plan/index.ts in exts/plan",
             "node exts/plain/index.js in exts/plain",
+            "pi exts/plan/index.ts in exts/plan",
             "executable exts/tool.js",
         ]
     );

@@ -7,5 +7,6 @@
 )]
 
 mod discovery;
+mod snapshot;
 mod store;
 mod trust_chain;
