@@ -901,12 +901,11 @@ pub fn escaped_name(key: &Path) -> String {
     use std::os::unix::ffi::OsStrExt as _;
     let bytes = key.as_os_str().as_bytes();
     let mut name = String::with_capacity(bytes.len() + 1);
-    let bytes = match bytes.strip_prefix(b"/") {
-        Some(rest) => rest,
-        None => {
-            name.push('=');
-            bytes
-        }
+    let bytes = if let Some(rest) = bytes.strip_prefix(b"/") {
+        rest
+    } else {
+        name.push('=');
+        bytes
     };
     let utf8 = std::str::from_utf8(bytes).ok();
     let push_byte = |name: &mut String, byte: u8| match byte {

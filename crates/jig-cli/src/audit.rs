@@ -34,9 +34,12 @@ fn text_of(result: &ToolResult) -> String {
     let text: String = result
         .content
         .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
+        .filter_map(|block| {
+            if let ContentBlock::Text { text } = block {
+                Some(text.as_str())
+            } else {
+                None
+            }
         })
         .collect::<Vec<_>>()
         .join("\n");

@@ -141,7 +141,6 @@ pub(crate) fn save(project: &Path, allow: &Allowlist) -> Result<PathBuf, String>
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "test setup")]
     #![expect(clippy::disallowed_methods, reason = "test fixtures on the host")]
 
     use super::*;

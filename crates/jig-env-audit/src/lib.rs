@@ -62,14 +62,14 @@ pub enum Failure {
 /// A file records are appended to, which can be cut back after a failed write.
 pub trait RecordFile: Write + Send {
     /// Its current length.
-    fn len(&self) -> std::io::Result<u64>;
+    fn current_len(&self) -> std::io::Result<u64>;
     /// Cuts it back to `len` bytes.
     fn set_len(&self, len: u64) -> std::io::Result<()>;
 }
 
 impl RecordFile for std::fs::File {
     /// The length of a regular file; anything else (a device, a pipe) cannot be cut back.
-    fn len(&self) -> std::io::Result<u64> {
+    fn current_len(&self) -> std::io::Result<u64> {
         let metadata = self.metadata()?;
         if !metadata.is_file() {
             return Err(std::io::Error::from(std::io::ErrorKind::Unsupported));
@@ -95,7 +95,7 @@ impl Sink {
             Self::Writer(writer) => writer.write_all(line).and_then(|()| writer.flush()),
             Self::File(file) => {
                 // Not a regular file (a device, a pipe): nothing to cut back.
-                let before = file.len().ok();
+                let before = file.current_len().ok();
                 let written = file.write_all(line).and_then(|()| file.flush());
                 if let Err(error) = written {
                     // Undo a partial line; when even that fails, say so too.
@@ -272,7 +272,7 @@ impl AuditEnv {
 
 /// One operation being timed.
 struct Op {
-    op: &'static str,
+    name: &'static str,
     started: Instant,
     fields: Map<String, Value>,
 }
@@ -293,7 +293,7 @@ impl Op {
             fields.insert("path".into(), path_value(path));
         }
         Self {
-            op,
+            name: op,
             started: Instant::now(),
             fields,
         }
@@ -335,7 +335,7 @@ impl Op {
             "duration_ms".into(),
             json!((millis * 1000.0).round() / 1000.0),
         );
-        let op = self.op;
+        let op = self.name;
         match log.record(self.fields) {
             Ok(()) => result,
             Err(message) => Err(EnvError::new(
@@ -761,7 +761,7 @@ mod tests {
     }
 
     impl RecordFile for Filling {
-        fn len(&self) -> std::io::Result<u64> {
+        fn current_len(&self) -> std::io::Result<u64> {
             Ok(self.data.lock().unwrap().len() as u64)
         }
         fn set_len(&self, len: u64) -> std::io::Result<()> {

@@ -174,13 +174,11 @@ async fn read_one(
             jig_truncate::format_size(usize::try_from(head.info.size).unwrap_or(usize::MAX)),
         ));
     }
-    match String::from_utf8(bytes) {
-        Ok(text) => Some(text),
-        Err(_) => {
-            warnings.push(skipped("it is not UTF-8 text".into()));
-            None
-        }
+    let text = String::from_utf8(bytes).ok();
+    if text.is_none() {
+        warnings.push(skipped("it is not UTF-8 text".into()));
     }
+    text
 }
 
 /// Why the files of `dir` cannot be trusted to be the user's, if they cannot.
@@ -225,7 +223,6 @@ fn host_owner(dir: &Path) -> std::io::Result<u32> {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "test setup")]
     #![expect(clippy::disallowed_methods, reason = "test fixtures on the host")]
 
     use super::*;

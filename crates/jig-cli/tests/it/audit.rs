@@ -1,7 +1,6 @@
 //! `--audit` fails closed: a tool call whose record cannot be written fails with an error
 //! naming the log (in `jig tool` and in `jig mcp`, which keeps serving), unless
 //! `--audit-best-effort`; the log is created 0600.
-#![expect(clippy::unwrap_used, reason = "test setup fails loudly")]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;

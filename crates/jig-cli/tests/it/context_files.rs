@@ -1,7 +1,11 @@
 //! Context files (`AGENTS.md`, `CLAUDE.md`) that try to smuggle other files into the system
 //! prompt, or to hang or exhaust startup: `jig run` against a scripted model, the request it
 //! sends inspected.
-#![expect(clippy::unwrap_used, reason = "test setup fails loudly")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test setup fails loudly"
+)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -62,7 +66,7 @@ fn system_prompt(setup: &Setup) -> String {
 async fn run(setup: &Setup) -> Output {
     let mut command = setup.command(&["--model", "m", "hi"]);
     command.env("JIG_PLANTED_SECRET", PLANTED);
-    run_within(command, Duration::from_secs(60))
+    run_within(command, Duration::from_mins(1))
         .await
         .expect("jig run finished")
 }
@@ -143,7 +147,7 @@ async fn a_1_gib_agents_md_is_cut_and_memory_stays_small() {
     let mut child = command.spawn().unwrap();
     let start = Instant::now();
     let mut peak = None;
-    while start.elapsed() < Duration::from_secs(60) {
+    while start.elapsed() < Duration::from_mins(1) {
         if child.try_wait().unwrap().is_some() {
             break;
         }
@@ -178,7 +182,7 @@ async fn an_agents_md_in_a_parent_every_user_may_write_is_skipped() {
     fs::set_permissions(parent, fs::Permissions::from_mode(0o1777)).unwrap();
     let mut command = setup.command(&["--model", "m", "--verbose", "hi"]);
     command.env("JIG_PLANTED_SECRET", PLANTED);
-    let output = run_within(command, Duration::from_secs(60)).await.unwrap();
+    let output = run_within(command, Duration::from_mins(1)).await.unwrap();
     fs::set_permissions(parent, fs::Permissions::from_mode(0o700)).unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let system = system_prompt(&setup);
@@ -212,7 +216,7 @@ async fn over_env_the_same_rules_apply() {
     let ws = setup.ws.to_string_lossy().into_owned();
     let mut command = setup.command(&["--env", &url, "--cwd", &ws, "--model", "m", "hi"]);
     command.env("JIG_PLANTED_SECRET", PLANTED);
-    let output = run_within(command, Duration::from_secs(60)).await;
+    let output = run_within(command, Duration::from_mins(1)).await;
     fs::set_permissions(parent, fs::Permissions::from_mode(0o700)).unwrap();
     let output = output.expect("startup does not hang");
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
