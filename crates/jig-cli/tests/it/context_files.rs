@@ -240,3 +240,20 @@ async fn a_file_of_exactly_256_kib_is_whole() {
     assert_eq!(text(&output.stderr), "");
     assert!(system_prompt(&setup).contains(&"x".repeat(256 * 1024)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_md_in_a_directory_of_another_user_is_skipped() {
+    if !rustix::process::geteuid().is_root() {
+        // Only root can give a directory to another user.
+        return;
+    }
+    let setup = Setup::new(vec![reply(ScriptedReply::text("ok"))]).await;
+    let parent = setup.ws.parent().unwrap();
+    fs::write(parent.join("AGENTS.md"), "Written by uid 4242.").unwrap();
+    std::os::unix::fs::chown(parent, Some(4242), Some(4242)).unwrap();
+    let output = run(&setup).await;
+    std::os::unix::fs::chown(parent, Some(0), Some(0)).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(!system_prompt(&setup).contains("Written by uid 4242."));
+    insta::assert_snapshot!(redacted(&setup, &output.stderr), @"jig: warning: context file [ROOT]/AGENTS.md skipped: [ROOT] belongs to another user (uid 4242) (another user could have written it)");
+}
