@@ -182,3 +182,56 @@ async fn jig_run_records_a_call_the_permission_policy_denied_and_every_finished_
         .collect();
     insta::assert_snapshot!(calls.join("\n"));
 }
+
+#[test]
+fn an_extension_tool_and_a_call_an_extension_blocks_are_recorded() {
+    use crate::extensions::{Workspace, example};
+    let workspace = Workspace::new();
+    let log = workspace.root.join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let words = example("word-count");
+    let ran = workspace
+        .jig(&[
+            "tool",
+            "word_count",
+            "-e",
+            &words,
+            "--audit",
+            &log_arg,
+            "--args",
+            r#"{"text":"a b"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{}", stderr_of(&ran));
+    let gate = example("permission-gate");
+    let blocked = workspace
+        .jig(&[
+            "tool",
+            "bash",
+            "-e",
+            &gate,
+            "--audit",
+            &log_arg,
+            "--args",
+            r#"{"command":"rm -rf victim"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(blocked.status.code(), Some(1));
+    let calls: Vec<String> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|record| record["op"] == "tool_call")
+        .map(|record| {
+            format!(
+                "{} {} {}",
+                record["tool"].as_str().unwrap(),
+                record["outcome"].as_str().unwrap(),
+                record["error"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(calls.join("\n"));
+}
