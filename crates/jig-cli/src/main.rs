@@ -27,6 +27,7 @@
     reason = "the CLI is the composition root: it reads --args files and stdin on the host"
 )]
 
+mod audit;
 mod env_cmd;
 mod exit;
 mod extensions;

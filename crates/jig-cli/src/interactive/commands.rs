@@ -259,8 +259,9 @@ impl App {
             .session()
             .path()
             .map(std::path::Path::to_path_buf);
+        let cwd = self.cwd();
         let sessions: Vec<(std::path::PathBuf, String)> = store
-            .sessions(&self.session_key)
+            .sessions(&self.session_key, &cwd)
             .into_iter()
             .filter(|path| Some(path) != current.as_ref())
             .filter_map(|path| {
