@@ -76,7 +76,7 @@ enum Command {
     /// Install or locate the Node host that runs Pi extensions (TypeScript or JavaScript
     /// modules written against Pi's ExtensionAPI).
     PiHost(pi_host_cmd::PiHostArgs),
-    /// Install a Pi package from the npm registry as a global extension (npm:NAME[@VERSION]).
+    /// Install a Pi package from the npm registry as a global extension (npm:NAME or npm:NAME@VERSION).
     Install(pi_host_cmd::InstallArgs),
 }
 
