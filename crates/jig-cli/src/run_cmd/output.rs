@@ -86,6 +86,13 @@ impl AgentObserver for Printer {
                 AgentEvent::ToolExecutionStart {
                     tool_name, args, ..
                 } => progress(&format!("{tool_name} {}", brief(args))),
+                // A call that failed, was denied or was blocked says so and why.
+                AgentEvent::ToolExecutionEnd {
+                    tool_name,
+                    result,
+                    is_error: true,
+                    ..
+                } => progress(&format!("{tool_name} failed: {}", first_line(result))),
                 AgentEvent::Compaction {
                     tokens_before,
                     summarised_messages,
@@ -181,6 +188,18 @@ fn brief(args: &Value) -> String {
 }
 
 /// `jig: …` on stderr, for progress.
+/// The first line of a result's text, cut like a call's arguments.
+fn first_line(result: &jig_protocol::ToolResult) -> String {
+    let text = result.text_content();
+    let line = text.lines().next().unwrap_or("");
+    let cut: String = line.chars().take(200).collect();
+    if cut.len() < line.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
 fn progress(message: &str) {
     let _ = writeln!(io::stderr().lock(), "jig: {message}");
 }

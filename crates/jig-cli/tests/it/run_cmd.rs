@@ -1480,3 +1480,37 @@ async fn a_remote_project_and_a_local_directory_of_the_same_path_have_separate_s
         "{remote}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_says_when_a_call_failed_or_was_denied_and_why() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo hi > out.txt"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c2",
+            "read",
+            json!({"path": "missing.txt"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    let output = setup
+        .run(&[
+            "--model",
+            "m",
+            "--no-session",
+            "--verbose",
+            "--permission-mode",
+            "read-only",
+            "go",
+        ])
+        .await;
+    assert_eq!(text(&output.stdout), "done\n");
+    let stderr = text(&output.stderr).replace(&setup.ws.display().to_string(), "<ws>");
+    let lines: Vec<&str> = stderr.lines().take(4).collect();
+    insta::assert_snapshot!(lines.join("\n"));
+    assert!(!setup.ws.join("out.txt").exists());
+}
