@@ -946,8 +946,15 @@ impl App {
             return;
         }
         match key.code {
-            KeyCode::Esc => cancel.cancel(),
-            _ if ctrl_c => cancel.cancel(),
+            // Interrupting a turn sends nothing more: what was queued goes back to the editor.
+            KeyCode::Esc => {
+                self.unqueue();
+                cancel.cancel();
+            }
+            _ if ctrl_c => {
+                self.unqueue();
+                cancel.cancel();
+            }
             KeyCode::Enter => {
                 let text = std::mem::take(&mut self.typeahead);
                 if !text.trim().is_empty() {
@@ -962,6 +969,19 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// Moves the messages typed for after the turn back into the editor's text, unsent, before
+    /// what is being typed.
+    fn unqueue(&mut self) {
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        if !self.typeahead.is_empty() {
+            parts.push(std::mem::take(&mut self.typeahead));
+        }
+        self.typeahead = parts.join("\n");
     }
 
     /// Draws finished lines and the live region (busy: a turn runs).

@@ -1547,3 +1547,44 @@ async fn the_status_line_shows_the_thinking_level() {
     pane.wait_for("openai/m · thinking high · ask");
     pane.quit();
 }
+
+/// Esc during a turn with a message queued: nothing more is sent (the interrupted command is
+/// not started again by the queued message), and the queued text is back in the editor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_with_a_queued_message_sends_nothing_and_puts_it_back() {
+    if tmux_missing("escape_with_a_queued_message_sends_nothing_and_puts_it_back") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo started; exec sleep 300"}),
+        )),
+        reply(ScriptedReply::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "echo started again; exec sleep 300"}),
+        )),
+    ])
+    .await;
+    pane.start("--permission-mode full-auto", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("wait a while");
+    pane.key("Enter");
+    pane.wait_for("started");
+    pane.type_text("and then this");
+    pane.key("Enter");
+    pane.wait_for("queued › and then this");
+    pane.key("Escape");
+    pane.wait_for("interrupted");
+    let screen = pane.wait_for("› and then this");
+    assert!(!screen.contains("queued ›"), "{screen}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(pane.server.requests().len(), 1, "{}", pane.screen());
+    assert!(!pane.screen().contains("started again"));
+    // The text is the editor's to change: clear it before quitting.
+    pane.key("C-a");
+    pane.key("C-k");
+    pane.quit();
+}
