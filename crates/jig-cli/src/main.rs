@@ -52,7 +52,17 @@ use crate::exit::CliError;
 /// jig: a coding-agent tool harness. Runs the file and shell tools a language model uses —
 /// read, write, ls, … — against a workspace directory.
 #[derive(Debug, Parser)]
-#[command(name = "jig", version, propagate_version = true)]
+#[command(
+    name = "jig",
+    version,
+    propagate_version = true,
+    after_help = "Interactive session: `jig` alone in a terminal (it takes `jig run`'s options, e.g. \
+                  `jig --model gpt-4.1`).\n\
+                  Choosing the model: --provider (openai, anthropic, openrouter, openai-compatible, \
+                  or one from the settings), --model, --base-url URL for a local or other \
+                  OpenAI-compatible server; keys come from OPENAI_API_KEY, ANTHROPIC_API_KEY, …; \
+                  defaults live in ~/.config/jig/settings.json. See `jig run --help` and docs/agent.md."
+)]
 struct Cli {
     /// Without a command, in a terminal: an interactive session (`jig run` with no prompt).
     #[command(subcommand)]
