@@ -58,7 +58,8 @@ use crate::exit::CliError;
     propagate_version = true,
     after_help = "Interactive session: `jig` alone in a terminal (it takes `jig run`'s options, e.g. \
                   `jig --model gpt-4.1`).\n\
-                  Choosing the model: --provider (openai, anthropic, openrouter, openai-compatible, \
+                  Choosing the model: --provider (openai, anthropic, openrouter, ollama, lmstudio, llamacpp, \
+                  vllm, openai-compatible, \
                   or one from the settings), --model, --base-url URL for a local or other \
                   OpenAI-compatible server; keys come from OPENAI_API_KEY, ANTHROPIC_API_KEY, …; \
                   defaults live in ~/.config/jig/settings.json. See `jig run --help` and docs/agent.md."
