@@ -47,6 +47,8 @@ pub(crate) struct McpArgs {
     project: ProjectArgs,
     #[command(flatten)]
     env: crate::env_cmd::EnvFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
 }
 
 /// Runs `jig mcp`.
@@ -204,6 +206,7 @@ async fn base_context(
         roots,
         read_only_roots: Vec::new(),
     };
+    base.sandbox = args.sandbox.policy();
     Ok(base)
 }
 

@@ -170,6 +170,8 @@ pub(crate) struct RunArgs {
     project: ProjectArgs,
     #[command(flatten)]
     env: crate::env_cmd::EnvFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
     /// What runs without asking: read-only, ask, auto-edit, full-auto [default: the settings
     /// file's permissionMode, else ask in an interactive session and full-auto in print mode;
     /// print mode never asks: it denies what `ask` would ask about].
@@ -361,9 +363,13 @@ pub(crate) async fn open(
     )
     .await?;
     let started = async {
-        let tool_context =
-            workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment.into())
-                .await?;
+        let tool_context = workspace::tool_context(
+            Arc::clone(&env),
+            cwd.as_deref(),
+            args.containment.into(),
+            args.sandbox.policy(),
+        )
+        .await?;
         let user_settings = settings::load()?;
         let place = crate::env_cmd::project_place(&args.env, &env, &tool_context.cwd);
         let project = start_project(args, place, mode, prompt).await?;

@@ -47,6 +47,8 @@ pub(crate) struct ToolArgs {
     project: ProjectArgs,
     #[command(flatten)]
     env: crate::env_cmd::EnvFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
 }
 
 /// Arguments of `jig tools`.
@@ -110,16 +112,20 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             args.cwd.as_deref(),
         )
         .await?;
-        let ctx =
-            match workspace::tool_context(env.clone(), cwd.as_deref(), args.containment.into())
-                .await
-            {
-                Ok(ctx) => ctx,
-                Err(error) => {
-                    env.cleanup().await;
-                    return Err(error);
-                }
-            };
+        let ctx = match workspace::tool_context(
+            env.clone(),
+            cwd.as_deref(),
+            args.containment.into(),
+            args.sandbox.policy(),
+        )
+        .await
+        {
+            Ok(ctx) => ctx,
+            Err(error) => {
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
         // The cwd is the project: its trust is decided before anything it brings is loaded.
         let place = crate::env_cmd::project_place(&args.env, &env, &ctx.cwd);
         let runner = match project::start(&args.project, place, "tool").await {
