@@ -149,8 +149,7 @@ pub fn wrap(
         Mechanism::Unavailable(reason) => {
             return Err(format!(
                 "the sandbox ({}) cannot be enforced: {reason}. The command did not run; \
-                 to run it without a sandbox, pass --sandbox off (or set \"sandbox\": \
-                 {{\"mode\": \"off\"}} in the settings)",
+                 to run commands without a sandbox, pass --sandbox off",
                 policy.mode
             ));
         }
@@ -206,6 +205,10 @@ pub fn wrap(
         "TMPDIR".as_ref(),
         "/tmp".as_ref(),
     ]);
+    if rustix::process::geteuid().is_root() {
+        // bwrap keeps root's capabilities unless told otherwise (others have none).
+        push(&["--cap-drop".as_ref(), "ALL".as_ref()]);
+    }
     if !policy.network {
         push(&["--unshare-net".as_ref()]);
     }

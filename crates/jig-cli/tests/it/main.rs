@@ -20,6 +20,7 @@ mod pi_extensions;
 mod remote;
 mod run_cmd;
 mod run_compaction;
+mod sandbox;
 mod serve_memory;
 mod skills;
 mod support;

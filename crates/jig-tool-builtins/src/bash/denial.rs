@@ -49,9 +49,9 @@ pub(super) fn note(policy: &SandboxPolicy, exit_code: i32, text: &str) -> Option
         return None;
     }
     let allow = if network {
-        "To allow it, the user can run jig with --network on (or set \"sandbox\": {\"network\": true} in the settings)"
+        "To allow it, the user can run jig with --network on"
     } else {
-        "To allow it, the user can run jig with --sandbox off (or set \"sandbox\": {\"mode\": \"off\"} in the settings)"
+        "To allow it, the user can run jig with --sandbox off"
     };
     Some(format!(
         "[sandbox] This command ran in the {} sandbox, which likely denied {}. {allow}; \
