@@ -46,10 +46,15 @@ pub(crate) enum Switch {
 pub(crate) struct SandboxFlags {
     /// Run commands (bash) in a sandbox: workspace-write, read-only or off (see docs/sandbox.md)
     /// [default: off].
-    #[arg(long = "sandbox", value_enum, value_name = "MODE")]
+    #[arg(id = "sandbox_mode", long = "sandbox", value_enum, value_name = "MODE")]
     pub(crate) mode: Option<ModeArg>,
     /// Whether sandboxed commands may use the network [default: off].
-    #[arg(long, value_enum, value_name = "on|off")]
+    #[arg(
+        id = "sandbox_network",
+        long = "network",
+        value_enum,
+        value_name = "on|off"
+    )]
     pub(crate) network: Option<Switch>,
 }
 

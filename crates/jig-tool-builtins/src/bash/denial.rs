@@ -37,12 +37,12 @@ pub(super) fn note(policy: &SandboxPolicy, exit_code: i32, text: &str) -> Option
         reasons.push("network access (the network is off in the sandbox)");
     }
     if read_only || denied {
-        if protected {
-            reasons.push("access to a protected path (secrets such as .env*, ~/.ssh, ~/.aws)");
-        }
-        reasons.push(match policy.mode {
-            SandboxMode::ReadOnly => "a write (the sandbox is read-only)",
-            _ => "a write outside the workspace roots or into .git/ or .jig/ (read-only)",
+        reasons.push(if protected {
+            "access to a protected path (secrets such as .env*, ~/.ssh, ~/.aws)"
+        } else if policy.mode == SandboxMode::ReadOnly {
+            "a write (the sandbox is read-only)"
+        } else {
+            "a write outside the workspace roots or into .git/ or .jig/ (read-only)"
         });
     }
     if reasons.is_empty() {
