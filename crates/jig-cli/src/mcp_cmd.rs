@@ -115,6 +115,13 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             } else {
                 RootsSource::Fixed
             },
+            sandbox_report: base.sandbox.is_on().then(|| {
+                if far_cwd.is_some() {
+                    format!("{}; enforced by the remote env", base.sandbox.summary())
+                } else {
+                    crate::sandbox_cmd::report(&base.sandbox)
+                }
+            }),
             ..ServerOptions::default()
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
@@ -207,6 +214,7 @@ async fn base_context(
         read_only_roots: Vec::new(),
     };
     base.sandbox = args.sandbox.policy();
+    crate::sandbox_cmd::check_enforceable(&base.sandbox, far_cwd.is_some())?;
     Ok(base)
 }
 

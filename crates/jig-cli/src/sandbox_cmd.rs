@@ -70,6 +70,22 @@ impl SandboxFlags {
     }
 }
 
+/// Fails when `policy` is on, commands run on this machine (`remote` false) and no mechanism
+/// can enforce it: a server or session must not start only to fail every command.
+pub(crate) fn check_enforceable(policy: &SandboxPolicy, remote: bool) -> Result<(), CliError> {
+    if !policy.is_on() || remote {
+        return Ok(());
+    }
+    match jig_env_local::sandbox::mechanism() {
+        jig_env_local::sandbox::Mechanism::Unavailable(reason) => Err(CliError::usage(format!(
+            "--sandbox {}: no mechanism can enforce it: {reason}. To run commands without a \
+             sandbox, pass --sandbox off",
+            policy.mode
+        ))),
+        jig_env_local::sandbox::Mechanism::Bubblewrap(_) => Ok(()),
+    }
+}
+
 /// A policy with the default protected paths of this user's home.
 pub(crate) fn policy(mode: SandboxMode, network: bool, roots: Vec<PathBuf>) -> SandboxPolicy {
     let home = std::env::var_os("HOME")
