@@ -161,7 +161,8 @@ pub(crate) fn run_sandbox(args: &SandboxArgs) -> CliResult {
             vec![cwd.clone()],
         );
         if args.verbose {
-            eprintln!("{}", report(&policy));
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr().lock(), "jig: {}", report(&policy));
         }
         let (program, rest) = args
             .command

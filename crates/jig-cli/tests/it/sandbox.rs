@@ -5,7 +5,11 @@
 //! The mechanism is forced with `JIG_SANDBOX_MECHANISM`. Without a working bubblewrap the
 //! sandboxed half is skipped with a printed reason, unless `JIG_REQUIRE_SANDBOX=1` (CI), which
 //! makes a missing mechanism a failure.
-#![expect(clippy::unwrap_used, reason = "test set-up fails loudly")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::print_stderr,
+    reason = "test set-up fails loudly and tells when a test is skipped"
+)]
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, UdpSocket};
@@ -31,7 +35,7 @@ fn bwrap_available(test: &str) -> bool {
         std::env::var("JIG_REQUIRE_SANDBOX").as_deref() != Ok("1"),
         "{test}: JIG_REQUIRE_SANDBOX=1 but bubblewrap (bwrap) is missing or does not work"
     );
-    eprintln!("skipping {test}: bubblewrap (bwrap) is missing or does not work here");
+    eprintln!("SKIPPED {test}: bubblewrap (bwrap) is missing or does not work here");
     false
 }
 
@@ -74,7 +78,7 @@ impl Layout {
         }
     }
 
-    fn read(&self, path: &Path) -> String {
+    fn read(path: &Path) -> String {
         std::fs::read_to_string(path).unwrap_or_default()
     }
 }
@@ -96,7 +100,7 @@ fn run(layout: &Layout, via: Via, mode: &str, mechanism: &str, script: &str) -> 
         .env("HOME", &layout.home)
         .env("JIG_SANDBOX_MECHANISM", mechanism)
         .current_dir(&layout.ws)
-        .timeout(Duration::from_secs(60));
+        .timeout(Duration::from_mins(1));
     match via {
         Via::Command => {
             command.args(["sandbox", "--mode", mode, "--cwd"]);
@@ -118,11 +122,14 @@ fn run(layout: &Layout, via: Via, mode: &str, mechanism: &str, script: &str) -> 
     command.output().unwrap()
 }
 
+/// Whether an attempt got out, from the layout after the run and the run's output.
+type Check = Box<dyn Fn(&Layout, &Output) -> bool>;
+
 /// One escape attempt: the script, and whether it got out.
 struct Attempt {
     name: &'static str,
     script: String,
-    escaped: Box<dyn Fn(&Layout, &Output) -> bool>,
+    escaped: Check,
 }
 
 /// Serves one HTTP answer per connection on 127.0.0.1 until the test ends.
@@ -140,6 +147,10 @@ fn http_server() -> u16 {
     port
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one list of every attempt reads best"
+)]
 fn attempts(layout: &Layout) -> Vec<Attempt> {
     let base = layout.base.display().to_string();
     let me = std::process::id();
@@ -163,17 +174,21 @@ fn attempts(layout: &Layout) -> Vec<Attempt> {
         Attempt {
             name: "write outside the roots",
             script: format!("echo pwned > {base}/outside/new.txt"),
-            escaped: Box::new(|l, _| l.read(&l.base.join("outside/new.txt")).contains("pwned")),
+            escaped: Box::new(|l, _| {
+                Layout::read(&l.base.join("outside/new.txt")).contains("pwned")
+            }),
         },
         Attempt {
             name: "write .git/config",
             script: "echo pwned >> .git/config".to_owned(),
-            escaped: Box::new(|l, _| l.read(&l.ws.join(".git/config")).contains("pwned")),
+            escaped: Box::new(|l, _| Layout::read(&l.ws.join(".git/config")).contains("pwned")),
         },
         Attempt {
             name: "write .jig/settings.json",
             script: "echo pwned > .jig/settings.json".to_owned(),
-            escaped: Box::new(|l, _| l.read(&l.ws.join(".jig/settings.json")).contains("pwned")),
+            escaped: Box::new(|l, _| {
+                Layout::read(&l.ws.join(".jig/settings.json")).contains("pwned")
+            }),
         },
         Attempt {
             name: "read ~/.ssh/id_ed25519",
@@ -217,14 +232,15 @@ fn attempts(layout: &Layout) -> Vec<Attempt> {
             name: "write through a symlink in the workspace pointing outside",
             script: "echo pwned > link-out/via-link.txt".to_owned(),
             escaped: Box::new(|l, _| {
-                l.read(&l.base.join("outside/via-link.txt"))
-                    .contains("pwned")
+                Layout::read(&l.base.join("outside/via-link.txt")).contains("pwned")
             }),
         },
         Attempt {
             name: "write through /proc/self/root",
             script: format!("echo pwned > /proc/self/root{base}/outside/proc.txt"),
-            escaped: Box::new(|l, _| l.read(&l.base.join("outside/proc.txt")).contains("pwned")),
+            escaped: Box::new(|l, _| {
+                Layout::read(&l.base.join("outside/proc.txt")).contains("pwned")
+            }),
         },
         Attempt {
             name: "mount",
@@ -251,7 +267,7 @@ fn attempts(layout: &Layout) -> Vec<Attempt> {
             ),
             escaped: Box::new(|l, _| {
                 std::thread::sleep(Duration::from_secs(1));
-                l.read(&l.base.join("outside/late.txt")).contains("pwned")
+                Layout::read(&l.base.join("outside/late.txt")).contains("pwned")
             }),
         },
     ];
@@ -275,7 +291,7 @@ fn curl_available() -> bool {
             std::env::var("JIG_REQUIRE_SANDBOX").as_deref() != Ok("1"),
             "JIG_REQUIRE_SANDBOX=1 but curl is missing"
         );
-        eprintln!("skipping the curl attempt: curl is not installed");
+        eprintln!("SKIPPED the curl attempt: curl is not installed");
     }
     found
 }
@@ -354,7 +370,7 @@ fn read_only_mode_denies_writes_inside_the_workspace_too() {
         "echo x > inside.txt",
     );
     assert!(output.status.success(), "{output:?}");
-    assert_eq!(layout.read(&layout.ws.join("inside.txt")), "x\n");
+    assert_eq!(Layout::read(&layout.ws.join("inside.txt")), "x\n");
 }
 
 #[test]
@@ -426,7 +442,7 @@ fn timeout_kills_a_sandboxed_command_tree() {
         .arg(&layout.ws)
         .arg("--args")
         .arg(json!({ "command": "(trap '' TERM; sleep 30) & sleep 30", "timeout": 1 }).to_string())
-        .timeout(Duration::from_secs(60))
+        .timeout(Duration::from_mins(1))
         .output()
         .unwrap();
     assert!(started.elapsed() < Duration::from_secs(15), "{output:?}");

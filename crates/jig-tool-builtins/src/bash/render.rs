@@ -263,11 +263,12 @@ pub(super) fn final_output(
     };
     let status = status_line(outcome, timeout_shown);
     let (mut text, truncation) = render(&output.text, &limits, &output.full, status.as_deref());
-    if !outcome.timed_out && !outcome.aborted {
-        if let Some(note) = super::denial::note(sandbox, outcome.exit_code, &text) {
-            text.push_str("\n\n");
-            text.push_str(&note);
-        }
+    if !outcome.timed_out
+        && !outcome.aborted
+        && let Some(note) = super::denial::note(sandbox, outcome.exit_code, &text)
+    {
+        text.push_str("\n\n");
+        text.push_str(&note);
     }
     let details = BashDetails {
         exit_code: outcome.exit_code,
