@@ -115,13 +115,10 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             } else {
                 RootsSource::Fixed
             },
-            sandbox_report: base.sandbox.is_on().then(|| {
-                if far_cwd.is_some() {
-                    format!("{}; enforced by the remote env", base.sandbox.summary())
-                } else {
-                    crate::sandbox_cmd::report(&base.sandbox)
-                }
-            }),
+            sandbox_report: base
+                .sandbox
+                .is_on()
+                .then(|| crate::sandbox_cmd::report(&base.exec_sandbox(), far_cwd.is_some())),
             ..ServerOptions::default()
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");

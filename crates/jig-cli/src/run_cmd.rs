@@ -370,6 +370,13 @@ pub(crate) async fn open(
             args.sandbox.policy(),
         )
         .await?;
+        crate::sandbox_cmd::check_enforceable(&tool_context.sandbox, args.env.url.is_some())?;
+        if args.verbose && tool_context.sandbox.is_on() {
+            output::note(&crate::sandbox_cmd::report(
+                &tool_context.exec_sandbox(),
+                args.env.url.is_some(),
+            ));
+        }
         let user_settings = settings::load()?;
         let place = crate::env_cmd::project_place(&args.env, &env, &tool_context.cwd);
         let project = start_project(args, place, mode, prompt).await?;

@@ -94,10 +94,13 @@ pub(crate) fn policy(mode: SandboxMode, network: bool, roots: Vec<PathBuf>) -> S
     SandboxPolicy::for_roots(mode, network, roots, home)
 }
 
-/// One line for reports: the mechanism and what the policy enforces.
-pub(crate) fn report(policy: &SandboxPolicy) -> String {
+/// One line for reports: the mechanism and what the policy enforces (`remote`: the far side of
+/// `--env` enforces it with its own mechanism).
+pub(crate) fn report(policy: &SandboxPolicy, remote: bool) -> String {
     let mechanism = jig_env_local::sandbox::mechanism();
-    if policy.is_on() {
+    if policy.is_on() && remote {
+        format!("sandbox: {}; enforced by the remote env", policy.summary())
+    } else if policy.is_on() {
         format!(
             "sandbox: {}; mechanism {}",
             policy.summary(),
@@ -162,7 +165,7 @@ pub(crate) fn run_sandbox(args: &SandboxArgs) -> CliResult {
         );
         if args.verbose {
             use std::io::Write as _;
-            let _ = writeln!(std::io::stderr().lock(), "jig: {}", report(&policy));
+            let _ = writeln!(std::io::stderr().lock(), "jig: {}", report(&policy, false));
         }
         let (program, rest) = args
             .command

@@ -452,3 +452,61 @@ fn timeout_kills_a_sandboxed_command_tree() {
         stdout_of(&output)
     );
 }
+
+/// `jig run --verbose --sandbox …` says what the sandbox enforces and with which mechanism;
+/// with no mechanism it refuses to start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism() {
+    use jig_llm::scripted::ScriptedReply;
+    let setup =
+        crate::run_cmd::Setup::new(vec![crate::run_cmd::reply(ScriptedReply::text("done"))]).await;
+    let args = [
+        "--model",
+        "m",
+        "--no-session",
+        "--verbose",
+        "--sandbox",
+        "workspace-write",
+        "hi",
+    ];
+    let mut refused = setup.command(&args);
+    refused.env("JIG_SANDBOX_MECHANISM", "none").env("HOME", &setup.ws);
+    let refused = tokio::task::spawn_blocking(move || refused.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let ws = setup.ws.display().to_string();
+    insta::assert_snapshot!(
+        "run_refused_without_mechanism",
+        String::from_utf8_lossy(&refused.stderr).replace(&ws, "[WS]")
+    );
+    if !bwrap_available("run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism") {
+        return;
+    }
+    let mut run = setup.command(&args);
+    run.env("JIG_SANDBOX_MECHANISM", "bwrap").env("HOME", &setup.ws);
+    let run = tokio::task::spawn_blocking(move || run.output().unwrap())
+        .await
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("jig: sandbox:"))
+        .unwrap_or_default();
+    let bwrap = which_bwrap();
+    insta::assert_snapshot!(
+        "run_verbose_sandbox_line",
+        line.replace(&ws, "[WS]").replace(&bwrap, "[BWRAP]")
+    );
+}
+
+fn which_bwrap() -> String {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| candidate.is_file())
+        .map(|path| path.display().to_string())
+        .unwrap_or_default()
+}
