@@ -470,7 +470,9 @@ async fn run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism() {
         "hi",
     ];
     let mut refused = setup.command(&args);
-    refused.env("JIG_SANDBOX_MECHANISM", "none").env("HOME", &setup.ws);
+    refused
+        .env("JIG_SANDBOX_MECHANISM", "none")
+        .env("HOME", &setup.ws);
     let refused = tokio::task::spawn_blocking(move || refused.output().unwrap())
         .await
         .unwrap();
@@ -484,7 +486,8 @@ async fn run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism() {
         return;
     }
     let mut run = setup.command(&args);
-    run.env("JIG_SANDBOX_MECHANISM", "bwrap").env("HOME", &setup.ws);
+    run.env("JIG_SANDBOX_MECHANISM", "bwrap")
+        .env("HOME", &setup.ws);
     let run = tokio::task::spawn_blocking(move || run.output().unwrap())
         .await
         .unwrap();
