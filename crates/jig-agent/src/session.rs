@@ -32,6 +32,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use jig_llm::ThinkingLevel;
@@ -703,11 +704,12 @@ fn create_file(path: &Path, header: &SessionHeader) -> Result<File, SessionError
         }
     };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(io_error("creating its directory"))?;
+        private_dir(parent).map_err(io_error("creating its directory"))?;
     }
     let mut file = OpenOptions::new()
         .append(true)
         .create_new(true)
+        .mode(0o600)
         .open(path)
         .map_err(io_error("creating"))?;
     let mut line = serde_json::to_string(header).unwrap_or_default();
@@ -715,6 +717,16 @@ fn create_file(path: &Path, header: &SessionHeader) -> Result<File, SessionError
     file.write_all(line.as_bytes())
         .map_err(io_error("writing the header"))?;
     Ok(file)
+}
+
+/// Creates `dir` and its missing parents `0700`: sessions are the user's alone (an existing
+/// directory keeps its mode).
+fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 /// Where sessions are stored: one directory per working directory below a root.
@@ -747,36 +759,79 @@ impl SessionStore {
         &self.root
     }
 
-    /// The directory holding the sessions of `cwd`.
-    pub fn dir_for(&self, cwd: &Path) -> PathBuf {
-        let text = cwd.to_string_lossy();
-        let trimmed = text.strip_prefix(['/', '\\']).unwrap_or(&text);
-        let name: String = trimmed
-            .chars()
-            .map(|c| {
-                if matches!(c, '/' | '\\' | ':') {
-                    '-'
-                } else {
-                    c
-                }
-            })
-            .collect();
-        self.root.join(format!("--{name}--"))
+    /// The directory holding the sessions of the project `key` (its canonical directory, or
+    /// for a remote project its URL): `--{name}--` where `name` is [`escaped_name`]`(key)`, so
+    /// two keys never share a directory.
+    pub fn dir_for(&self, key: &Path) -> PathBuf {
+        self.root.join(format!("--{}--", escaped_name(key)))
     }
 
-    /// The session files of `cwd`, most recently modified first.
-    pub fn sessions(&self, cwd: &Path) -> Vec<PathBuf> {
-        let mut files: Vec<(std::time::SystemTime, PathBuf)> = session_files(&self.dir_for(cwd))
+    /// The directory earlier versions used for `key`: every `/`, `\\` and `:` turned into `-`,
+    /// so `/x/a-b` and `/x/a/b` shared one. Only read, to move a project's own sessions out.
+    pub fn legacy_dir_for(&self, key: &Path) -> PathBuf {
+        self.root.join(format!("--{}--", legacy_name(key)))
+    }
+
+    /// Moves the sessions of `cwd` from the directory earlier versions named `key` by (see
+    /// [`legacy_dir_for`](Self::legacy_dir_for)) into `key`'s own directory: only the files
+    /// whose header says they were created in `cwd`; another project's, which shared the old
+    /// name, stay. Returns the files moved, or the error that stopped the move.
+    pub fn migrate(&self, key: &Path, cwd: &Path) -> io::Result<Vec<PathBuf>> {
+        let legacy = self.legacy_dir_for(key);
+        let dir = self.dir_for(key);
+        if legacy == dir {
+            return Ok(Vec::new());
+        }
+        let mut moved = Vec::new();
+        for path in session_files(&legacy) {
+            if header_of(&path).is_none_or(|header| header.cwd != cwd) {
+                continue;
+            }
+            let Some(name) = path.file_name() else {
+                continue;
+            };
+            private_dir(&dir)?;
+            let target = dir.join(name);
+            if target.exists() {
+                continue;
+            }
+            fs::rename(&path, &target)?;
+            moved.push(target);
+        }
+        Ok(moved)
+    }
+
+    /// The sessions of the project `key` created in `cwd`, most recently modified first. A file
+    /// in the project's directory whose header names another directory is not the project's
+    /// (put there by hand, or by an earlier version's colliding names): it is never listed or
+    /// continued; [`foreign`](Self::foreign) names them.
+    pub fn sessions(&self, key: &Path, cwd: &Path) -> Vec<PathBuf> {
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = session_files(&self.dir_for(key))
             .into_iter()
+            .filter(|path| header_of(path).is_none_or(|header| header.cwd == cwd))
             .filter_map(|path| Some((fs::metadata(&path).ok()?.modified().ok()?, path)))
             .collect();
         files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
         files.into_iter().map(|(_, path)| path).collect()
     }
 
-    /// The most recently modified session of `cwd`.
-    pub fn latest(&self, cwd: &Path) -> Option<PathBuf> {
-        self.sessions(cwd).into_iter().next()
+    /// The files in the project `key`'s directory whose header names another directory than
+    /// `cwd` (and that [`sessions`](Self::sessions) therefore leaves out), with that directory.
+    pub fn foreign(&self, key: &Path, cwd: &Path) -> Vec<(PathBuf, PathBuf)> {
+        let mut found: Vec<(PathBuf, PathBuf)> = session_files(&self.dir_for(key))
+            .into_iter()
+            .filter_map(|path| {
+                let header = header_of(&path)?;
+                (header.cwd != cwd).then_some((path, header.cwd))
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// The most recently modified session of the project `key` created in `cwd`.
+    pub fn latest(&self, key: &Path, cwd: &Path) -> Option<PathBuf> {
+        self.sessions(key, cwd).into_iter().next()
     }
 
     /// The session whose id is `id`, or else the only one whose id starts with `id`: first among
@@ -822,13 +877,79 @@ fn session_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The id in a session file's header.
-fn session_id_of(path: &Path) -> Option<String> {
+/// A session file's header, when its first line is one.
+fn header_of(path: &Path) -> Option<SessionHeader> {
     let file = File::open(path).ok()?;
     let mut first = String::new();
     io::BufRead::read_line(&mut io::BufReader::new(file), &mut first).ok()?;
-    let header: SessionHeader = serde_json::from_str(first.trim_end()).ok()?;
-    Some(header.id)
+    serde_json::from_str(first.trim_end()).ok()
+}
+
+/// The id in a session file's header.
+fn session_id_of(path: &Path) -> Option<String> {
+    header_of(path).map(|header| header.id)
+}
+
+/// A project's key as one file name, injectively: `/` becomes `-`; ASCII letters, digits and
+/// `.`, `_`, `@`, `+`, `,`, `~` and (in a key that is valid UTF-8) non-ASCII characters stay;
+/// every other byte, `-` and `%` included, becomes `%XX`. An absolute key drops its leading
+/// `/`; any other (a remote project's URL) starts with `=`, which no absolute key's name does.
+/// `/home/me/proj` → `home-me-proj`, `/x/a-b` → `x-a%2Db`, `/x/a/b` → `x-a-b`,
+/// `ssh://me@box/srv` → `=ssh%3A--me@box-srv`.
+pub fn escaped_name(key: &Path) -> String {
+    use std::fmt::Write as _;
+    use std::os::unix::ffi::OsStrExt as _;
+    let bytes = key.as_os_str().as_bytes();
+    let mut name = String::with_capacity(bytes.len() + 1);
+    let bytes = if let Some(rest) = bytes.strip_prefix(b"/") {
+        rest
+    } else {
+        name.push('=');
+        bytes
+    };
+    let utf8 = std::str::from_utf8(bytes).ok();
+    let push_byte = |name: &mut String, byte: u8| match byte {
+        b'/' => name.push('-'),
+        b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'_' | b'@' | b'+' | b',' | b'~' => {
+            name.push(char::from(byte));
+        }
+        _ => {
+            let _ = write!(name, "%{byte:02X}");
+        }
+    };
+    match utf8 {
+        Some(text) => {
+            for c in text.chars() {
+                if c.is_ascii() {
+                    push_byte(&mut name, u8::try_from(u32::from(c)).unwrap_or(b'?'));
+                } else {
+                    name.push(c);
+                }
+            }
+        }
+        None => {
+            for &byte in bytes {
+                push_byte(&mut name, byte);
+            }
+        }
+    }
+    name
+}
+
+/// The name earlier versions gave a key (not injective; for migration only).
+fn legacy_name(key: &Path) -> String {
+    let text = key.to_string_lossy();
+    let trimmed = text.strip_prefix(['/', '\\']).unwrap_or(&text);
+    trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -842,6 +963,87 @@ mod tests {
             .content
             .push(AssistantBlock::Text { text: text.into() });
         Message::Assistant(message)
+    }
+
+    #[test]
+    fn session_files_are_created_0600_in_0700_directories() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let cwd = Path::new("/home/u/proj");
+        let mut session = Session::create_in(&store.dir_for(cwd), cwd);
+        session.append_message(&Message::user_text("hi")).unwrap();
+        session.append_message(&reply("ok")).unwrap();
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(session.path().unwrap()), 0o600);
+        assert_eq!(mode(&store.dir_for(cwd)), 0o700);
+        assert_eq!(mode(store.root()), 0o700);
+    }
+
+    #[test]
+    fn project_names_never_collide_and_plain_paths_keep_their_old_name() {
+        let name = |key: &str| escaped_name(Path::new(key));
+        assert_eq!(name("/home/me/proj"), "home-me-proj");
+        assert_eq!(name("/x/a-b"), "x-a%2Db");
+        assert_eq!(name("/x/a/b"), "x-a-b");
+        assert_eq!(name("/x/a%2Db"), "x-a%252Db");
+        assert_eq!(name("ssh://me@box/srv"), "=ssh%3A--me@box-srv");
+        assert_eq!(name("/ssh://me@box/srv"), "ssh%3A--me@box-srv");
+        assert_eq!(name("/=x"), "%3Dx");
+        assert_eq!(name("/tmp/café"), "tmp-café");
+        assert_eq!(name("/a b"), "a%20b");
+        let keys = [
+            "/x/a-b", "/x/a/b", "/x-a/b", "/x/a%2Db", "/x/a:b", "/x/a\\b", "x/a/b", "/x/a/b/",
+            "=x/a/b", "/=x/a/b",
+        ];
+        let names: HashSet<String> = keys.iter().map(|key| name(key)).collect();
+        assert_eq!(names.len(), keys.len(), "{names:?}");
+        let store = SessionStore::new("/s");
+        assert_eq!(
+            store.legacy_dir_for(Path::new("/x/a-b")),
+            store.legacy_dir_for(Path::new("/x/a/b"))
+        );
+        assert_eq!(
+            store.dir_for(Path::new("/home/me/proj")),
+            store.legacy_dir_for(Path::new("/home/me/proj"))
+        );
+    }
+
+    #[test]
+    fn sessions_of_another_directory_are_left_out_and_only_a_projects_own_are_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let (dashed, nested) = (Path::new("/x/a-b"), Path::new("/x/a/b"));
+        let legacy = store.legacy_dir_for(nested);
+        let mut created = Vec::new();
+        for cwd in [dashed, nested] {
+            let mut session = Session::create_in(&legacy, cwd);
+            session.append_message(&Message::user_text("hi")).unwrap();
+            session.append_message(&reply("ok")).unwrap();
+            created.push(session.path().unwrap().to_path_buf());
+        }
+        // `/x/a/b` keeps its name: the shared directory is its own, and the session of
+        // `/x/a-b` in it is never one of its sessions.
+        assert_eq!(store.legacy_dir_for(nested), store.dir_for(nested));
+        assert_eq!(store.sessions(nested, nested), vec![created[1].clone()]);
+        assert_eq!(
+            store.foreign(nested, nested),
+            vec![(created[0].clone(), dashed.to_path_buf())]
+        );
+        assert_eq!(
+            store.migrate(nested, nested).unwrap(),
+            Vec::<PathBuf>::new()
+        );
+        assert!(store.latest(dashed, dashed).is_none());
+        // `/x/a-b` moves its own session out, and only it.
+        let moved = store.migrate(dashed, dashed).unwrap();
+        assert_eq!(moved.len(), 1);
+        assert_eq!(moved[0].parent().unwrap(), store.dir_for(dashed));
+        assert!(!created[0].exists());
+        assert!(created[1].exists());
+        assert_eq!(store.sessions(dashed, dashed), moved);
+        assert_eq!(store.sessions(nested, nested), vec![created[1].clone()]);
+        assert!(store.foreign(nested, nested).is_empty());
     }
 
     #[test]
@@ -1028,7 +1230,7 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         let mut second = Session::create_in(&store.dir_for(cwd), cwd);
         second.append_message(&reply("b")).unwrap();
-        assert_eq!(store.latest(cwd).as_deref(), second.path());
+        assert_eq!(store.latest(cwd, cwd).as_deref(), second.path());
         assert_eq!(store.find(cwd, first.id()).as_deref(), first.path());
         assert_eq!(
             store
@@ -1037,7 +1239,7 @@ mod tests {
             second.path()
         );
         assert_eq!(store.find(cwd, "zzzz"), None);
-        assert_eq!(store.latest(Path::new("/none")), None);
+        assert_eq!(store.latest(Path::new("/none"), Path::new("/none")), None);
     }
 
     #[test]

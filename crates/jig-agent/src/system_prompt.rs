@@ -1,7 +1,7 @@
 //! The default system prompt: tools, guidelines, project context files, date and cwd.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A project context file (`AGENTS.md`, `CLAUDE.md`) to include in the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,28 +113,6 @@ fn base_prompt(options: &SystemPromptOptions) -> String {
     prompt.trim_end().to_owned()
 }
 
-/// The context files that apply to `cwd`: in each directory from the filesystem root down to
-/// `cwd`, `AGENTS.md` and `CLAUDE.md` (a `CLAUDE.md` with the same text as the `AGENTS.md`
-/// beside it, e.g. a symlink, is included once). `read` returns a file's text or `None`.
-pub fn find_context_files(cwd: &Path, read: impl Fn(&Path) -> Option<String>) -> Vec<ContextFile> {
-    let mut found = Vec::new();
-    let dirs: Vec<&Path> = cwd.ancestors().collect();
-    for dir in dirs.into_iter().rev() {
-        let mut seen: Option<String> = None;
-        for name in ["AGENTS.md", "CLAUDE.md"] {
-            let path = dir.join(name);
-            if let Some(content) = read(&path) {
-                if seen.as_deref() == Some(content.as_str()) {
-                    continue;
-                }
-                seen = Some(content.clone());
-                found.push(ContextFile { path, content });
-            }
-        }
-    }
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,17 +164,5 @@ mod tests {
         Current date: 2026-11-29
         Current working directory: /home/u/proj
         ");
-    }
-
-    #[test]
-    fn context_files_are_found_from_the_root_down_and_duplicates_skipped() {
-        let files = find_context_files(Path::new("/a/b"), |path| match path.to_str()? {
-            "/AGENTS.md" => Some("root".into()),
-            "/a/b/AGENTS.md" | "/a/b/CLAUDE.md" => Some("same".into()),
-            "/a/CLAUDE.md" => Some("claude".into()),
-            _ => None,
-        });
-        let paths: Vec<&str> = files.iter().map(|f| f.path.to_str().unwrap()).collect();
-        assert_eq!(paths, vec!["/AGENTS.md", "/a/CLAUDE.md", "/a/b/AGENTS.md"]);
     }
 }

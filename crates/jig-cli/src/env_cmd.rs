@@ -231,9 +231,13 @@ pub(crate) struct EnvFlags {
     #[arg(long = "env", value_name = "URL")]
     pub(crate) url: Option<String>,
     /// Record every environment operation (time, tool call, operation, path, bytes, duration,
-    /// outcome) as one JSON line each, appended to FILE.
+    /// outcome) as one JSON line each, appended to FILE (created 0600). A record that cannot
+    /// be written fails its tool call, and every later one, with an error naming FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) audit: Option<PathBuf>,
+    /// With --audit: when a record cannot be written, warn and go on instead of failing.
+    #[arg(long, requires = "audit")]
+    pub(crate) audit_best_effort: bool,
 }
 
 /// Where the project of `dir` (the tools' working directory in `env`) is: this machine's
@@ -268,23 +272,51 @@ pub(crate) async fn open_env(
             (env, Some(far_dir(&base, cwd)))
         }
     };
-    Ok((audited(env, flags.audit.as_deref())?, cwd))
+    Ok((
+        audited(env, flags.audit.as_deref(), flags.audit_best_effort)?,
+        cwd,
+    ))
 }
 
 /// `--audit FILE`: every env operation of the tools recorded as a JSON line in FILE
-/// (appended), see `jig-env-audit`.
+/// (appended; created 0600), see `jig-env-audit`. It fails closed unless `best_effort`
+/// (`--audit-best-effort`): then each record that cannot be written is a warning.
 pub(crate) fn audited(
     env: Arc<dyn ExecutionEnv>,
     audit: Option<&Path>,
+    best_effort: bool,
 ) -> Result<Arc<dyn ExecutionEnv>, CliError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let Some(path) = audit else { return Ok(env) };
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(path)
         .map_err(|error| CliError::usage(format!("--audit {}: {error}", path.display())))?;
-    Ok(Arc::new(jig_env_audit::AuditEnv::new(
-        env,
-        jig_env_audit::AuditLog::new(file),
-    )))
+    let failure = if best_effort {
+        jig_env_audit::Failure::Warn
+    } else {
+        jig_env_audit::Failure::Refuse
+    };
+    let log = jig_env_audit::AuditLog::file(file, path.display().to_string()).on_failure(
+        failure,
+        Arc::new(|message: &str| crate::exit::warn(message)),
+    );
+    // Start-up operations only warn; each mode arms the log before its first tool call.
+    let (log, arm) = log.armed_later();
+    let _ = AUDIT_ARM.set(arm);
+    crate::audit::set_log(log.clone());
+    Ok(Arc::new(jig_env_audit::AuditEnv::new(env, log)))
+}
+
+/// The `--audit` log's switch from start-up (warnings) to tool calls (failing closed).
+static AUDIT_ARM: std::sync::OnceLock<jig_env_audit::AuditArm> = std::sync::OnceLock::new();
+
+/// Called by each mode once start-up is done, right before it runs tool calls: from now on a
+/// record that cannot be written fails its call (unless `--audit-best-effort`).
+pub(crate) fn arm_audit() {
+    if let Some(arm) = AUDIT_ARM.get() {
+        arm.arm();
+    }
 }

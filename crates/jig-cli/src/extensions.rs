@@ -177,13 +177,14 @@ pub(crate) fn with_permissions(
     permissions: Arc<dyn ToolHooks>,
     runner: &Arc<ExtensionRunner>,
 ) -> Arc<dyn ToolHooks> {
-    match tool_hooks(runner) {
+    let hooks: Arc<dyn ToolHooks> = match tool_hooks(runner) {
         Some(extensions) => Arc::new(Chained {
             first: permissions,
             then: extensions,
         }),
         None => permissions,
-    }
+    };
+    crate::audit::hooks(hooks)
 }
 
 /// Two hooks in a row: `first` decides before `then`; results pass through `first`, then `then`.

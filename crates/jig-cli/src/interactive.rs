@@ -485,6 +485,7 @@ impl App {
         let (width, _) = terminal::size().unwrap_or((80, 24));
         let status = Status {
             model: format!("{provider_name}/{}", config.model),
+            thinking: commands::thinking_shown(config.thinking),
             mode: mode.to_string(),
             context_window,
             ..Status::default()

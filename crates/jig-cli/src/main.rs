@@ -27,6 +27,7 @@
     reason = "the CLI is the composition root: it reads --args files and stdin on the host"
 )]
 
+mod audit;
 mod env_cmd;
 mod exit;
 mod extensions;
@@ -76,7 +77,7 @@ enum Command {
     /// Install or locate the Node host that runs Pi extensions (TypeScript or JavaScript
     /// modules written against Pi's ExtensionAPI).
     PiHost(pi_host_cmd::PiHostArgs),
-    /// Install a Pi package from the npm registry as a global extension (npm:NAME[@VERSION]).
+    /// Install a Pi package from the npm registry as a global extension (npm:NAME or npm:NAME@VERSION).
     Install(pi_host_cmd::InstallArgs),
     /// Run one command in the sandbox, to see what it may do (see docs/sandbox.md).
     Sandbox(sandbox_cmd::SandboxArgs),

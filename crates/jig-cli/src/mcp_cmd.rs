@@ -107,7 +107,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             None,
         )
         .await;
-        let registry = extensions::hooked_registry(registry, &runner);
+        let registry = crate::audit::registry(extensions::hooked_registry(registry, &runner));
         let options = ServerOptions {
             // The client's roots are its own machine's directories: not the remote env's.
             roots_source: if args.roots.is_empty() && far_cwd.is_none() {
@@ -122,6 +122,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             ..ServerOptions::default()
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
+        crate::env_cmd::arm_audit();
         let server = JigMcpServer::new(registry, base, options);
         let outcome_of_serving = serve_stdio(server, shutdown)
             .await

@@ -70,31 +70,40 @@ fn install() -> CliResult {
         "jig: installing the Pi extension host's npm dependencies in {}",
         dir.display()
     );
-    let status = Command::new("npm")
-        .args([
-            "ci",
-            "--omit=dev",
-            "--ignore-scripts",
-            "--no-audit",
-            "--no-fund",
-        ])
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .status()
-        .context("cannot run npm (install Node.js 20+ with npm)")
-        .map_err(CliError::Failure)?;
-    if !status.success() {
-        return Err(CliError::Failure(anyhow::anyhow!(
-            "npm ci in {} failed ({status})",
-            dir.display()
-        )));
-    }
+    npm(
+        Command::new("npm")
+            .args([
+                "ci",
+                "--omit=dev",
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+            ])
+            .current_dir(&dir),
+        &format!("npm ci in {}", dir.display()),
+    )?;
     let _ = writeln!(
         std::io::stdout(),
         "Pi extensions run in the host at {}",
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs an npm `command`; `what` names it in the error when it cannot start or fails.
+fn npm(command: &mut Command, what: &str) -> Result<(), CliError> {
+    let status = command
+        .stdin(Stdio::null())
+        .status()
+        .context("cannot run npm (install Node.js 20+ with npm)")
+        .map_err(CliError::Failure)?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(CliError::Failure(anyhow::anyhow!(
+            "{what} failed ({status})"
+        )))
+    }
 }
 
 /// Writes `text` to `path` through a temporary file and a rename.
@@ -147,19 +156,13 @@ pub(crate) fn run_install(args: &InstallArgs) -> CliResult {
         "jig: npm install {spec} (in {})",
         prefix.display()
     );
-    let status = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&prefix)
-        .arg(spec)
-        .stdin(Stdio::null())
-        .status()
-        .context("cannot run npm (install Node.js 20+ with npm)")
-        .map_err(CliError::Failure)?;
-    if !status.success() {
-        return Err(CliError::Failure(anyhow::anyhow!(
-            "npm install {spec} failed ({status})"
-        )));
-    }
+    npm(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg(spec),
+        &format!("npm install {spec}"),
+    )?;
     let package = prefix.join("node_modules").join(name);
     let manifest = std::fs::read_to_string(package.join("package.json"))
         .ok()

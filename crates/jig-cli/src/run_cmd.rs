@@ -11,9 +11,11 @@
 //! Ctrl-C aborts the run (running tools are cancelled, their processes killed, the session keeps
 //! every result); a second Ctrl-C exits at once with 130.
 
+mod context_files;
 mod model;
 pub(crate) mod output;
 mod session_choice;
+pub(crate) use session_choice::tidy as tidy_sessions;
 pub(crate) mod settings;
 pub(crate) mod skills;
 
@@ -26,7 +28,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use jig_agent::compaction::{self, CompactionConfig, CompactionReason};
-use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt, find_context_files};
+use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt};
 use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session, SessionRecorder};
 use jig_extensions::{ExtensionRunner, InputOutcome, SessionInfo, events};
 use jig_llm::{ModelTable, ThinkingLevel};
@@ -460,28 +462,30 @@ pub(crate) fn forced_skills(args: &RunArgs) -> Vec<String> {
     skills::split_skill_args(&args.skills, Path::new(".")).1
 }
 
-/// The context files (`AGENTS.md`, `CLAUDE.md`) of `cwd` and its ancestors: with `--env`
-/// read through the env, where the project is (never this machine's files of the same name).
+/// The context files (`AGENTS.md`, `CLAUDE.md`) of `cwd` and its ancestors, read through the
+/// env (with `--env` where the project is, never this machine's files of the same name) as
+/// `context_files` says; what was skipped or cut is a warning, what was loaded a `--verbose`
+/// note.
 async fn context_files(
     args: &RunArgs,
     opened: &Opened,
     cwd: &Path,
 ) -> Vec<jig_agent::system_prompt::ContextFile> {
-    if args.env.url.is_none() {
-        return find_context_files(cwd, |path| std::fs::read_to_string(path).ok());
+    let owners = if args.env.url.is_none() {
+        context_files::Owners::Local
+    } else {
+        context_files::Owners::ModeOnly
+    };
+    let found = context_files::load(&opened.env, cwd, owners).await;
+    for warning in &found.warnings {
+        output::warn(warning);
     }
-    let mut found = std::collections::HashMap::new();
-    for dir in cwd.ancestors() {
-        for name in ["AGENTS.md", "CLAUDE.md"] {
-            let path = dir.join(name);
-            if let Ok(bytes) = opened.env.read(&path).await
-                && let Ok(text) = String::from_utf8(bytes)
-            {
-                found.insert(path, text);
-            }
-        }
+    if args.verbose
+        && let Some(note) = found.loaded_note(opened.project.decision.trusted_project().is_some())
+    {
+        output::note(&note);
     }
-    find_context_files(cwd, |path| found.get(path).cloned())
+    found.files
 }
 
 /// The skills and prompt templates of the session, and the system prompt's skills section.
@@ -648,7 +652,16 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         &config.model,
     );
     config.compaction = Some(compaction);
+    // At a local or custom endpoint a model's built-in price is not its price: the cost is
+    // unknown unless the settings give one.
+    let models = if resolved.custom_base_url.is_some() {
+        models.without_builtin_prices()
+    } else {
+        models
+    };
     config.models = Arc::new(models);
+    // Start-up is over: from the first tool call on, --audit fails closed.
+    crate::env_cmd::arm_audit();
 
     Ok(Prepared {
         config,

@@ -28,8 +28,9 @@ pub(crate) struct SessionsArgs {
 }
 
 /// The project's key in the session store and how to name it: the canonical directory, or
-/// with `--env` the remote project's URL (`ProjectPlace::key`).
-fn project_key(args: &SessionsArgs) -> Result<PathBuf, CliError> {
+/// with `--env` the remote project's URL (`ProjectPlace::key`); and the directory its
+/// sessions were created in.
+fn project_key(args: &SessionsArgs) -> Result<(PathBuf, PathBuf), CliError> {
     let Some(url) = &args.env else {
         let cwd = match &args.cwd {
             Some(dir) => dir.clone(),
@@ -37,8 +38,9 @@ fn project_key(args: &SessionsArgs) -> Result<PathBuf, CliError> {
                 .context("cannot read the current directory")
                 .map_err(CliError::Failure)?,
         };
-        return std::fs::canonicalize(&cwd)
-            .map_err(|error| CliError::usage(format!("--cwd {}: {error}", cwd.display())));
+        let dir = std::fs::canonicalize(&cwd)
+            .map_err(|error| CliError::usage(format!("--cwd {}: {error}", cwd.display())))?;
+        return Ok((dir.clone(), dir));
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -49,6 +51,7 @@ fn project_key(args: &SessionsArgs) -> Result<PathBuf, CliError> {
         let flags = crate::env_cmd::EnvFlags {
             url: Some(url.clone()),
             audit: None,
+            audit_best_effort: false,
         };
         let (env, cwd) = crate::env_cmd::open_env(
             &flags,
@@ -57,7 +60,7 @@ fn project_key(args: &SessionsArgs) -> Result<PathBuf, CliError> {
         )
         .await?;
         let dir = crate::workspace::directory_arg(env.as_ref(), "--cwd", cwd.as_deref()).await;
-        let key = dir.map(|dir| crate::env_cmd::project_place(&flags, &env, &dir).key());
+        let key = dir.map(|dir| (crate::env_cmd::project_place(&flags, &env, &dir).key(), dir));
         env.cleanup().await;
         key
     })
@@ -119,7 +122,7 @@ fn row(session: &Session) -> Row {
 
 /// Runs `jig sessions`.
 pub(crate) fn run_sessions(args: &SessionsArgs) -> CliResult {
-    let cwd = project_key(args)?;
+    let (key, cwd) = project_key(args)?;
     let store = SessionStore::from_env().ok_or_else(|| {
         CliError::Failure(anyhow::anyhow!(
             "cannot find a data directory for sessions: set XDG_DATA_HOME or HOME"
@@ -127,7 +130,8 @@ pub(crate) fn run_sessions(args: &SessionsArgs) -> CliResult {
     })?;
     let mut rows = Vec::new();
     let mut damaged = Vec::new();
-    for path in store.sessions(&cwd) {
+    crate::run_cmd::tidy_sessions(&store, &key, &cwd);
+    for path in store.sessions(&key, &cwd) {
         match Session::open(&path) {
             Ok(session) => rows.push(row(&session)),
             Err(error) => damaged.push(format!("{error}")),
@@ -136,7 +140,7 @@ pub(crate) fn run_sessions(args: &SessionsArgs) -> CliResult {
     let mut stdout = io::stdout().lock();
     let mut stderr = io::stderr().lock();
     if rows.is_empty() {
-        let _ = writeln!(stderr, "jig: no sessions for {}", cwd.display());
+        let _ = writeln!(stderr, "jig: no sessions for {}", key.display());
     } else {
         let width = rows
             .iter()

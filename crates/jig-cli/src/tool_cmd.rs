@@ -145,10 +145,11 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry, None).await;
         let mut single = ToolRegistry::new();
         single.register(tool);
-        let tool = extensions::hooked_registry(single, &runner)
+        let tool = crate::audit::registry(extensions::hooked_registry(single, &runner))
             .get(&args.name)
             .cloned()
             .unwrap_or_else(|| unreachable!("the tool was just registered"));
+        crate::env_cmd::arm_audit();
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);

@@ -334,6 +334,14 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// temp directory. Best effort and idempotent; never fails.
     async fn cleanup(&self);
 
+    /// Tells the env that the host refused `path` for `operation` before asking it anything (a
+    /// containment check found the path outside the workspace); `reason` is the refusal's text.
+    /// Nothing is done by an env that acts; a decorator that records operations (the audit
+    /// log) records it, so a refused path is on record as refused. The default does nothing.
+    fn note_refused(&self, operation: &str, path: &Path, reason: &str) {
+        let _ = (operation, path, reason);
+    }
+
     /// A view of this env whose filesystem operations never reach outside `roots` (absolute,
     /// canonical directories), also while other processes change the tree.
     ///
@@ -496,6 +504,9 @@ impl<E: ExecutionEnv + ?Sized> ExecutionEnv for Arc<E> {
     }
     async fn cleanup(&self) {
         (**self).cleanup().await;
+    }
+    fn note_refused(&self, operation: &str, path: &Path, reason: &str) {
+        (**self).note_refused(operation, path, reason);
     }
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         E::beneath(Arc::clone(&*self), roots)

@@ -206,6 +206,9 @@ const BUILT_IN: &[BuiltIn] = &[
 pub struct ModelTable {
     /// `(provider, model)` added by the host; they win over the built-in rows.
     added: Vec<(String, ModelInfo)>,
+    /// The built-in prices do not apply: the models are served by another endpoint than the
+    /// provider's own (a local server's `gpt-4.1` is not OpenAI's).
+    no_builtin_prices: bool,
 }
 
 impl ModelTable {
@@ -227,6 +230,15 @@ impl ModelTable {
         self
     }
 
+    /// The table for models served at an endpoint other than their provider's own (a local
+    /// or custom base URL): only the prices added to it apply, so an unconfigured model's cost
+    /// is unknown.
+    #[must_use]
+    pub fn without_builtin_prices(mut self) -> Self {
+        self.no_builtin_prices = true;
+        self
+    }
+
     fn added(&self, provider: &str, model: &str) -> Option<&ModelInfo> {
         self.added
             .iter()
@@ -242,6 +254,9 @@ impl ModelTable {
     pub fn cost(&self, provider: &str, model: &str) -> Option<ModelCost> {
         if let Some(info) = self.added(provider, model) {
             return info.cost;
+        }
+        if self.no_builtin_prices {
+            return None;
         }
         BUILT_IN
             .iter()
@@ -326,6 +341,33 @@ mod tests {
         assert_eq!(table.context_window("openai", "gpt-4o-mini"), Some(128_000));
         assert_eq!(table.context_window("openai", "gpt-4"), Some(8_192));
         assert_eq!(table.context_window("ollama", "qwen3-coder"), None);
+    }
+
+    #[test]
+    fn at_another_endpoint_only_added_prices_apply() {
+        let table = ModelTable::builtin();
+        assert!(table.cost("openai", "gpt-4.1").is_some());
+        let elsewhere = table.without_builtin_prices();
+        assert_eq!(elsewhere.cost("openai", "gpt-4.1"), None);
+        // The window is still known: it is the model's, wherever it is served.
+        assert!(elsewhere.context_window("openai", "gpt-4.1").is_some());
+        let priced = elsewhere.with_models(
+            "openai",
+            [ModelInfo {
+                id: "gpt-4.1".into(),
+                context_window: None,
+                cost: Some(ModelCost {
+                    input: 1.0,
+                    output: 2.0,
+                    cache_read: 0.0,
+                    cache_write: 0.0,
+                }),
+            }],
+        );
+        assert_eq!(
+            priced.cost("openai", "gpt-4.1").map(|cost| cost.input),
+            Some(1.0)
+        );
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub use discovery::{
     pi_user_extensions_dir,
 };
 pub use prompts::{PromptTemplate, TemplateInputs, TemplateSource, discover_templates};
-pub use resources::{GatedResource, trust_requiring_resources, trust_requiring_resources_in};
+pub use resources::{GatedResource, trust_requiring_resources_in};
 pub use settings::{
     ProjectSettings, UserProjectSettings, merge_settings, read_project_settings,
     read_project_settings_in,
@@ -92,6 +92,7 @@ pub use skills::{
     Skill, SkillInputs, SkillSource, discover_skills, skill_invocation, skills_prompt,
 };
 pub use snapshot::ProjectSnapshot;
+pub use snapshot::trust_requiring_resources;
 pub use store::{StoredDecision, TrustStore, TrustStoreError};
 pub use trust::{
     DefaultProjectTrust, ProjectTrustHook, TrustAnswer, TrustChoice, TrustDecision, TrustError,

@@ -70,11 +70,6 @@ impl GatedResource {
     }
 }
 
-/// The resources of `project_dir` that require trust; empty when nothing does.
-pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
-    crate::snapshot::ProjectSnapshot::take(project_dir).gated()
-}
-
 /// The `.agents/skills/` directories that count for `project_dir`: its own and its ancestors'
 /// up to the repository root; outside a repository, the project directory's alone (never the
 /// user's own `~/.agents/skills/` above it).
@@ -93,7 +88,7 @@ pub(crate) fn agents_skills_dirs(project_dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// [`trust_requiring_resources`] of a project on another machine, looked at through its
+/// [`trust_requiring_resources`](crate::trust_requiring_resources) of a project on another machine, looked at through its
 /// execution environment (`--env`): the same resources, read there.
 pub async fn trust_requiring_resources_in(
     env: &dyn ExecutionEnv,
@@ -163,6 +158,7 @@ pub(crate) fn gated(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trust_requiring_resources;
 
     #[test]
     fn nothing_requires_trust_in_a_plain_project_or_a_bare_dot_jig() {

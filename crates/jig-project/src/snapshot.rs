@@ -17,6 +17,11 @@ use crate::PROJECT_DIR_NAME;
 use crate::json_file::{ReadOutcome, read_json_object};
 use crate::resources::{GatedResource, agents_skills_dirs, gated};
 
+/// The resources of `project_dir` that require trust, looked at now; empty when nothing does.
+pub fn trust_requiring_resources(project_dir: &Path) -> Vec<GatedResource> {
+    ProjectSnapshot::take(project_dir).gated()
+}
+
 /// The project's `.jig` as it was when trust was decided.
 #[derive(Debug, Clone)]
 pub struct ProjectSnapshot {

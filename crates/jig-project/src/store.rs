@@ -157,10 +157,14 @@ impl TrustStore {
     /// Applies several updates in one locked read-modify-write; `None` removes a key.
     pub fn set_many(&self, updates: &[(PathBuf, Option<bool>)]) -> Result<(), TrustStoreError> {
         let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|source| TrustStoreError::Write {
-            path: self.path.clone(),
-            source,
-        })?;
+        // The user's alone: a directory jig creates is 0700 (the file itself is written 0600,
+        // as every temp file).
+        std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+            .create(dir)
+            .map_err(|source| TrustStoreError::Write {
+                path: self.path.clone(),
+                source,
+            })?;
         let _lock = self.lock()?;
         let mut decisions = self.read()?;
         for (key, decision) in updates {
@@ -249,12 +253,15 @@ impl TrustStore {
             path: self.lock_path.clone(),
             message,
         };
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&self.lock_path)
-            .map_err(|e| lock_error(e.to_string()))?;
+        let file = std::os::unix::fs::OpenOptionsExt::mode(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+            0o600,
+        )
+        .open(&self.lock_path)
+        .map_err(|e| lock_error(e.to_string()))?;
         let started = Instant::now();
         loop {
             match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
@@ -316,6 +323,18 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn the_store_is_0600_in_a_0700_directory() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("jig");
+        let store = TrustStore::in_config_dir(&config);
+        store.set(Path::new("/a"), Some(true)).unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(store.path()), 0o600);
+        assert_eq!(mode(store.path().parent().unwrap()), 0o700);
+    }
 
     #[test]
     fn the_nearest_ancestor_with_a_decision_wins() {

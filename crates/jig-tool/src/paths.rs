@@ -348,6 +348,21 @@ pub fn absolute_path(env: &dyn ExecutionEnv, cwd: &Path, raw: &str) -> Result<Pa
 
 /// Resolves `raw` for a tool call in `ctx` and applies the context's containment.
 pub async fn resolve(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathError> {
+    let result = resolve_unrecorded(ctx, raw).await;
+    note_refusal(ctx, &result);
+    result
+}
+
+/// A containment refusal told to the env ([`ExecutionEnv::note_refused`]), so an audit log
+/// records it as refused.
+fn note_refusal(ctx: &ToolContext, result: &Result<ResolvedPath, PathError>) {
+    if let Err(error @ PathError::Outside(outside)) = result {
+        ctx.env
+            .note_refused("resolve", &outside.absolute, &error.to_string());
+    }
+}
+
+async fn resolve_unrecorded(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathError> {
     let display = clean_input(raw)?;
     if display.is_empty() {
         return Err(PathError::Empty);
@@ -362,6 +377,15 @@ pub async fn resolve(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathE
 /// spellings ([`read_variants`]) and uses the first that exists. For read-only tools: the
 /// read-only roots ([`Containment::read_only_roots`]) count as roots.
 pub async fn resolve_for_read(ctx: &ToolContext, raw: &str) -> Result<ResolvedPath, PathError> {
+    let result = resolve_for_read_unrecorded(ctx, raw).await;
+    note_refusal(ctx, &result);
+    result
+}
+
+async fn resolve_for_read_unrecorded(
+    ctx: &ToolContext,
+    raw: &str,
+) -> Result<ResolvedPath, PathError> {
     let display = clean_input(raw)?;
     if display.is_empty() {
         return Err(PathError::Empty);

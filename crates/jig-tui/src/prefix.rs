@@ -158,7 +158,7 @@ pub const NEVER: &[&str] = &[
 /// Arguments that make a command of an otherwise allowed program run or delete other
 /// programs' work: a command with one of them is always asked about, whatever prefix was
 /// allowed. `=`-joined forms (`--pre=x`) and, for single-letter options, attached values
-/// (`-cfoo`) count too. `sed` is checked by reading its script ([`sed_denied`]).
+/// (`-cfoo`) count too. `sed` is checked by reading its script (`sed_denied`).
 pub const DENIED: &[(&str, &[&str])] = &[
     (
         "find",

@@ -133,6 +133,8 @@ struct Running {
 pub struct Status {
     /// `provider/model`.
     pub model: String,
+    /// The reasoning level's name when it is not `off` (`low`, `medium`, `high`).
+    pub thinking: Option<String>,
     /// The permission mode's name.
     pub mode: String,
     /// Input tokens of the session's replies (cache included).
@@ -146,10 +148,16 @@ pub struct Status {
 }
 
 impl Status {
-    /// `gpt-4.1 · ask · ↑12.3k ↓456 · context 9%`.
+    /// `gpt-4.1 · thinking high · ask · ↑12.3k ↓456 · context 9%` (no thinking part when it is
+    /// off).
     pub fn line(&self, busy: bool) -> Line {
+        let thinking = self
+            .thinking
+            .as_deref()
+            .map(|level| format!(" · thinking {level}"))
+            .unwrap_or_default();
         let mut text = format!(
-            "{} · {} · ↑{} ↓{}",
+            "{}{thinking} · {} · ↑{} ↓{}",
             self.model,
             self.mode,
             tokens(self.input),
@@ -632,6 +640,7 @@ mod tests {
     fn status_line() {
         let status = Status {
             model: "openai/m".into(),
+            thinking: None,
             mode: "ask".into(),
             input: 12_345,
             output: 456,
@@ -639,6 +648,11 @@ mod tests {
             context_window: 128_000,
         };
         insta::assert_snapshot!(status.line(true).text(), @"openai/m · ask · ↑12.3k ↓456 · context 50% · Esc to interrupt");
+        let thinking = Status {
+            thinking: Some("high".into()),
+            ..status
+        };
+        insta::assert_snapshot!(thinking.line(false).text(), @"openai/m · thinking high · ask · ↑12.3k ↓456 · context 50%");
     }
 
     #[test]

@@ -623,7 +623,8 @@ mod tests {
         assert!(hooks.take_steering().is_empty());
         host.deliver_next_turn();
         assert_eq!(texts(&hooks.take_steering()), ["later", "next"]);
-        let sent = host.take_sent(&Message::user_text("go")).unwrap();
+        // The message as it was queued (a new `Message::user_text("go")` has another timestamp).
+        let sent = host.take_sent(&messages[0]).unwrap();
         assert_eq!(sent.custom_type.as_deref(), Some("memo"));
         assert!(!sent.user);
     }

@@ -181,6 +181,7 @@ impl App {
             return;
         };
         self.config.thinking = level;
+        self.view.status.thinking = thinking_shown(level);
         let written = self.printer.session().append_thinking_level(level);
         self.report_session_error(written);
         self.reload();
@@ -258,8 +259,9 @@ impl App {
             .session()
             .path()
             .map(std::path::Path::to_path_buf);
+        let cwd = self.cwd();
         let sessions: Vec<(std::path::PathBuf, String)> = store
-            .sessions(&self.session_key)
+            .sessions(&self.session_key, &cwd)
             .into_iter()
             .filter(|path| Some(path) != current.as_ref())
             .filter_map(|path| {
@@ -381,6 +383,11 @@ impl App {
         );
         self.note(&text);
     }
+}
+
+/// The reasoning level as the status line shows it: nothing when it is off.
+pub(super) fn thinking_shown(level: ThinkingLevel) -> Option<String> {
+    (level != ThinkingLevel::default()).then(|| thinking_name(level))
 }
 
 fn thinking_name(level: ThinkingLevel) -> String {

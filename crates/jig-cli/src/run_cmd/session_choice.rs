@@ -19,6 +19,27 @@ fn store() -> Result<SessionStore, CliError> {
     })
 }
 
+/// The project's sessions moved out of the directory earlier versions named it by, and a
+/// warning for each file in its directory that belongs to another directory.
+pub(crate) fn tidy(store: &SessionStore, key: &Path, cwd: &Path) {
+    if let Err(error) = store.migrate(key, cwd) {
+        crate::exit::warn(&format!(
+            "the sessions of {} could not be moved from {} to {}: {error}",
+            key.display(),
+            store.legacy_dir_for(key).display(),
+            store.dir_for(key).display()
+        ));
+    }
+    for (path, other) in store.foreign(key, cwd) {
+        crate::exit::warn(&format!(
+            "ignoring the session {}: it was created in {}, not {}",
+            path.display(),
+            other.display(),
+            cwd.display()
+        ));
+    }
+}
+
 fn open_file(path: &Path) -> Result<Session, CliError> {
     Session::open(path).map_err(|error| CliError::Failure(error.into()))
 }
@@ -58,6 +79,7 @@ pub(super) fn open(
             });
         }
         let store = store()?;
+        tidy(&store, key, cwd);
         if let Some(path) = store.find(key, argument) {
             return Ok(Choice {
                 session: open_file(&path)?,
@@ -68,7 +90,8 @@ pub(super) fn open(
         )));
     }
     let store = store()?;
-    if continue_session && let Some(path) = store.latest(key) {
+    tidy(&store, key, cwd);
+    if continue_session && let Some(path) = store.latest(key, cwd) {
         return Ok(Choice {
             session: open_file(&path)?,
         });

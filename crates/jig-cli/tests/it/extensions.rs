@@ -17,7 +17,7 @@ use jig_llm::testing::{ReplayResponse, ReplayServer, openai_sse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-fn example(name: &str) -> String {
+pub(crate) fn example(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/extensions")
         .join(name)

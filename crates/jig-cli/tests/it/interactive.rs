@@ -1531,3 +1531,19 @@ async fn a_message_starting_with_a_path_is_sent() {
     assert_eq!(user_texts(&request), ["/usr/bin/env is what?"]);
     pane.quit();
 }
+
+/// The status line shows the reasoning level once it is not off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_line_shows_the_thinking_level() {
+    if tmux_missing("the_status_line_shows_the_thinking_level") {
+        return;
+    }
+    let pane = Pane::new(Vec::new()).await;
+    pane.start("", &[]);
+    let screen = pane.wait_for("/help for commands");
+    assert!(!screen.contains("thinking"), "{screen}");
+    pane.type_text("/thinking high");
+    pane.key("Enter");
+    pane.wait_for("openai/m · thinking high · ask");
+    pane.quit();
+}

@@ -4,8 +4,10 @@
     reason = "tests set up real files on the host"
 )]
 
+mod audit;
 mod concurrency;
 mod containment;
+mod context_files;
 mod docs;
 mod env_limits;
 mod extension_processes;
@@ -17,6 +19,7 @@ mod interactive;
 mod mcp;
 mod permissions;
 mod pi_extensions;
+mod project_files;
 mod remote;
 mod run_cmd;
 mod run_compaction;

@@ -172,6 +172,24 @@ async fn run_with(
         .unwrap()
 }
 
+/// [`run_with`], which must exit 0.
+async fn run_ok(
+    workspace: &Workspace,
+    host: &Path,
+    server: &ReplayServer,
+    example: &Path,
+    prompt: &str,
+) -> std::process::Output {
+    let output = run_with(workspace, host, server, example, prompt).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    output
+}
+
+/// A scripted model endpoint answering `replies` in order.
+async fn model(replies: Vec<jig_llm::testing::ReplayResponse>) -> ReplayServer {
+    ReplayServer::start(replies).await.unwrap()
+}
+
 /// The content of the tool results the model was sent in request `index`.
 fn tool_results(server: &ReplayServer, index: usize) -> Vec<String> {
     server.requests()[index].json()["messages"]
@@ -190,7 +208,7 @@ fn tool_results(server: &ReplayServer, index: usize) -> Vec<String> {
 async fn permission_gate_blocks_a_dangerous_command_without_a_user_interface() {
     let Some(host) = host() else { return };
     let workspace = Workspace::new();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "bash",
@@ -198,11 +216,9 @@ async fn permission_gate_blocks_a_dangerous_command_without_a_user_interface() {
         )),
         reply(ScriptedReply::text("blocked")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("permission-gate.ts");
-    let output = run_with(&workspace, &host, &server, &example, "clean up").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    run_ok(&workspace, &host, &server, &example, "clean up").await;
     assert!(workspace.ws.join("victim/file").exists(), "rm -rf ran");
     assert_eq!(
         tool_results(&server, 1),
@@ -215,7 +231,7 @@ async fn protected_paths_blocks_a_write_to_env_and_leaves_the_file_unchanged() {
     let Some(host) = host() else { return };
     let workspace = Workspace::new();
     fs::write(workspace.ws.join(".env"), "SECRET=1\n").unwrap();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "write",
@@ -228,11 +244,9 @@ async fn protected_paths_blocks_a_write_to_env_and_leaves_the_file_unchanged() {
         )),
         reply(ScriptedReply::text("done")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("protected-paths.ts");
-    let output = run_with(&workspace, &host, &server, &example, "write").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    run_ok(&workspace, &host, &server, &example, "write").await;
     assert_eq!(
         fs::read_to_string(workspace.ws.join(".env")).unwrap(),
         "SECRET=1\n"
@@ -248,7 +262,7 @@ async fn protected_paths_blocks_a_write_to_env_and_leaves_the_file_unchanged() {
 async fn hello_registers_a_tool_the_model_calls() {
     let Some(host) = host() else { return };
     let workspace = Workspace::new();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "hello",
@@ -256,11 +270,9 @@ async fn hello_registers_a_tool_the_model_calls() {
         )),
         reply(ScriptedReply::text("greeted")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("hello.ts");
-    let output = run_with(&workspace, &host, &server, &example, "greet jig").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    run_ok(&workspace, &host, &server, &example, "greet jig").await;
     let offered: Vec<String> = server.requests()[0].json()["tools"]
         .as_array()
         .unwrap()
@@ -279,7 +291,7 @@ async fn tool_override_replaces_the_built_in_read_and_says_so() {
     fs::write(workspace.ws.join("notes.txt"), "hello notes\n").unwrap();
     // Pi's own start-up makes its agent directory; the example logs there.
     fs::create_dir_all(workspace.root.join("home/.pi/agent")).unwrap();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "read",
@@ -292,11 +304,9 @@ async fn tool_override_replaces_the_built_in_read_and_says_so() {
         )),
         reply(ScriptedReply::text("read")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("tool-override.ts");
-    let output = run_with(&workspace, &host, &server, &example, "read").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let output = run_ok(&workspace, &host, &server, &example, "read").await;
     assert!(
         text(&output.stderr).contains("replaces the built-in tool \"read\""),
         "{}",
@@ -315,9 +325,7 @@ async fn tool_override_replaces_the_built_in_read_and_says_so() {
 async fn input_transform_rewrites_the_prompt_the_model_reads() {
     let Some(host) = host() else { return };
     let workspace = Workspace::new();
-    let server = ReplayServer::start(vec![reply(ScriptedReply::text("short answer"))])
-        .await
-        .unwrap();
+    let server = model(vec![reply(ScriptedReply::text("short answer"))]).await;
     let example = examples(&host).join("input-transform.ts");
     let output = run_with(
         &workspace,
@@ -340,7 +348,7 @@ async fn input_transform_rewrites_the_prompt_the_model_reads() {
 async fn todo_keeps_its_state_across_calls_of_its_tool() {
     let Some(host) = host() else { return };
     let workspace = Workspace::new();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "todo",
@@ -358,11 +366,9 @@ async fn todo_keeps_its_state_across_calls_of_its_tool() {
         )),
         reply(ScriptedReply::text("listed")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("todo.ts");
-    let output = run_with(&workspace, &host, &server, &example, "plan").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    run_ok(&workspace, &host, &server, &example, "plan").await;
     let results = tool_results(&server, 3);
     let list = results.last().unwrap();
     assert!(
@@ -442,7 +448,7 @@ async fn pi_mcp_adapter_offers_a_local_mcp_servers_tools_to_the_model() {
         "args": ["mcp", "--root", workspace.ws.display().to_string()],
     }}});
     fs::write(workspace.ws.join(".mcp.json"), server_config.to_string()).unwrap();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "mcp",
@@ -450,8 +456,7 @@ async fn pi_mcp_adapter_offers_a_local_mcp_servers_tools_to_the_model() {
         )),
         reply(ScriptedReply::text("read it")),
     ])
-    .await
-    .unwrap();
+    .await;
     let output = run_with(
         &workspace,
         &host,
@@ -531,7 +536,7 @@ async fn the_agent_loops_events_reach_a_pi_extension_in_order() {
     let module = workspace.root.join("lifecycle.ts");
     fs::write(&module, LIFECYCLE_LOGGER).unwrap();
     let log = workspace.root.join("lifecycle.log");
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "read",
@@ -539,8 +544,7 @@ async fn the_agent_loops_events_reach_a_pi_extension_in_order() {
         )),
         reply(ScriptedReply::text("read")),
     ])
-    .await
-    .unwrap();
+    .await;
     let base_url = format!("{}/v1", server.url());
     let module = module.display().to_string();
     let mut command = jig(
@@ -573,7 +577,7 @@ async fn the_agent_loops_events_reach_a_pi_extension_in_order() {
 async fn dynamic_tools_registers_a_tool_at_session_start_that_the_model_then_calls() {
     let Some(host) = host() else { return };
     let workspace = Workspace::new();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "echo_session",
@@ -581,11 +585,9 @@ async fn dynamic_tools_registers_a_tool_at_session_start_that_the_model_then_cal
         )),
         reply(ScriptedReply::text("echoed")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("dynamic-tools.ts");
-    let output = run_with(&workspace, &host, &server, &example, "echo hi").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    run_ok(&workspace, &host, &server, &example, "echo hi").await;
     let offered: Vec<String> = server.requests()[0].json()["tools"]
         .as_array()
         .unwrap()
@@ -617,7 +619,7 @@ async fn truncated_tool_wraps_ripgrep_and_its_result_stays_within_jigs_bound() {
         lines
     });
     fs::write(workspace.ws.join("hay.txt"), lines).unwrap();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "rg",
@@ -625,11 +627,9 @@ async fn truncated_tool_wraps_ripgrep_and_its_result_stays_within_jigs_bound() {
         )),
         reply(ScriptedReply::text("found")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("truncated-tool.ts");
-    let output = run_with(&workspace, &host, &server, &example, "search").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    run_ok(&workspace, &host, &server, &example, "search").await;
     let results = tool_results(&server, 1);
     let result = &results[0];
     assert!(
@@ -653,7 +653,7 @@ async fn bash_spawn_hook_replaces_bash_with_pis_own_and_changes_its_environment(
         "export FROM_PROFILE=yes\n",
     )
     .unwrap();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "bash",
@@ -661,11 +661,9 @@ async fn bash_spawn_hook_replaces_bash_with_pis_own_and_changes_its_environment(
         )),
         reply(ScriptedReply::text("ran")),
     ])
-    .await
-    .unwrap();
+    .await;
     let example = examples(&host).join("bash-spawn-hook.ts");
-    let output = run_with(&workspace, &host, &server, &example, "run").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let output = run_ok(&workspace, &host, &server, &example, "run").await;
     assert!(
         text(&output.stderr).contains("replaces the built-in tool \"bash\""),
         "{}",
@@ -762,7 +760,7 @@ async fn what_a_pi_extension_prints_does_not_break_the_protocol() {
 "#,
     )
     .unwrap();
-    let server = ReplayServer::start(vec![
+    let server = model(vec![
         reply(ScriptedReply::tool_call(
             "c1",
             "read",
@@ -770,10 +768,8 @@ async fn what_a_pi_extension_prints_does_not_break_the_protocol() {
         )),
         reply(ScriptedReply::text("done")),
     ])
-    .await
-    .unwrap();
-    let output = run_with(&workspace, &host, &server, &module, "read").await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    .await;
+    let output = run_ok(&workspace, &host, &server, &module, "read").await;
     assert_eq!(text(&output.stdout), "done\n");
     assert_eq!(tool_results(&server, 1)[0], "   1│ keep me");
 }

@@ -1239,12 +1239,38 @@ fn reply_with_usage(text_: &str, input: u64, output: u64) -> ReplayResponse {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cost_of_a_run_comes_from_the_model_table_and_is_null_when_unknown() {
     let setup = Setup::new(vec![
-        reply_with_usage("priced", 1_000_000, 500_000),
         reply_with_usage("local", 1_000_000, 500_000),
+        reply_with_usage("priced", 1_000_000, 500_000),
         reply_with_usage("summed", 2_000, 1_000),
     ])
     .await;
-    // gpt-4.1: $2 per million input tokens, $8 per million output tokens.
+    // At a local or custom endpoint (every run of this test's server) a built-in model's price
+    // is not its price: the cost is unknown, not made up from OpenAI's price of `gpt-4.1`.
+    let local = setup
+        .run(&[
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4.1",
+            "--no-session",
+            "--mode",
+            "json",
+            "hi",
+        ])
+        .await;
+    assert_eq!(local.status.code(), Some(0), "{}", text(&local.stderr));
+    let end: Value = serde_json::from_str(text(&local.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(end["usage"][0]["cost"], Value::Null);
+    assert_eq!(end["cost"], Value::Null);
+
+    // Prices the settings give apply there: $2 per million input tokens, $8 per million output.
+    let settings = r#"{"models": [
+        {"provider": "openai", "id": "gpt-4.1", "cost": {"input": 2, "output": 8}},
+        {"provider": "openai", "id": "gpt-4.1-mini", "cost": {"input": 0.4, "output": 1.6}}
+    ]}"#;
+    let config = setup.data.with_file_name("config").join("jig");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("settings.json"), settings).unwrap();
     let priced = setup
         .run(&[
             "--provider",
@@ -1266,23 +1292,6 @@ async fn the_cost_of_a_run_comes_from_the_model_table_and_is_null_when_unknown()
             "cost": {"input": 2.0, "output": 4.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 6.0}}])
     );
     assert_eq!(end["cost"], json!(6.0));
-
-    // A local server's model has no price: the cost is unknown, not made up.
-    let local = setup
-        .run(&[
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "gpt-4.1",
-            "--no-session",
-            "--mode",
-            "json",
-            "hi",
-        ])
-        .await;
-    let end: Value = serde_json::from_str(text(&local.stdout).lines().last().unwrap()).unwrap();
-    assert_eq!(end["usage"][0]["cost"], Value::Null);
-    assert_eq!(end["cost"], Value::Null);
 
     // Text mode with progress: the summary on stderr gives tokens and cost per model.
     let verbose = setup
