@@ -93,6 +93,10 @@ fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
 }
 
 /// Runs `jig tool`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "open, run and clean up one call read best in one place"
+)]
 pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
     // The env is cleaned when this one call ends, so bash offers a full-output file only when
     // temp files are kept: never a path to a file that is already gone.
