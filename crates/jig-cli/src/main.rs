@@ -38,6 +38,7 @@ mod pi_host_cmd;
 mod project;
 mod render;
 mod run_cmd;
+mod sandbox_cmd;
 mod sessions_cmd;
 mod signals;
 mod tool_cmd;
@@ -89,6 +90,8 @@ enum Command {
     PiHost(pi_host_cmd::PiHostArgs),
     /// Install a Pi package from the npm registry as a global extension (npm:NAME or npm:NAME@VERSION).
     Install(pi_host_cmd::InstallArgs),
+    /// Run one command in the sandbox, to see what it may do (see docs/sandbox.md).
+    Sandbox(sandbox_cmd::SandboxArgs),
 }
 
 fn main() -> ExitCode {
@@ -125,6 +128,7 @@ fn main() -> ExitCode {
         Some(Command::Env(args)) => env_cmd::run_env(&args),
         Some(Command::PiHost(args)) => pi_host_cmd::run_pi_host(&args),
         Some(Command::Install(args)) => pi_host_cmd::run_install(&args),
+        Some(Command::Sandbox(args)) => sandbox_cmd::run_sandbox(&args),
         None => {
             use std::io::IsTerminal as _;
             if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {

@@ -47,6 +47,8 @@ pub(crate) struct McpArgs {
     project: ProjectArgs,
     #[command(flatten)]
     env: crate::env_cmd::EnvFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
 }
 
 /// Runs `jig mcp`.
@@ -113,6 +115,10 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             } else {
                 RootsSource::Fixed
             },
+            sandbox_report: base
+                .sandbox
+                .is_on()
+                .then(|| crate::sandbox_cmd::report(&base.exec_sandbox(), far_cwd.is_some())),
             ..ServerOptions::default()
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
@@ -205,6 +211,8 @@ async fn base_context(
         roots,
         read_only_roots: Vec::new(),
     };
+    base.sandbox = args.sandbox.policy();
+    crate::sandbox_cmd::check_enforceable(&base.sandbox, far_cwd.is_some())?;
     Ok(base)
 }
 

@@ -172,6 +172,8 @@ pub(crate) struct RunArgs {
     project: ProjectArgs,
     #[command(flatten)]
     env: crate::env_cmd::EnvFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
     /// What runs without asking: read-only, ask, auto-edit, full-auto [default: the settings
     /// file's permissionMode, else ask in an interactive session and full-auto in print mode;
     /// print mode never asks: it denies what `ask` would ask about].
@@ -363,9 +365,20 @@ pub(crate) async fn open(
     )
     .await?;
     let started = async {
-        let tool_context =
-            workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment.into())
-                .await?;
+        let tool_context = workspace::tool_context(
+            Arc::clone(&env),
+            cwd.as_deref(),
+            args.containment.into(),
+            args.sandbox.policy(),
+        )
+        .await?;
+        crate::sandbox_cmd::check_enforceable(&tool_context.sandbox, args.env.url.is_some())?;
+        if args.verbose && tool_context.sandbox.is_on() {
+            output::note(&crate::sandbox_cmd::report(
+                &tool_context.exec_sandbox(),
+                args.env.url.is_some(),
+            ));
+        }
         let user_settings = settings::load()?;
         let place = crate::env_cmd::project_place(&args.env, &env, &tool_context.cwd);
         let project = start_project(args, place, mode, prompt).await?;

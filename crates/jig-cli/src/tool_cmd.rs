@@ -47,6 +47,8 @@ pub(crate) struct ToolArgs {
     project: ProjectArgs,
     #[command(flatten)]
     env: crate::env_cmd::EnvFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
 }
 
 /// Arguments of `jig tools`.
@@ -91,6 +93,10 @@ fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
 }
 
 /// Runs `jig tool`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "open, run and clean up one call read best in one place"
+)]
 pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
     // The env is cleaned when this one call ends, so bash offers a full-output file only when
     // temp files are kept: never a path to a file that is already gone.
@@ -110,16 +116,20 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             args.cwd.as_deref(),
         )
         .await?;
-        let ctx =
-            match workspace::tool_context(env.clone(), cwd.as_deref(), args.containment.into())
-                .await
-            {
-                Ok(ctx) => ctx,
-                Err(error) => {
-                    env.cleanup().await;
-                    return Err(error);
-                }
-            };
+        let ctx = match workspace::tool_context(
+            env.clone(),
+            cwd.as_deref(),
+            args.containment.into(),
+            args.sandbox.policy(),
+        )
+        .await
+        {
+            Ok(ctx) => ctx,
+            Err(error) => {
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
         // The cwd is the project: its trust is decided before anything it brings is loaded.
         let place = crate::env_cmd::project_place(&args.env, &env, &ctx.cwd);
         let runner = match project::start(&args.project, place, "tool").await {

@@ -89,6 +89,7 @@ pub(crate) async fn tool_context(
     env: Arc<dyn ExecutionEnv>,
     cwd: Option<&Path>,
     containment: ContainmentMode,
+    sandbox: jig_env::SandboxPolicy,
 ) -> Result<ToolContext, CliError> {
     let canonical = directory_arg(env.as_ref(), "--cwd", cwd).await?;
     let mut ctx = ToolContext::new(env, canonical.clone());
@@ -97,6 +98,7 @@ pub(crate) async fn tool_context(
         roots: vec![canonical],
         read_only_roots: Vec::new(),
     };
+    ctx.sandbox = sandbox;
     Ok(ctx)
 }
 

@@ -225,9 +225,24 @@ impl ProcessTracker {
             .try_clone()
             .map_err(|error| spawn_error(&request, "create the output pipe", &error))?;
 
-        let mut command = tokio::process::Command::new(&request.program);
+        let mut command = if request.sandbox.is_on() {
+            let (program, args) = crate::sandbox::wrap(
+                crate::sandbox::mechanism(),
+                &request.sandbox,
+                &request.program,
+                &request.args,
+                &request.cwd,
+            )
+            .map_err(|message| EnvError::new(ErrorKind::Unsupported, "exec", message))?;
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            command
+        } else {
+            let mut command = tokio::process::Command::new(&request.program);
+            command.args(&request.args);
+            command
+        };
         command
-            .args(&request.args)
             .current_dir(&request.cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::from(writer))

@@ -106,6 +106,7 @@ mod exec;
 
 pub use jig_process::{WatchdogCommand, run_watchdog};
 mod fs;
+pub mod sandbox;
 mod search;
 #[cfg(feature = "test-support")]
 pub mod test_support;

@@ -1096,6 +1096,7 @@ impl ExecutionEnv for RemoteEnv {
             timeout_ms: request.timeout.map(millis),
             kill_grace_ms: millis(request.kill_grace),
             idle_grace_ms: millis(request.idle_grace),
+            sandbox: crate::protocol::WireSandbox::from_policy(&request.sandbox),
         });
         let value = self
             .call_cancellable("exec", op, &request.cancel, Some(sink))

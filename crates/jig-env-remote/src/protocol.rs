@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// The protocol version both sides announce in their hello; a peer with another major version
 /// is refused.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Bulk data crosses in chunks of at most this many bytes (one frame each): the env port's
 /// chunk, so a streamed read's chunks cross one to a frame.
@@ -634,6 +634,54 @@ pub struct WireExec {
     pub timeout_ms: Option<u64>,
     pub kill_grace_ms: u64,
     pub idle_grace_ms: u64,
+    /// The sandbox policy; absent means off. The far side enforces it or fails the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<WireSandbox>,
+}
+
+/// A sandbox policy on the wire (see `jig_env::SandboxPolicy`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[expect(missing_docs, reason = "mirrors SandboxPolicy")]
+pub struct WireSandbox {
+    /// `read-only` or `workspace-write`.
+    pub mode: String,
+    pub network: bool,
+    pub writable_roots: Vec<WirePath>,
+    pub protected: Vec<WirePath>,
+}
+
+impl WireSandbox {
+    /// The wire form of `policy`; `None` when it is off.
+    #[must_use]
+    pub fn from_policy(policy: &jig_env::SandboxPolicy) -> Option<Self> {
+        policy.is_on().then(|| Self {
+            mode: policy.mode.name().to_owned(),
+            network: policy.network,
+            writable_roots: policy
+                .writable_roots
+                .iter()
+                .map(|p| WirePath::from_path(p))
+                .collect(),
+            protected: policy
+                .protected
+                .iter()
+                .map(|p| WirePath::from_path(p))
+                .collect(),
+        })
+    }
+
+    /// The policy this wire form stands for.
+    ///
+    /// # Errors
+    /// An unknown mode name.
+    pub fn into_policy(self) -> Result<jig_env::SandboxPolicy, String> {
+        Ok(jig_env::SandboxPolicy {
+            mode: jig_env::SandboxMode::parse(&self.mode)?,
+            network: self.network,
+            writable_roots: self.writable_roots.iter().map(WirePath::to_path).collect(),
+            protected: self.protected.iter().map(WirePath::to_path).collect(),
+        })
+    }
 }
 
 /// An exec outcome on the wire.

@@ -565,6 +565,25 @@ async fn run_op(
             none,
         ),
         Op::Exec(exec) => {
+            let sandbox = match exec.sandbox {
+                Some(wire) => {
+                    let mut policy = wire
+                        .into_policy()
+                        .map_err(|message| EnvError::new(ErrorKind::Invalid, "exec", message))?;
+                    // The far side's own secrets are protected too, whatever the near side sent.
+                    if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+                        let home = PathBuf::from(home);
+                        for path in jig_env::PROTECTED_HOME_PATHS {
+                            let path = home.join(path);
+                            if !policy.protected.contains(&path) {
+                                policy.protected.push(path);
+                            }
+                        }
+                    }
+                    policy
+                }
+                None => jig_env::SandboxPolicy::off(),
+            };
             let request = ExecRequest {
                 program: exec.program,
                 args: exec.args,
@@ -575,6 +594,7 @@ async fn run_op(
                 kill_grace: Duration::from_millis(exec.kill_grace_ms),
                 idle_grace: Duration::from_millis(exec.idle_grace_ms),
                 cancel,
+                sandbox,
             };
             let mut sink = FrameSink {
                 id: ctx.id,

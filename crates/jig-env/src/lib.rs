@@ -27,6 +27,7 @@
 mod env;
 mod error;
 mod lines;
+mod sandbox;
 pub mod search;
 mod types;
 
@@ -40,6 +41,9 @@ pub use env::{
 };
 pub use error::{EnvError, EnvResult, ErrorKind};
 pub use lines::{LineScanner, lines_window};
+pub use sandbox::{
+    PROTECTED_HOME_PATHS, PROTECTED_NAMES, READ_ONLY_SUBDIRS, SandboxMode, SandboxPolicy,
+};
 pub use search::{
     CaseSensitivity, EntryKinds, FileMatches, IgnoreRules, LineKind, PatternSyntax,
     SearchInputError, SearchLine, SearchRequest, SearchResult, WalkEntry, WalkRequest, WalkResult,

@@ -137,6 +137,9 @@ pub struct ExecRequest {
     pub idle_grace: Duration,
     /// Cancelling this aborts the process (see the trait's exec contract).
     pub cancel: CancellationToken,
+    /// The sandbox the process runs in; an env that cannot enforce a policy that is on fails
+    /// the call instead of running the process unsandboxed.
+    pub sandbox: crate::SandboxPolicy,
 }
 
 impl ExecRequest {
@@ -152,6 +155,7 @@ impl ExecRequest {
             kill_grace: Duration::from_secs(2),
             idle_grace: Duration::from_millis(250),
             cancel: CancellationToken::new(),
+            sandbox: crate::SandboxPolicy::off(),
         }
     }
 }

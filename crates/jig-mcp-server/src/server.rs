@@ -53,6 +53,9 @@ pub struct ServerOptions {
     pub name: String,
     /// The version reported in `serverInfo`.
     pub version: String,
+    /// What the command sandbox enforces and with which mechanism (one line for the
+    /// instructions), when the sandbox is on.
+    pub sandbox_report: Option<String>,
 }
 
 impl Default for ServerOptions {
@@ -61,6 +64,7 @@ impl Default for ServerOptions {
             roots_source: RootsSource::ClientOrDefault,
             name: "jig".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            sandbox_report: None,
         }
     }
 }
@@ -492,7 +496,18 @@ fn instructions(inner: &Inner) -> String {
         .iter()
         .any(|tool| tool.effects() == Effects::Process)
     {
-        text.push_str(" bash runs commands in the first root and is not confined to the roots.");
+        match &inner.options.sandbox_report {
+            Some(report) => {
+                text.push_str(" bash runs commands in the first root in a sandbox (");
+                text.push_str(report);
+                text.push_str(
+                    "); a command the sandbox likely blocked ends its result with a [sandbox] note.",
+                );
+            }
+            None => text.push_str(
+                " bash runs commands in the first root and is not confined to the roots.",
+            ),
+        }
     }
     text
 }

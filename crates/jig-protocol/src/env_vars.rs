@@ -39,6 +39,10 @@ impl EnvVars {
     /// stalls.
     pub const JIG_ENV_IDLE_TIMEOUT: &'static str = "JIG_ENV_IDLE_TIMEOUT";
 
+    /// Forces the mechanism of the command sandbox: `bwrap`, `landlock` (not built in: a
+    /// sandbox that is on then fails with a clear error) or `none` (see docs/sandbox.md).
+    pub const JIG_SANDBOX_MECHANISM: &'static str = "JIG_SANDBOX_MECHANISM";
+
     /// Set for commands: the running session's id.
     pub const JIG_SESSION_ID: &'static str = "JIG_SESSION_ID";
     /// Set for commands: the running session's file (only when it has one).

@@ -14,6 +14,7 @@
 mod accumulator;
 mod clean;
 mod config;
+mod denial;
 mod guard;
 mod head_tail;
 mod render;
@@ -225,6 +226,7 @@ async fn run(
     }
     let shells = resolve_shells(config, env).await?;
 
+    let sandbox = ctx.exec_sandbox();
     let mut sink = BashSink::new(config, ctx);
     let mut outcome = None;
     let mut last_error = None;
@@ -240,6 +242,7 @@ async fn run(
         request.kill_grace = config.kill_grace;
         request.idle_grace = config.idle_grace;
         request.cancel = ctx.cancel.clone();
+        request.sandbox = sandbox.clone();
         match env.exec(request, &mut sink).await {
             Ok(done) => {
                 outcome = Some(done);
@@ -279,6 +282,7 @@ async fn run(
     }
     Ok(render::final_output(
         config,
+        &sandbox,
         &outcome,
         timeout.as_ref().map(|(_, shown)| shown.as_str()),
         &output,

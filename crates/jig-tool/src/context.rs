@@ -3,7 +3,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use jig_env::{CancellationToken, ExecutionEnv};
+use jig_env::{CancellationToken, ExecutionEnv, SandboxPolicy};
 use jig_protocol::ToolResult;
 
 use crate::error::ToolError;
@@ -72,6 +72,9 @@ pub struct ToolContext {
     pub session_env: BTreeMap<String, String>,
     /// One queue per env: serialises read-modify-write of one file.
     pub mutation_queue: Arc<MutationQueue>,
+    /// The sandbox commands run in: its mode, network and protected paths; the writable roots
+    /// are the containment roots plus these ([`exec_sandbox`](Self::exec_sandbox)).
+    pub sandbox: SandboxPolicy,
 }
 
 impl ToolContext {
@@ -90,7 +93,35 @@ impl ToolContext {
             updates: None,
             session_env: BTreeMap::new(),
             mutation_queue: Arc::new(MutationQueue::new()),
+            sandbox: SandboxPolicy::off(),
         }
+    }
+
+    /// The policy of a command started now: [`sandbox`](Self::sandbox) with the current
+    /// containment roots (and the working directory) writable, and the protected names
+    /// (`.env*`) of each root added.
+    #[must_use]
+    pub fn exec_sandbox(&self) -> SandboxPolicy {
+        let mut policy = self.sandbox.clone();
+        if !policy.is_on() {
+            return policy;
+        }
+        let mut roots: Vec<PathBuf> = self.containment.roots.clone();
+        if !roots.iter().any(|root| self.cwd.starts_with(root)) {
+            roots.push(self.cwd.clone());
+        }
+        for root in roots {
+            for name in jig_env::PROTECTED_NAMES {
+                let pattern = root.join(name);
+                if !policy.protected.contains(&pattern) {
+                    policy.protected.push(pattern);
+                }
+            }
+            if !policy.writable_roots.contains(&root) {
+                policy.writable_roots.push(root);
+            }
+        }
+        policy
     }
 
     /// The env file tools act through. With workspace containment this is a view of `env`

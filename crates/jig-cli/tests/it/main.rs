@@ -23,6 +23,7 @@ mod project_files;
 mod remote;
 mod run_cmd;
 mod run_compaction;
+mod sandbox;
 mod serve_memory;
 mod skills;
 mod support;

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import connect, processes_with, require_tool, text_of
+from conftest import connect, processes_with, require_tool, server_env, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -89,3 +89,59 @@ async def test_concurrent_calls_run_in_parallel(workspace: Path) -> None:
                 group.start_soon(session.call_tool, "bash", {"command": "sleep 1"})
         elapsed = time.monotonic() - started
     assert elapsed < 3.0, f"4 one-second calls took {elapsed:.1f}s: not concurrent"
+
+
+async def test_sandbox_denies_escapes_and_says_so(workspace: Path, tmp_path: Path) -> None:
+    """`jig mcp --sandbox workspace-write`: the instructions name the sandbox; writes outside the
+    root, into .git/, a planted secret and the network are denied; the same commands succeed
+    without the sandbox (so each check can fail)."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+
+    works = shutil.which("bwrap") and subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--unshare-net", "true"], capture_output=True
+    ).returncode == 0
+    if not works:
+        if os.environ.get("JIG_REQUIRE_SANDBOX") == "1":
+            pytest.fail("JIG_REQUIRE_SANDBOX=1 but bubblewrap (bwrap) is missing or does not work")
+        pytest.skip("bubblewrap (bwrap) is missing or does not work here")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("FAKE-SSH-KEY\n")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("[core]\n")
+    outside = tmp_path / "outside.txt"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    port = listener.getsockname()[1]
+    script = (
+        f"echo pwned > {outside}; echo pwned >> .git/config; cat ~/.ssh/id_ed25519; "
+        f"(exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected-tcp); true"
+    )
+    env = server_env({"HOME": str(home), "JIG_SANDBOX_MECHANISM": "bwrap"})
+    try:
+        for mode in ["workspace-write", "off"]:
+            outside.unlink(missing_ok=True)
+            (workspace / ".git" / "config").write_text("[core]\n")
+            async with connect(workspace, "--sandbox", mode, env=env) as session:
+                init = await session.initialize()
+                result = await session.call_tool("bash", {"command": script})
+                text = result.content[0].text
+            escaped = {
+                "outside": outside.exists(),
+                "git": "pwned" in (workspace / ".git" / "config").read_text(),
+                "ssh": "FAKE-SSH-KEY" in text,
+                "tcp": "connected-tcp" in text,
+            }
+            if mode == "off":
+                assert all(escaped.values()), (escaped, text)
+                assert "not confined" in (init.instructions or "")
+            else:
+                assert not any(escaped.values()), (escaped, text)
+                assert "in a sandbox (sandbox: workspace-write" in (init.instructions or "")
+                assert "bubblewrap" in (init.instructions or "")
+    finally:
+        listener.close()

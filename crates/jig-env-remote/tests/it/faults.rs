@@ -147,6 +147,7 @@ async fn a_connection_lost_mid_exec_kills_the_process_tree() {
                 timeout_ms: None,
                 kill_grace_ms: 500,
                 idle_grace_ms: 250,
+                sandbox: None,
             }),
         }),
     )

@@ -28,7 +28,8 @@ async fn connect_to_protocol(protocol: u32) -> Result<RemoteEnv, jig_env_remote:
 #[tokio::test]
 async fn older_protocols_are_refused_with_a_clear_error() {
     // 1: walk and search results in the header; 2: as JSON in the payload; 3: no read
-    // window, no write of unknown size; 4: no `alive` frame, no limits on a call's answer.
+    // window, no write of unknown size; 4: no `alive` frame, no limits on a call's answer;
+    // 5: no sandbox policy on `exec` (a far side that ignored it would run commands unsandboxed).
     for old in 1..PROTOCOL_VERSION {
         let error = connect_to_protocol(old)
             .await
@@ -41,7 +42,7 @@ async fn older_protocols_are_refused_with_a_clear_error() {
     let error = connect_to_protocol(4).await.expect_err("refused");
     insta::assert_snapshot!(
         error.to_string(),
-        @"ssh://old-box/srv: the far side speaks env protocol 4, this jig speaks 5; install the same jig version there"
+        @"ssh://old-box/srv: the far side speaks env protocol 4, this jig speaks 6; install the same jig version there"
     );
 }
 

@@ -252,6 +252,7 @@ pub(super) fn progress(store: &TextStore, limits: &Limits, full: &FullOutput) ->
 /// The call's output once the command ended.
 pub(super) fn final_output(
     config: &BashConfig,
+    sandbox: &jig_env::SandboxPolicy,
     outcome: &ExecOutcome,
     timeout_shown: Option<&str>,
     output: &FinishedOutput,
@@ -261,7 +262,14 @@ pub(super) fn final_output(
         max_bytes: config.max_bytes,
     };
     let status = status_line(outcome, timeout_shown);
-    let (text, truncation) = render(&output.text, &limits, &output.full, status.as_deref());
+    let (mut text, truncation) = render(&output.text, &limits, &output.full, status.as_deref());
+    if !outcome.timed_out
+        && !outcome.aborted
+        && let Some(note) = super::denial::note(sandbox, outcome.exit_code, &text)
+    {
+        text.push_str("\n\n");
+        text.push_str(&note);
+    }
     let details = BashDetails {
         exit_code: outcome.exit_code,
         signal: signal(outcome),
