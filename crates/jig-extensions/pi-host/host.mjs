@@ -572,11 +572,14 @@ async function settleRegistrations(answer) {
 	return answer;
 }
 
+// Streamed pieces come many times a second: handlers see the state as of the last other event.
+const NO_REFRESH = new Set(["message_update", "tool_execution_update"]);
+
 async function dispatchEvent(params) {
 	const { event, ...payload } = params;
 	const list = handlers.get(event) ?? [];
 	if (list.length === 0) return null;
-	if (bound) await refreshState();
+	if (bound && !NO_REFRESH.has(event)) await refreshState();
 	const controller = new AbortController();
 	const ctx = context(controller.signal);
 	const piEvent = { type: event, ...payload };
