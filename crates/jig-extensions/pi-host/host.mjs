@@ -572,6 +572,36 @@ async function settleRegistrations(answer) {
 	return answer;
 }
 
+// Events jig sends as notifications: it waits for their answer at most 5 s and stops an
+// extension that misses the deadline. Pi awaits these handlers, and some do slow work in them
+// (connecting servers at session_start): a handler still running after 4 s goes on in the
+// background, and the event is answered.
+const NOTIFICATIONS = new Set([
+	"session_start",
+	"session_shutdown",
+	"agent_start",
+	"agent_end",
+	"turn_start",
+	"turn_end",
+	"message_start",
+	"message_update",
+	"tool_execution_start",
+	"tool_execution_update",
+	"tool_execution_end",
+]);
+const NOTIFICATION_BUDGET_MS = 4000;
+
+async function answerNotification(params) {
+	const work = dispatchEvent(params).catch((error) => log(`${params.event}: ${error?.stack ?? error}`));
+	let timer;
+	const budget = new Promise((resolve) => {
+		timer = setTimeout(resolve, NOTIFICATION_BUDGET_MS);
+	});
+	await Promise.race([work, budget]);
+	clearTimeout(timer);
+	return settleRegistrations(null);
+}
+
 // Streamed pieces come many times a second: handlers see the state as of the last other event.
 const NO_REFRESH = new Set(["message_update", "tool_execution_update"]);
 
@@ -743,6 +773,7 @@ async function handleRequest(message) {
 			return registrations();
 		}
 		case "event":
+			if (NOTIFICATIONS.has(params.event)) return answerNotification(params);
 			return settleRegistrations(await dispatchEvent(params));
 		case "tool/execute":
 			return settleRegistrations(await executeTool(id, params));

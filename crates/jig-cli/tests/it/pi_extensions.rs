@@ -773,3 +773,44 @@ async fn what_a_pi_extension_prints_does_not_break_the_protocol() {
     assert_eq!(text(&output.stdout), "done\n");
     assert_eq!(tool_results(&server, 1)[0], "   1│ keep me");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_session_start_goes_on_in_the_background_and_the_extension_keeps_working() {
+    let Some(host) = host() else { return };
+    let workspace = Workspace::new();
+    let module = workspace.root.join("slow.ts");
+    // Pi awaits session_start; this one takes longer than jig waits for a notification.
+    fs::write(
+        &module,
+        r#"export default function (pi) {
+	let ready = false;
+	pi.on("session_start", async () => {
+		await new Promise((resolve) => setTimeout(resolve, 6000));
+		ready = true;
+	});
+	pi.registerTool({
+		name: "ready",
+		label: "Ready",
+		description: "Says whether start-up work is done",
+		parameters: { type: "object", properties: {} },
+		async execute() {
+			return { content: [{ type: "text", text: `ready=${ready}` }] };
+		},
+	});
+}
+"#,
+    )
+    .unwrap();
+    let server = model(vec![
+        reply(ScriptedReply::tool_call("c1", "ready", json!({}))),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    let output = run_ok(&workspace, &host, &server, &module, "check").await;
+    assert!(
+        !text(&output.stderr).contains("handlers are disabled"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(tool_results(&server, 1), ["ready=false"]);
+}
