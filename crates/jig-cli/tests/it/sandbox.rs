@@ -50,9 +50,18 @@ struct Layout {
 
 impl Layout {
     fn new() -> Self {
+        // Not under /tmp, which is private inside the sandbox: paths outside the roots must be
+        // there, read-only, for a denied write to read as one (wherever the tree is checked
+        // out).
+        let target_tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let parent = if target_tmp.starts_with("/tmp") {
+            std::path::Path::new("/var/tmp")
+        } else {
+            target_tmp
+        };
         let dir = tempfile::Builder::new()
             .prefix("sandbox-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(parent)
             .unwrap();
         let base = std::fs::canonicalize(dir.path()).unwrap();
         let home = base.join("home");
