@@ -61,7 +61,7 @@ pub(crate) fn command_names() -> Vec<&'static str> {
 /// The commands with a line of help each (also what Tab completes).
 const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
-    ("/model", "show the model, or switch: /model ID"),
+    ("/model", "show the model, or switch: /model [--force] ID"),
     (
         "/thinking",
         "show or set the reasoning effort: off, low, medium, high",

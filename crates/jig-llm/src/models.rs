@@ -247,6 +247,37 @@ impl ModelTable {
             .map(|(_, info)| info)
     }
 
+    /// Whether `model` is one this table knows for `provider` (an added entry, or a built-in
+    /// row's id, also with a date suffix), and the ids it knows for `provider` otherwise.
+    pub fn check_model(&self, provider: &str, model: &str) -> Result<(), Vec<String>> {
+        let known = self.added(provider, model).is_some()
+            || BUILT_IN.iter().any(|row| {
+                row.provider == provider
+                    && (model == row.id
+                        || model
+                            .strip_prefix(row.id)
+                            .and_then(|rest| rest.strip_prefix('-'))
+                            .is_some_and(is_date))
+            });
+        if known {
+            return Ok(());
+        }
+        let mut ids: Vec<String> = BUILT_IN
+            .iter()
+            .filter(|row| row.provider == provider)
+            .map(|row| row.id.to_owned())
+            .chain(
+                self.added
+                    .iter()
+                    .filter(|(name, _)| name == provider)
+                    .map(|(_, info)| info.id.clone()),
+            )
+            .collect();
+        ids.sort();
+        ids.dedup();
+        Err(ids)
+    }
+
     /// The prices of `provider`'s `model`: an added entry with exactly that id, else a built-in
     /// model of that provider whose id is `model` or `model` without a date suffix
     /// (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`). `None` when unknown: jig never
@@ -341,6 +372,17 @@ mod tests {
         assert_eq!(table.context_window("openai", "gpt-4o-mini"), Some(128_000));
         assert_eq!(table.context_window("openai", "gpt-4"), Some(8_192));
         assert_eq!(table.context_window("ollama", "qwen3-coder"), None);
+    }
+
+    #[test]
+    fn models_are_checked_against_the_providers_known_ids() {
+        let table = ModelTable::builtin();
+        assert_eq!(table.check_model("openai", "gpt-4.1"), Ok(()));
+        assert_eq!(table.check_model("openai", "gpt-4.1-2025-04-14"), Ok(()));
+        let known = table.check_model("openai", "gtp-5-typo").unwrap_err();
+        assert!(known.contains(&"gpt-4.1".to_owned()), "{known:?}");
+        // A provider jig has no table for knows nothing: every id is refused with an empty list.
+        assert_eq!(table.check_model("nosuch", "x"), Err(Vec::new()));
     }
 
     #[test]

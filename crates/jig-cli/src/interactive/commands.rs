@@ -154,6 +154,35 @@ impl App {
             self.note(&text);
             return;
         }
+        // An id the provider's table does not know is refused (a typo would fail only at the
+        // next request), unless forced; at a local or custom endpoint any id goes.
+        let (forced, argument) = match argument.strip_prefix("--force") {
+            Some(rest) if rest.is_empty() || rest.starts_with(' ') => (true, rest.trim()),
+            _ => (false, argument),
+        };
+        if argument.is_empty() {
+            self.say(&[Line::styled("usage: /model [--force] ID", Style::Error)]);
+            return;
+        }
+        let elsewhere = self.custom_base_url.is_some() || self.custom_endpoint.is_some();
+        if !forced
+            && !elsewhere
+            && let Err(known) = self
+                .config
+                .models
+                .check_model(&self.provider_name, argument)
+            && !known.is_empty()
+        {
+            self.say(&[Line::styled(
+                format!(
+                    "unknown model `{argument}` for {}: known are {}; /model --force {argument} uses it anyway",
+                    self.provider_name,
+                    known.join(", ")
+                ),
+                Style::Error,
+            )]);
+            return;
+        }
         argument.clone_into(&mut self.config.model);
         let written = self.printer.session().append_model_change(
             &self.provider_name,

@@ -98,6 +98,12 @@ impl Pane {
     /// Starts `jig ARGS` (pointed at the replay server) in an 80×24 pane; `extra_env` is added
     /// to its environment. When jig exits the pane prints `[exited N]` and stays.
     fn start(&self, args: &str, extra_env: &[(&str, &str)]) {
+        let endpoint = format!("--base-url {}/v1 -m m", self.server.url());
+        self.start_with(&format!("{args} {endpoint}"), extra_env);
+    }
+
+    /// Starts `jig ARGS` as given (no endpoint added), like [`Pane::start`].
+    fn start_with(&self, args: &str, extra_env: &[(&str, &str)]) {
         let mut env = String::from(
             "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL -u NO_COLOR",
         );
@@ -108,10 +114,9 @@ impl Pane {
             let _ = write!(env, " {key}='{value}'");
         }
         let command = format!(
-            "cd '{}' && {env} '{}' run {args} --base-url {}/v1 -m m; echo \"[exited $?]\"; sleep 600",
+            "cd '{}' && {env} '{}' run {args}; echo \"[exited $?]\"; sleep 600",
             self.ws.display(),
             env!("CARGO_BIN_EXE_jig"),
-            self.server.url()
         );
         self.tmux(&[
             "new-session",
@@ -1586,5 +1591,31 @@ async fn escape_with_a_queued_message_sends_nothing_and_puts_it_back() {
     // The text is the editor's to change: clear it before quitting.
     pane.key("C-a");
     pane.key("C-k");
+    pane.quit();
+}
+
+/// `/model` refuses an id the provider's table does not know, unless forced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_refuses_an_unknown_id_unless_forced() {
+    if tmux_missing("model_refuses_an_unknown_id_unless_forced") {
+        return;
+    }
+    let pane = Pane::new(Vec::new()).await;
+    // OpenAI's own endpoint: nothing is sent in this test.
+    pane.start_with(
+        "--provider openai -m gpt-4.1",
+        &[("OPENAI_API_KEY", "sk-test")],
+    );
+    pane.wait_for("/help for commands");
+    pane.type_text("/model gtp-5-typo");
+    pane.key("Enter");
+    let screen = pane.wait_for("unknown model `gtp-5-typo` for openai");
+    assert!(screen.contains("openai/gpt-4.1 · ask"), "{screen}");
+    pane.type_text("/model gpt-4.1-mini");
+    pane.key("Enter");
+    pane.wait_for("openai/gpt-4.1-mini · ask");
+    pane.type_text("/model --force my-finetune");
+    pane.key("Enter");
+    pane.wait_for("openai/my-finetune · ask");
     pane.quit();
 }
