@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use jig_agent::{BeforeToolCall, ToolHooks};
 use jig_env_audit::AuditLog;
 use jig_protocol::{ContentBlock, ToolCall, ToolResult};
-use jig_tool::{DynTool, Effects, ToolContext, ToolError, ToolRegistry};
+use jig_tool::{DynTool, ToolContext, ToolError, ToolRegistry};
 use serde_json::{Map, Value, json};
 
 /// The `--audit` log of this process, once `env_cmd::audited` opened it.
@@ -172,27 +172,7 @@ struct AuditedTool {
 
 #[async_trait]
 impl DynTool for AuditedTool {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn title(&self) -> &str {
-        self.inner.title()
-    }
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-    fn input_schema(&self) -> &Value {
-        self.inner.input_schema()
-    }
-    fn details_schema(&self) -> &Value {
-        self.inner.details_schema()
-    }
-    fn effects(&self) -> Effects {
-        self.inner.effects()
-    }
-    fn sequential(&self) -> bool {
-        self.inner.sequential()
-    }
+    delegate_tool_metadata!();
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
         let result = self.inner.run(ctx, args).await;
         Ok(finished(&self.log, None, self.inner.name(), result))

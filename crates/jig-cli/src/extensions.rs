@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use jig_agent::{BLOCKED_TEXT, BeforeToolCall, ToolHooks};
 use jig_extensions::{ExtensionRunner, SessionInfo, ToolCallOutcome, UiRequest, events};
 use jig_protocol::{ToolCall, ToolResult};
-use jig_tool::{DynTool, Effects, ToolContext, ToolError, ToolRegistry};
+use jig_tool::{DynTool, ToolContext, ToolError, ToolRegistry};
 use serde_json::Value;
 
 mod session_host;
@@ -70,27 +70,7 @@ struct HookedTool {
 
 #[async_trait]
 impl DynTool for HookedTool {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn title(&self) -> &str {
-        self.inner.title()
-    }
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-    fn input_schema(&self) -> &Value {
-        self.inner.input_schema()
-    }
-    fn details_schema(&self) -> &Value {
-        self.inner.details_schema()
-    }
-    fn effects(&self) -> Effects {
-        self.inner.effects()
-    }
-    fn sequential(&self) -> bool {
-        self.inner.sequential()
-    }
+    delegate_tool_metadata!();
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
         let call_id = format!("call-{}", self.call_ids.fetch_add(1, Ordering::Relaxed));
         let name = self.inner.name();

@@ -27,6 +27,34 @@
     reason = "the CLI is the composition root: it reads --args files and stdin on the host"
 )]
 
+/// The metadata methods of a `DynTool` that wraps another one in `self.inner` and changes only
+/// how a call runs (audit records, extension hooks).
+macro_rules! delegate_tool_metadata {
+    () => {
+        fn name(&self) -> &str {
+            self.inner.name()
+        }
+        fn title(&self) -> &str {
+            self.inner.title()
+        }
+        fn description(&self) -> String {
+            self.inner.description()
+        }
+        fn input_schema(&self) -> &serde_json::Value {
+            self.inner.input_schema()
+        }
+        fn details_schema(&self) -> &serde_json::Value {
+            self.inner.details_schema()
+        }
+        fn effects(&self) -> jig_tool::Effects {
+            self.inner.effects()
+        }
+        fn sequential(&self) -> bool {
+            self.inner.sequential()
+        }
+    };
+}
+
 mod audit;
 mod env_cmd;
 mod exit;
