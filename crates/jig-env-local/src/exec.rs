@@ -93,6 +93,9 @@ pub(crate) struct ProcessTracker {
     background: Mutex<Vec<Background>>,
     /// Whether the commands are listed with the process's watchdog (started with the first).
     watched: bool,
+    /// The sandbox mechanism for this env's commands; `None`: the process's
+    /// ([`crate::sandbox::mechanism`]).
+    mechanism: Option<crate::sandbox::Mechanism>,
 }
 
 /// One finished command that left processes running.
@@ -117,6 +120,11 @@ impl ProcessTracker {
     pub(crate) fn set_watchdog(&mut self, command: WatchdogCommand) {
         jig_process::set_watchdog_command(command);
         self.watched = true;
+    }
+
+    /// Enforces sandbox policies with `mechanism` instead of the process's.
+    pub(crate) fn set_mechanism(&mut self, mechanism: crate::sandbox::Mechanism) {
+        self.mechanism = Some(mechanism);
     }
 
     /// The watchdog, started on first use; `None` without one.
@@ -225,17 +233,26 @@ impl ProcessTracker {
             .try_clone()
             .map_err(|error| spawn_error(&request, "create the output pipe", &error))?;
 
+        // Kept until the command has ended: it owns the sandbox's private temporary directory.
+        let mut sandboxed = None;
         let mut command = if request.sandbox.is_on() {
-            let (program, args) = crate::sandbox::wrap(
-                crate::sandbox::mechanism(),
+            let mut prepared = crate::sandbox::prepare(
+                self.mechanism
+                    .as_ref()
+                    .unwrap_or_else(|| crate::sandbox::mechanism()),
                 &request.sandbox,
                 &request.program,
                 &request.args,
                 &request.cwd,
             )
             .map_err(|message| EnvError::new(ErrorKind::Unsupported, "exec", message))?;
-            let mut command = tokio::process::Command::new(program);
-            command.args(args);
+            let mut command = tokio::process::Command::new(&prepared.program);
+            command.args(&prepared.args);
+            #[cfg(target_os = "linux")]
+            if let Some(confinement) = prepared.confinement.take() {
+                confinement.install(&mut command);
+            }
+            sandboxed = Some(prepared);
             command
         } else {
             let mut command = tokio::process::Command::new(&request.program);
@@ -252,6 +269,9 @@ impl ProcessTracker {
             command.env_remove(name);
         }
         command.envs(&request.env).env(TAG_VARIABLE, &tag);
+        if let Some(prepared) = &sandboxed {
+            command.envs(prepared.env.iter().cloned());
+        }
         start_new_session(&mut command);
 
         let started = Instant::now();

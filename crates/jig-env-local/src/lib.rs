@@ -175,6 +175,14 @@ impl LocalEnv {
         self
     }
 
+    /// The same env, enforcing sandbox policies with `mechanism` rather than the one this
+    /// process detected (see [`sandbox::mechanism`]); [`sandbox::Mechanism::forced`] names one.
+    #[must_use]
+    pub fn with_sandbox_mechanism(mut self, mechanism: sandbox::Mechanism) -> Self {
+        self.processes.set_mechanism(mechanism);
+        self
+    }
+
     /// The same env, but `cleanup` leaves the private temp directory and its files (such as
     /// bash's full-output files) in place for the user; background processes are still killed.
     #[must_use]

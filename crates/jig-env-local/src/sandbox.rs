@@ -1,10 +1,10 @@
 //! Enforcing a [`SandboxPolicy`] on a command the local env spawns.
 //!
-//! The one mechanism built in is **bubblewrap** (`bwrap`, Debian's `bubblewrap` package; it runs
+//! Two mechanisms are built in. The first choice is **bubblewrap** (`bwrap`, Debian's `bubblewrap` package; it runs
 //! unprivileged through user namespaces, no setuid helper). The command runs as
 //!
 //! ```text
-//! bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+//! bwrap --ro-bind / / --dev /dev --proc /proc --bind TMP TMP
 //!       --bind ROOT ROOT …                 (workspace-write: each writable root)
 //!       --ro-bind ROOT/.git ROOT/.git …    (read-only inside the roots, when present)
 //!       --tmpfs P | --ro-bind /dev/null P  (each protected path that exists: hidden)
@@ -12,22 +12,29 @@
 //!       --chdir CWD -- PROGRAM ARGS…
 //! ```
 //!
-//! so the system is read-only, writes land only in the roots and a private `/tmp`, protected
+//! so the system is read-only, writes land only in the roots and a private temporary
+//! directory `TMP` (made for the command, set as `TMPDIR`, removed after it), protected
 //! files read as empty, the network namespace has only a loopback of its own (no host
 //! listener is reachable), jig and every other host process are invisible (no `kill`, no
 //! `ptrace`), no capability is kept (no `mount`), and everything the command started dies with
 //! it (a PID namespace ends when its first process does). `JIG_EXEC_TAG` passes through, so the
 //! watchdog and process-tree kill find the sandboxed processes as before.
 //!
-//! `JIG_SANDBOX_MECHANISM=bwrap|landlock|none` forces the choice (tests use it). Landlock is
-//! not built in: forcing it, or having no working `bwrap`, makes a policy that is on fail the
-//! call with a clear error. A command never runs unsandboxed in silence.
+//! Without a working `bwrap`, **Landlock + seccomp** (see [`landlock`]) confine the command
+//! from inside: no namespaces, applied in the child before `exec`.
+//!
+//! `JIG_SANDBOX_MECHANISM=bwrap|landlock|none` forces the choice (tests use it). With no
+//! mechanism, a policy that is on fails the call with a clear error. A command never runs
+//! unsandboxed in silence.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use jig_env::{READ_ONLY_SUBDIRS, SandboxMode, SandboxPolicy};
+
+#[cfg(target_os = "linux")]
+pub(crate) mod landlock;
 
 /// The variable that forces a mechanism: `bwrap`, `landlock` or `none`.
 pub const MECHANISM_VARIABLE: &str = "JIG_SANDBOX_MECHANISM";
@@ -37,16 +44,32 @@ pub const MECHANISM_VARIABLE: &str = "JIG_SANDBOX_MECHANISM";
 pub enum Mechanism {
     /// bubblewrap at this path, checked to work.
     Bubblewrap(PathBuf),
+    /// Landlock with this kernel ABI version, plus a seccomp filter.
+    Landlock(i32),
     /// No mechanism; the reason says why and what to do.
     Unavailable(String),
 }
 
 impl Mechanism {
+    /// Whether this mechanism can enforce a policy.
+    #[must_use]
+    pub fn is_available(&self) -> bool {
+        !matches!(self, Self::Unavailable(_))
+    }
+
+    /// The mechanism `name` (`bwrap`, `landlock` or `none`), if it works here; otherwise
+    /// [`Mechanism::Unavailable`] with the reason. This is what [`MECHANISM_VARIABLE`] does.
+    #[must_use]
+    pub fn forced(name: &str) -> Self {
+        detect(Some(name))
+    }
+
     /// A short name for reports (`bubblewrap`, `none`).
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
             Self::Bubblewrap(_) => "bubblewrap",
+            Self::Landlock(_) => "landlock",
             Self::Unavailable(_) => "none",
         }
     }
@@ -56,10 +79,14 @@ impl Mechanism {
     pub fn describe(&self) -> String {
         match self {
             Self::Bubblewrap(path) => format!(
-                "bubblewrap ({}): read-only system, writable roots, private /tmp, protected \
+                "bubblewrap ({}): read-only system, writable roots, private TMPDIR, protected \
                  paths hidden, own network, PID and IPC namespaces, no capabilities",
                 path.display()
             ),
+            #[cfg(target_os = "linux")]
+            Self::Landlock(abi) => landlock::describe(*abi),
+            #[cfg(not(target_os = "linux"))]
+            Self::Landlock(abi) => format!("Landlock ABI {abi}"),
             Self::Unavailable(reason) => format!("none: {reason}"),
         }
     }
@@ -74,20 +101,38 @@ pub fn mechanism() -> &'static Mechanism {
 
 fn detect(forced: Option<&str>) -> Mechanism {
     match forced.map(str::trim).filter(|value| !value.is_empty()) {
-        None | Some("bwrap" | "bubblewrap") => match find_bwrap() {
+        None => match find_bwrap() {
+            Ok(path) => Mechanism::Bubblewrap(path),
+            Err(bwrap) => match find_landlock() {
+                Ok(abi) => Mechanism::Landlock(abi),
+                Err(landlock) => Mechanism::Unavailable(format!("{bwrap}; and {landlock}")),
+            },
+        },
+        Some("bwrap" | "bubblewrap") => match find_bwrap() {
             Ok(path) => Mechanism::Bubblewrap(path),
             Err(reason) => Mechanism::Unavailable(reason),
         },
-        Some("landlock") => Mechanism::Unavailable(format!(
-            "{MECHANISM_VARIABLE}=landlock, but the Landlock mechanism is not built into this \
-             jig; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
-        )),
+        Some("landlock") => match find_landlock() {
+            Ok(abi) => Mechanism::Landlock(abi),
+            Err(reason) => Mechanism::Unavailable(reason),
+        },
         Some("none") => Mechanism::Unavailable(format!(
             "{MECHANISM_VARIABLE}=none turns every sandbox mechanism off"
         )),
         Some(other) => Mechanism::Unavailable(format!(
             "{MECHANISM_VARIABLE}={other} is not a mechanism: use bwrap, landlock or none"
         )),
+    }
+}
+
+fn find_landlock() -> Result<i32, String> {
+    #[cfg(target_os = "linux")]
+    {
+        landlock::probe()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err("Landlock exists only on Linux".to_owned())
     }
 }
 
@@ -133,27 +178,99 @@ fn find_bwrap() -> Result<PathBuf, String> {
     }
 }
 
-/// The program and arguments that run `program args` under `policy` with `mechanism`.
+/// A command ready to spawn under a policy: what to run, what to add to its environment, what
+/// to apply in the child before `exec`, and the private temporary directory to keep until the
+/// command has ended.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The program to spawn (`bwrap`, or the command's own program).
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Variables to set for the command.
+    pub env: Vec<(OsString, OsString)>,
+    /// Applied in the forked child before `exec` (Landlock + seccomp).
+    #[cfg(target_os = "linux")]
+    pub(crate) confinement: Option<landlock::Confinement>,
+    /// The command's private temporary directory, removed when this is dropped.
+    pub(crate) _tmp: Option<tempfile::TempDir>,
+}
+
+/// How to run `program args` under `policy` with `mechanism`.
 ///
 /// # Errors
-/// No mechanism: the message says why, and that the command did not run.
-pub fn wrap(
+/// No mechanism, or the mechanism could not be set up: the message says why, and that the
+/// command did not run.
+pub fn prepare(
     mechanism: &Mechanism,
     policy: &SandboxPolicy,
     program: &str,
     args: &[String],
     cwd: &Path,
-) -> Result<(OsString, Vec<OsString>), String> {
-    let bwrap = match mechanism {
-        Mechanism::Bubblewrap(path) => path,
-        Mechanism::Unavailable(reason) => {
-            return Err(format!(
-                "the sandbox ({}) cannot be enforced: {reason}. The command did not run; \
-                 to run commands without a sandbox, pass --sandbox off",
-                policy.mode
-            ));
-        }
+) -> Result<Prepared, String> {
+    let cannot = |reason: &str| {
+        format!(
+            "the sandbox ({}) cannot be enforced: {reason}. The command did not run; \
+             to run commands without a sandbox, pass --sandbox off",
+            policy.mode
+        )
     };
+    let private_tmp = || {
+        tempfile::Builder::new()
+            .prefix("jig-sandbox-")
+            .tempdir()
+            .map_err(|error| cannot(&format!("no private temporary directory: {error}")))
+    };
+    let tmp_env = |tmp: &tempfile::TempDir| -> Vec<(OsString, OsString)> {
+        ["TMPDIR", "TMP", "TEMP"]
+            .into_iter()
+            .map(|name| (name.into(), tmp.path().as_os_str().to_os_string()))
+            .collect()
+    };
+    match mechanism {
+        Mechanism::Bubblewrap(bwrap) => {
+            let tmp = private_tmp()?;
+            Ok(Prepared {
+                program: bwrap.as_os_str().to_os_string(),
+                args: bwrap_args(policy, program, args, cwd, tmp.path()),
+                env: tmp_env(&tmp),
+                #[cfg(target_os = "linux")]
+                confinement: None,
+                _tmp: Some(tmp),
+            })
+        }
+        #[cfg(target_os = "linux")]
+        Mechanism::Landlock(abi) => {
+            let tmp = private_tmp()?;
+            let confinement = landlock::confinement(
+                *abi,
+                policy,
+                &protected_existing(&policy.protected),
+                tmp.path(),
+            )
+            .map_err(|reason| cannot(&reason))?;
+            Ok(Prepared {
+                program: program.into(),
+                args: args.iter().map(OsString::from).collect(),
+                env: tmp_env(&tmp),
+                confinement: Some(confinement),
+                _tmp: Some(tmp),
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        Mechanism::Landlock(_) => Err(cannot("Landlock exists only on Linux")),
+        Mechanism::Unavailable(reason) => Err(cannot(reason)),
+    }
+}
+
+/// The arguments of `bwrap` that run `program args` under `policy`.
+fn bwrap_args(
+    policy: &SandboxPolicy,
+    program: &str,
+    args: &[String],
+    cwd: &Path,
+    tmp: &Path,
+) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
     let mut push = |items: &[&std::ffi::OsStr]| out.extend(items.iter().map(|i| i.to_os_string()));
     push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
@@ -163,7 +280,7 @@ pub fn wrap(
         "--proc".as_ref(),
         "/proc".as_ref(),
     ]);
-    push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
+    push(&["--bind".as_ref(), tmp.as_os_str(), tmp.as_os_str()]);
     let roots: Vec<&PathBuf> = if policy.mode == SandboxMode::WorkspaceWrite {
         policy
             .writable_roots
@@ -201,9 +318,6 @@ pub fn wrap(
         "--unshare-ipc".as_ref(),
         "--unshare-uts".as_ref(),
         "--die-with-parent".as_ref(),
-        "--setenv".as_ref(),
-        "TMPDIR".as_ref(),
-        "/tmp".as_ref(),
     ]);
     if rustix::process::geteuid().is_root() {
         // bwrap keeps root's capabilities unless told otherwise (others have none).
@@ -219,7 +333,7 @@ pub fn wrap(
         program.as_ref(),
     ]);
     out.extend(args.iter().map(OsString::from));
-    Ok((bwrap.as_os_str().to_os_string(), out))
+    out
 }
 
 /// The protected paths that exist now, with prefix patterns (a last component ending in `*`)
@@ -266,8 +380,6 @@ mod tests {
     #[test]
     fn forced_mechanisms_are_explained() {
         assert_eq!(detect(Some("none")).name(), "none");
-        let landlock = detect(Some("landlock")).describe();
-        assert!(landlock.contains("not built into this jig"), "{landlock}");
         let unknown = detect(Some("firejail")).describe();
         assert!(unknown.contains("use bwrap, landlock or none"), "{unknown}");
     }
@@ -278,7 +390,8 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             ..SandboxPolicy::default()
         };
-        let error = wrap(&detect(Some("none")), &policy, "true", &[], Path::new("/")).unwrap_err();
+        let error =
+            prepare(&detect(Some("none")), &policy, "true", &[], Path::new("/")).unwrap_err();
         assert!(error.contains("cannot be enforced"), "{error}");
         assert!(error.contains("--sandbox off"), "{error}");
     }

@@ -134,7 +134,7 @@ impl SandboxPolicy {
             SandboxMode::Off => "off: commands run with your full rights".to_owned(),
             SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => {
                 let writes = if self.mode == SandboxMode::ReadOnly {
-                    "no writes except a private /tmp".to_owned()
+                    "no writes except a private temporary directory".to_owned()
                 } else {
                     let roots: Vec<String> = self
                         .writable_roots
@@ -142,13 +142,13 @@ impl SandboxPolicy {
                         .map(|root| root.display().to_string())
                         .collect();
                     format!(
-                        "writes only in {} and a private /tmp ({} read-only)",
+                        "writes only in {} and a private temporary directory ({} read-only)",
                         roots.join(", "),
                         READ_ONLY_SUBDIRS.join(", ")
                     )
                 };
                 format!(
-                    "{}: {writes}; network {}; {} protected paths hidden",
+                    "{}: {writes}; network {}; {} protected paths unreadable",
                     self.mode,
                     if self.network { "on" } else { "off" },
                     self.protected.len()

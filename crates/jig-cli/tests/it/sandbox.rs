@@ -2,9 +2,9 @@
 //! every check can fail. It runs through `jig sandbox`, through the bash tool (`jig tool`), and
 //! through a remote env (`--env "stdio:jig env serve"`, enforced on the far side).
 //!
-//! The mechanism is forced with `JIG_SANDBOX_MECHANISM`. Without a working bubblewrap the
-//! sandboxed half is skipped with a printed reason, unless `JIG_REQUIRE_SANDBOX=1` (CI), which
-//! makes a missing mechanism a failure.
+//! Every sandboxed check runs under each mechanism, bubblewrap and Landlock + seccomp, forced
+//! with `JIG_SANDBOX_MECHANISM` so the other is off. A mechanism that does not work here is
+//! skipped with a printed reason, unless `JIG_REQUIRE_SANDBOX=1` (CI), which makes it a failure.
 #![expect(
     clippy::unwrap_used,
     clippy::print_stderr,
@@ -21,22 +21,28 @@ use serde_json::json;
 
 use crate::support::{jig, stdout_of};
 
-/// True when bubblewrap works here; otherwise a skip reason is printed (or, with
-/// `JIG_REQUIRE_SANDBOX=1`, the test fails).
-fn bwrap_available(test: &str) -> bool {
-    let works = std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-net", "true"])
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if works {
+/// True when `mechanism` (`bwrap` or `landlock`) works here; otherwise a skip reason is printed
+/// (or, with `JIG_REQUIRE_SANDBOX=1`, the test fails).
+fn available(mechanism: &str, test: &str) -> bool {
+    let found = jig_env_local::sandbox::Mechanism::forced(mechanism);
+    if found.is_available() {
         return true;
     }
     assert!(
         std::env::var("JIG_REQUIRE_SANDBOX").as_deref() != Ok("1"),
-        "{test}: JIG_REQUIRE_SANDBOX=1 but bubblewrap (bwrap) is missing or does not work"
+        "{test}: JIG_REQUIRE_SANDBOX=1 but {mechanism} does not work here: {}",
+        found.describe()
     );
-    eprintln!("SKIPPED {test}: bubblewrap (bwrap) is missing or does not work here");
+    eprintln!("SKIPPED {test} under {mechanism}: {}", found.describe());
     false
+}
+
+/// The mechanisms that work here, each to run a test under (with the other forced off).
+fn mechanisms(test: &str) -> Vec<&'static str> {
+    ["bwrap", "landlock"]
+        .into_iter()
+        .filter(|mechanism| available(mechanism, test))
+        .collect()
 }
 
 /// A home with planted secrets and a project in it, outside `/tmp` (the sandbox's private `/tmp`
@@ -307,13 +313,13 @@ fn curl_available() -> bool {
 
 /// Runs every attempt with the sandbox on (each must be denied) and off (each must succeed),
 /// through `via`, and reports all the failures at once.
-fn escape_suite(via: Via, mode: &str) {
+fn escape_suite(via: Via, mode: &str, mechanism: &str) {
     let mut failures = Vec::new();
     for sandboxed in [true, false] {
         let layout = Layout::new();
         for attempt in attempts(&layout) {
             let output = if sandboxed {
-                run(&layout, via, mode, "bwrap", &attempt.script)
+                run(&layout, via, mode, mechanism, &attempt.script)
             } else {
                 run(&layout, via, "off", "none", &attempt.script)
             };
@@ -322,11 +328,7 @@ fn escape_suite(via: Via, mode: &str) {
                 failures.push(format!(
                     "{} ({}): escaped={escaped}\nstdout: {}\nstderr: {}",
                     attempt.name,
-                    if sandboxed {
-                        "sandbox on"
-                    } else {
-                        "sandbox off"
-                    },
+                    if sandboxed { mechanism } else { "sandbox off" },
                     stdout_of(&output),
                     String::from_utf8_lossy(&output.stderr)
                 ));
@@ -338,66 +340,131 @@ fn escape_suite(via: Via, mode: &str) {
 
 #[test]
 fn bwrap_denies_every_escape_through_jig_sandbox() {
-    if bwrap_available("bwrap_denies_every_escape_through_jig_sandbox") {
-        escape_suite(Via::Command, "workspace-write");
+    if available("bwrap", "bwrap_denies_every_escape_through_jig_sandbox") {
+        escape_suite(Via::Command, "workspace-write", "bwrap");
     }
 }
 
 #[test]
 fn bwrap_denies_every_escape_through_the_bash_tool() {
-    if bwrap_available("bwrap_denies_every_escape_through_the_bash_tool") {
-        escape_suite(Via::Tool, "workspace-write");
+    if available("bwrap", "bwrap_denies_every_escape_through_the_bash_tool") {
+        escape_suite(Via::Tool, "workspace-write", "bwrap");
     }
 }
 
 #[test]
 fn bwrap_denies_every_escape_on_the_far_side_of_a_remote_env() {
-    if bwrap_available("bwrap_denies_every_escape_on_the_far_side_of_a_remote_env") {
-        escape_suite(Via::Remote, "workspace-write");
+    if available(
+        "bwrap",
+        "bwrap_denies_every_escape_on_the_far_side_of_a_remote_env",
+    ) {
+        escape_suite(Via::Remote, "workspace-write", "bwrap");
+    }
+}
+
+#[test]
+fn landlock_denies_every_escape_through_jig_sandbox() {
+    if available(
+        "landlock",
+        "landlock_denies_every_escape_through_jig_sandbox",
+    ) {
+        escape_suite(Via::Command, "workspace-write", "landlock");
+    }
+}
+
+#[test]
+fn landlock_denies_every_escape_through_the_bash_tool() {
+    if available(
+        "landlock",
+        "landlock_denies_every_escape_through_the_bash_tool",
+    ) {
+        escape_suite(Via::Tool, "workspace-write", "landlock");
+    }
+}
+
+#[test]
+fn landlock_denies_every_escape_on_the_far_side_of_a_remote_env() {
+    if available(
+        "landlock",
+        "landlock_denies_every_escape_on_the_far_side_of_a_remote_env",
+    ) {
+        escape_suite(Via::Remote, "workspace-write", "landlock");
     }
 }
 
 #[test]
 fn read_only_mode_denies_writes_inside_the_workspace_too() {
-    if !bwrap_available("read_only_mode_denies_writes_inside_the_workspace_too") {
-        return;
+    for mechanism in mechanisms("read_only_mode_denies_writes_inside_the_workspace_too") {
+        let layout = Layout::new();
+        let output = run(
+            &layout,
+            Via::Command,
+            "read-only",
+            mechanism,
+            "echo x > inside.txt; cat .gitignore 2>/dev/null; echo x > \"$TMPDIR/scratch\" && echo tmp-ok",
+        );
+        assert!(
+            !layout.ws.join("inside.txt").exists(),
+            "{mechanism}: {output:?}"
+        );
+        assert!(
+            stdout_of(&output).contains("tmp-ok"),
+            "{mechanism}: {output:?}"
+        );
+        std::fs::create_dir_all(layout.ws.join("src")).unwrap();
+        std::fs::write(layout.ws.join("README.md"), "old\n").unwrap();
+        let output = run(
+            &layout,
+            Via::Command,
+            "workspace-write",
+            mechanism,
+            "echo x > README.md && mkdir -p src/deep && echo y > src/deep/new.rs && \
+             echo z > inside.txt",
+        );
+        assert_eq!(
+            Layout::read(&layout.ws.join("README.md")),
+            "x\n",
+            "{mechanism}"
+        );
+        assert_eq!(
+            Layout::read(&layout.ws.join("src/deep/new.rs")),
+            "y\n",
+            "{mechanism}"
+        );
+        if mechanism == "landlock" {
+            // Landlock's documented limit: no new entry directly in a root that holds .git/,
+            // .jig/ or .env (a rule cannot say "create here, except these names").
+            assert!(!output.status.success(), "{mechanism}: {output:?}");
+            assert!(!layout.ws.join("inside.txt").exists(), "{mechanism}");
+        } else {
+            assert!(output.status.success(), "{mechanism}: {output:?}");
+            assert_eq!(
+                Layout::read(&layout.ws.join("inside.txt")),
+                "z\n",
+                "{mechanism}"
+            );
+        }
     }
-    let layout = Layout::new();
-    let output = run(
-        &layout,
-        Via::Command,
-        "read-only",
-        "bwrap",
-        "echo x > inside.txt; cat .gitignore 2>/dev/null; echo done",
-    );
-    assert!(!layout.ws.join("inside.txt").exists(), "{output:?}");
-    let output = run(
-        &layout,
-        Via::Command,
-        "workspace-write",
-        "bwrap",
-        "echo x > inside.txt",
-    );
-    assert!(output.status.success(), "{output:?}");
-    assert_eq!(Layout::read(&layout.ws.join("inside.txt")), "x\n");
 }
 
 #[test]
 fn a_denied_command_gets_a_sandbox_note() {
-    if !bwrap_available("a_denied_command_gets_a_sandbox_note") {
-        return;
+    for mechanism in mechanisms("a_denied_command_gets_a_sandbox_note") {
+        let layout = Layout::new();
+        let base = layout.base.display().to_string();
+        let output = run(
+            &layout,
+            Via::Tool,
+            "workspace-write",
+            mechanism,
+            &format!("echo pwned > {base}/outside/new.txt"),
+        );
+        let text = stdout_of(&output).replace(&base, "[BASE]");
+        insta::assert_snapshot!(
+            format!("a_denied_command_gets_a_sandbox_note_{mechanism}"),
+            text
+        );
     }
-    let layout = Layout::new();
-    let base = layout.base.display().to_string();
-    let output = run(
-        &layout,
-        Via::Tool,
-        "workspace-write",
-        "bwrap",
-        &format!("echo pwned > {base}/outside/new.txt"),
-    );
-    let text = stdout_of(&output).replace(&base, "[BASE]");
-    insta::assert_snapshot!(text);
 }
 
 #[test]
@@ -405,7 +472,7 @@ fn no_mechanism_is_a_clear_error_and_nothing_runs() {
     let layout = Layout::new();
     for (mechanism, via) in [
         ("none", Via::Command),
-        ("landlock", Via::Command),
+        ("seatbelt", Via::Command),
         ("none", Via::Tool),
     ] {
         let output = run(
@@ -439,27 +506,32 @@ fn no_mechanism_is_a_clear_error_and_nothing_runs() {
 
 #[test]
 fn timeout_kills_a_sandboxed_command_tree() {
-    if !bwrap_available("timeout_kills_a_sandboxed_command_tree") {
-        return;
+    for mechanism in mechanisms("timeout_kills_a_sandboxed_command_tree") {
+        let layout = Layout::new();
+        let started = std::time::Instant::now();
+        let output = jig()
+            .env("HOME", &layout.home)
+            .env("JIG_SANDBOX_MECHANISM", mechanism)
+            .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+            .arg(&layout.ws)
+            .arg("--args")
+            .arg(
+                json!({ "command": "(trap '' TERM; sleep 30) & sleep 30", "timeout": 1 })
+                    .to_string(),
+            )
+            .timeout(Duration::from_mins(1))
+            .output()
+            .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{mechanism}: {output:?}"
+        );
+        assert!(
+            stdout_of(&output).contains("timed out"),
+            "{mechanism}: {}",
+            stdout_of(&output)
+        );
     }
-    let layout = Layout::new();
-    let started = std::time::Instant::now();
-    let output = jig()
-        .env("HOME", &layout.home)
-        .env("JIG_SANDBOX_MECHANISM", "bwrap")
-        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
-        .arg(&layout.ws)
-        .arg("--args")
-        .arg(json!({ "command": "(trap '' TERM; sleep 30) & sleep 30", "timeout": 1 }).to_string())
-        .timeout(Duration::from_mins(1))
-        .output()
-        .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(15), "{output:?}");
-    assert!(
-        stdout_of(&output).contains("timed out"),
-        "{}",
-        stdout_of(&output)
-    );
 }
 
 /// `jig run --verbose --sandbox …` says what the sandbox enforces and with which mechanism;
@@ -467,8 +539,12 @@ fn timeout_kills_a_sandboxed_command_tree() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism() {
     use jig_llm::scripted::ScriptedReply;
-    let setup =
-        crate::run_cmd::Setup::new(vec![crate::run_cmd::reply(ScriptedReply::text("done"))]).await;
+    // One reply per mechanism.
+    let setup = crate::run_cmd::Setup::new(vec![
+        crate::run_cmd::reply(ScriptedReply::text("done")),
+        crate::run_cmd::reply(ScriptedReply::text("done")),
+    ])
+    .await;
     let args = [
         "--model",
         "m",
@@ -491,26 +567,25 @@ async fn run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism() {
         "run_refused_without_mechanism",
         String::from_utf8_lossy(&refused.stderr).replace(&ws, "[WS]")
     );
-    if !bwrap_available("run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism") {
-        return;
+    for mechanism in mechanisms("run_verbose_reports_the_sandbox_and_refuses_without_a_mechanism") {
+        let mut run = setup.command(&args);
+        run.env("JIG_SANDBOX_MECHANISM", mechanism)
+            .env("HOME", &setup.ws);
+        let run = tokio::task::spawn_blocking(move || run.output().unwrap())
+            .await
+            .unwrap();
+        assert!(run.status.success(), "{mechanism}: {run:?}");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        let line = stderr
+            .lines()
+            .find(|line| line.starts_with("jig: sandbox:"))
+            .unwrap_or_default();
+        let bwrap = which_bwrap();
+        insta::assert_snapshot!(
+            format!("run_verbose_sandbox_line_{mechanism}"),
+            line.replace(&ws, "[WS]").replace(&bwrap, "[BWRAP]")
+        );
     }
-    let mut run = setup.command(&args);
-    run.env("JIG_SANDBOX_MECHANISM", "bwrap")
-        .env("HOME", &setup.ws);
-    let run = tokio::task::spawn_blocking(move || run.output().unwrap())
-        .await
-        .unwrap();
-    assert!(run.status.success(), "{run:?}");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    let line = stderr
-        .lines()
-        .find(|line| line.starts_with("jig: sandbox:"))
-        .unwrap_or_default();
-    let bwrap = which_bwrap();
-    insta::assert_snapshot!(
-        "run_verbose_sandbox_line",
-        line.replace(&ws, "[WS]").replace(&bwrap, "[BWRAP]")
-    );
 }
 
 fn which_bwrap() -> String {

@@ -126,3 +126,138 @@ async fn a_pre_cancelled_request_is_an_abort_error() {
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Aborted);
 }
+
+// ----- the same guarantees for sandboxed commands, under each mechanism ---------------------
+
+/// Local envs that enforce a sandbox with each mechanism that works here; a mechanism that does
+/// not is skipped with a printed reason, unless `JIG_REQUIRE_SANDBOX=1` makes that a failure.
+fn sandboxed_envs(test: &str) -> Vec<(&'static str, LocalEnv)> {
+    let mut envs = Vec::new();
+    for name in ["bwrap", "landlock"] {
+        let mechanism = jig_env_local::sandbox::Mechanism::forced(name);
+        if mechanism.is_available() {
+            envs.push((name, LocalEnv::new().with_sandbox_mechanism(mechanism)));
+        } else {
+            assert!(
+                std::env::var("JIG_REQUIRE_SANDBOX").as_deref() != Ok("1"),
+                "{test}: JIG_REQUIRE_SANDBOX=1 but {}",
+                mechanism.describe()
+            );
+            #[expect(clippy::print_stderr, reason = "a skipped check says so")]
+            {
+                eprintln!("SKIPPED {test} under {name}: {}", mechanism.describe());
+            }
+        }
+    }
+    envs
+}
+
+/// `script` under a workspace-write policy whose only root is a fresh directory.
+fn sandboxed_bash(script: &str, root: &Path) -> ExecRequest {
+    let mut request = bash(script);
+    request.cwd = root.to_path_buf();
+    request.sandbox = jig_env::SandboxPolicy {
+        mode: jig_env::SandboxMode::WorkspaceWrite,
+        network: false,
+        writable_roots: vec![root.to_path_buf()],
+        protected: Vec::new(),
+    };
+    request
+}
+
+/// Processes whose command line holds `marker` (PIDs printed inside a PID namespace mean
+/// nothing outside it, so sandboxed processes are found by what they run).
+fn running(marker: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+        })
+        .collect()
+}
+
+async fn assert_none_running(marker: &str, context: &str) {
+    let until = Instant::now() + Duration::from_secs(3);
+    while !running(marker).is_empty() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        running(marker).is_empty(),
+        "{context}: processes running `{marker}` survived"
+    );
+}
+
+/// A `sleep` argument unique to this test process and `salt`, to find its processes by.
+fn marker(salt: u32) -> String {
+    format!("{}.{salt}", 300 + std::process::id() % 1000)
+}
+
+#[tokio::test]
+async fn a_sandboxed_timeout_leaves_no_process_alive() {
+    for (name, env) in sandboxed_envs("a_sandboxed_timeout_leaves_no_process_alive") {
+        let root = tempfile::tempdir().unwrap();
+        let m = marker(1);
+        let mut request = sandboxed_bash(
+            &format!(
+                "sleep {m} & sh -c 'trap \"\" TERM; exec sleep {m}' & \
+                 setsid sh -c 'exec sleep {m}' & echo up; sleep {m}"
+            ),
+            root.path(),
+        );
+        request.timeout = Some(Duration::from_millis(800));
+        let started = Instant::now();
+        let (outcome, output) = run(&env, request).await;
+        assert!(outcome.timed_out, "{name}: {outcome:?} {output}");
+        assert!(output.contains("up"), "{name}: {output}");
+        assert!(
+            started.elapsed() < Duration::from_millis(800 + 300 + 2500),
+            "{name}: {:?}",
+            started.elapsed()
+        );
+        assert_none_running(&m, name).await;
+    }
+}
+
+#[tokio::test]
+async fn a_sandboxed_abort_leaves_no_process_alive() {
+    for (name, env) in sandboxed_envs("a_sandboxed_abort_leaves_no_process_alive") {
+        let root = tempfile::tempdir().unwrap();
+        let m = marker(2);
+        let request = sandboxed_bash(
+            &format!("(setsid sh -c 'exec sleep {m}' &); sleep {m} & echo up; wait"),
+            root.path(),
+        );
+        let cancel = request.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            cancel.cancel();
+        });
+        let (outcome, output) = run(&env, request).await;
+        assert!(outcome.aborted, "{name}: {outcome:?} {output}");
+        assert_none_running(&m, name).await;
+    }
+}
+
+#[tokio::test]
+async fn sandboxed_background_processes_end_at_cleanup() {
+    for (name, env) in sandboxed_envs("sandboxed_background_processes_end_at_cleanup") {
+        let root = tempfile::tempdir().unwrap();
+        let m = marker(3);
+        let (outcome, output) = run(
+            &env,
+            sandboxed_bash(
+                &format!("nohup sleep {m} >/dev/null 2>&1 & echo up"),
+                root.path(),
+            ),
+        )
+        .await;
+        assert_eq!(outcome.exit_code, 0, "{name}: {output}");
+        env.cleanup().await;
+        assert_none_running(&m, name).await;
+    }
+}
