@@ -339,6 +339,8 @@ struct App {
     interrupted_prompt: bool,
     /// How the project's trust was decided at startup.
     trust: jig_project::TrustDecision,
+    /// What the sandbox enforces, for `/permissions`.
+    sandbox_report: String,
     /// The loaded extensions (their commands, `input` and `before_agent_start`).
     runner: Arc<ExtensionRunner>,
     /// The extensions' questions waiting for an answer, the first on screen.
@@ -405,6 +407,7 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     let runner = opened.runner();
     let mut app = App::new(runtime, prepared, args, &runner, (tx, rx));
     app.trust = opened.project.decision.clone();
+    app.sandbox_report.clone_from(&opened.sandbox_report);
     let forced = run_cmd::forced_skills(args);
     if !forced.is_empty() {
         app.note(&format!(
@@ -529,6 +532,7 @@ impl App {
                 gated: Vec::new(),
                 snapshot: None,
             },
+            sandbox_report: String::new(),
             lifecycle: crate::extensions::LifecycleEvents::start(runner, runtime_handle),
             host,
             wake,

@@ -71,7 +71,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             let signal = termination.await;
             tracing::info!(signal = signal.name(), "stopping");
         };
-        let base = match base_context(env.clone(), args, far_cwd.as_deref()).await {
+        let mut base = match base_context(env.clone(), args, far_cwd.as_deref()).await {
             Ok(base) => base,
             Err(error) => {
                 env.cleanup().await;
@@ -89,6 +89,16 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             }
         };
         tracing::info!(trust = %project.decision.describe(), "project");
+        if base.sandbox.is_on()
+            && let Err(error) = crate::sandbox_cmd::add_project_protected(
+                &mut base.sandbox,
+                project.settings.as_ref(),
+            )
+        {
+            project.extensions.shutdown().await;
+            env.cleanup().await;
+            return Err(error);
+        }
         let runner = project.extensions;
         let mut registry = builtin_registry(&BuiltinsConfig::default());
         extensions::add_tools(&mut registry, &runner);
@@ -211,8 +221,17 @@ async fn base_context(
         roots,
         read_only_roots: Vec::new(),
     };
-    base.sandbox = args.sandbox.policy();
-    crate::sandbox_cmd::check_enforceable(&base.sandbox, far_cwd.is_some())?;
+    // As in `jig run`: sandboxed on this machine unless the user or the client's configuration
+    // says otherwise (`--sandbox off`); with --env only when asked.
+    let default = if far_cwd.is_some() {
+        jig_env::SandboxMode::Off
+    } else {
+        jig_env::SandboxMode::WorkspaceWrite
+    };
+    let requested = args
+        .sandbox
+        .resolve(&crate::sandbox_cmd::user_settings()?, default)?;
+    base.sandbox = crate::sandbox_cmd::enforce(requested, far_cwd.is_some())?;
     Ok(base)
 }
 

@@ -331,6 +331,8 @@ pub(crate) struct Opened {
     tool_context: jig_tool::ToolContext,
     user_settings: settings::Settings,
     pub(crate) project: project::ProjectStartup,
+    /// What the sandbox enforces for commands, in one line (`/permissions`, `--verbose`).
+    pub(crate) sandbox_report: String,
     /// The mode extensions are told: `print` or `interactive`.
     mode: &'static str,
     /// Answers the extensions' `ui/*` requests (the interactive session).
@@ -365,32 +367,49 @@ pub(crate) async fn open(
     )
     .await?;
     let started = async {
-        let tool_context = workspace::tool_context(
+        let user_settings = settings::load()?;
+        let remote = args.env.url.is_some();
+        // On this machine, commands are sandboxed unless the user says otherwise; with --env
+        // the far machine or container is the boundary, and the far side enforces a sandbox
+        // only when asked.
+        let default = if remote {
+            jig_env::SandboxMode::Off
+        } else {
+            jig_env::SandboxMode::WorkspaceWrite
+        };
+        let requested = args
+            .sandbox
+            .resolve(&user_settings.sandbox.clone().unwrap_or_default(), default)?;
+        let policy = crate::sandbox_cmd::enforce(requested, remote)?;
+        let mut tool_context = workspace::tool_context(
             Arc::clone(&env),
             cwd.as_deref(),
             args.containment.into(),
-            args.sandbox.policy(),
+            policy,
         )
         .await?;
-        crate::sandbox_cmd::check_enforceable(&tool_context.sandbox, args.env.url.is_some())?;
-        if args.verbose && tool_context.sandbox.is_on() {
-            output::note(&crate::sandbox_cmd::report(
-                &tool_context.exec_sandbox(),
-                args.env.url.is_some(),
-            ));
-        }
-        let user_settings = settings::load()?;
         let place = crate::env_cmd::project_place(&args.env, &env, &tool_context.cwd);
         let project = start_project(args, place, mode, prompt).await?;
-        Ok::<_, CliError>((tool_context, user_settings, project))
+        if tool_context.sandbox.is_on() {
+            crate::sandbox_cmd::add_project_protected(
+                &mut tool_context.sandbox,
+                project.settings.as_ref(),
+            )?;
+        }
+        let sandbox_report = crate::sandbox_cmd::report(&tool_context.exec_sandbox(), remote);
+        if args.verbose {
+            output::note(&sandbox_report);
+        }
+        Ok::<_, CliError>((tool_context, user_settings, project, sandbox_report))
     }
     .await;
     match started {
-        Ok((tool_context, user_settings, project)) => Ok(Opened {
+        Ok((tool_context, user_settings, project, sandbox_report)) => Ok(Opened {
             env,
             tool_context,
             user_settings,
             project,
+            sandbox_report,
             mode,
             ui: None,
         }),

@@ -116,11 +116,27 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             args.cwd.as_deref(),
         )
         .await?;
-        let ctx = match workspace::tool_context(
+        // One call the user typed themselves: no sandbox unless the flags or settings ask.
+        let policy = args
+            .sandbox
+            .resolve(
+                &crate::sandbox_cmd::user_settings()?,
+                jig_env::SandboxMode::Off,
+            )
+            // A sandbox no mechanism can enforce fails the bash call itself, saying so.
+            .map(|requested| requested.policy);
+        let policy = match policy {
+            Ok(policy) => policy,
+            Err(error) => {
+                env.cleanup().await;
+                return Err(error);
+            }
+        };
+        let mut ctx = match workspace::tool_context(
             env.clone(),
             cwd.as_deref(),
             args.containment.into(),
-            args.sandbox.policy(),
+            policy,
         )
         .await
         {
@@ -133,7 +149,22 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         // The cwd is the project: its trust is decided before anything it brings is loaded.
         let place = crate::env_cmd::project_place(&args.env, &env, &ctx.cwd);
         let runner = match project::start(&args.project, place, "tool").await {
-            Ok(project) => project.extensions,
+            Ok(project) => {
+                let protected = if ctx.sandbox.is_on() {
+                    crate::sandbox_cmd::add_project_protected(
+                        &mut ctx.sandbox,
+                        project.settings.as_ref(),
+                    )
+                } else {
+                    Ok(())
+                };
+                if let Err(error) = protected {
+                    project.extensions.shutdown().await;
+                    env.cleanup().await;
+                    return Err(error);
+                }
+                project.extensions
+            }
             Err(error) => {
                 env.cleanup().await;
                 return Err(error);
@@ -296,10 +327,12 @@ fn tools_text(registry: &ToolRegistry) -> String {
     if !uncontained.is_empty() {
         let _ = writeln!(
             out,
-            "Not contained: {} run{} processes, which can reach any path the user can.",
+            "Not contained: {} run{} processes, which can reach any path the user can, unless \
+             the sandbox confines them.",
             uncontained.join(", "),
             if uncontained.len() == 1 { "s" } else { "" }
         );
+        let _ = writeln!(out, "{}", crate::sandbox_cmd::defaults_report());
     }
     out
 }

@@ -99,7 +99,8 @@ impl ToolContext {
 
     /// The policy of a command started now: [`sandbox`](Self::sandbox) with the current
     /// containment roots (and the working directory) writable, and the protected names
-    /// (`.env*`) of each root added.
+    /// (`.env*`, and the relative paths in [`sandbox`](Self::sandbox)'s protected list) of
+    /// each root added.
     #[must_use]
     pub fn exec_sandbox(&self) -> SandboxPolicy {
         let mut policy = self.sandbox.clone();
@@ -110,8 +111,19 @@ impl ToolContext {
         if !roots.iter().any(|root| self.cwd.starts_with(root)) {
             roots.push(self.cwd.clone());
         }
+        // Relative protected paths (from the settings) name a path inside each root.
+        let (relative, absolute): (Vec<PathBuf>, Vec<PathBuf>) =
+            std::mem::take(&mut policy.protected)
+                .into_iter()
+                .partition(|path| path.is_relative());
+        policy.protected = absolute;
+        let names = jig_env::PROTECTED_NAMES
+            .iter()
+            .map(PathBuf::from)
+            .chain(relative);
+        let names: Vec<PathBuf> = names.collect();
         for root in roots {
-            for name in jig_env::PROTECTED_NAMES {
+            for name in &names {
                 let pattern = root.join(name);
                 if !policy.protected.contains(&pattern) {
                     policy.protected.push(pattern);

@@ -391,7 +391,7 @@ impl App {
             |p| p.display().to_string(),
         );
         let text = format!(
-            "permission mode: {} (read-only, ask, auto-edit, full-auto: /permissions MODE)\nallowed this session: tools {}; commands {}\nallowed for this project ({file}): tools {}; commands {}",
+            "permission mode: {} (read-only, ask, auto-edit, full-auto: /permissions MODE)\nallowed this session: tools {}; commands {}\nallowed for this project ({file}): tools {}; commands {}\n{}",
             self.hooks.mode(),
             list(session.tools.into_iter().collect()),
             list(
@@ -409,6 +409,7 @@ impl App {
                     .map(|p| shown_prefix(&p))
                     .collect()
             ),
+            self.sandbox_report,
         );
         self.note(&text);
     }

@@ -73,6 +73,9 @@ pub(super) struct Settings {
     /// Also read prompt templates from `.claude/commands/` (the project's, once trusted, and
     /// `~/.claude/commands/`).
     pub(super) claude_commands: Option<bool>,
+    /// The command sandbox (`mode`, `network`, `protectedPaths`); see docs/sandbox.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) sandbox: Option<crate::sandbox_cmd::SandboxSettings>,
 }
 
 /// The protocol a custom provider speaks.
@@ -345,7 +348,7 @@ fn extension_entry(raw: &Value) -> Result<Value, String> {
 }
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
-pub(super) fn path() -> Option<PathBuf> {
+pub(crate) fn path() -> Option<PathBuf> {
     Some(jig_project::config_dir()?.join("settings.json"))
 }
 
@@ -376,6 +379,7 @@ pub(crate) const KEYS: &[&str] = &[
     "piExtensions",
     "skills",
     "claudeCommands",
+    "sandbox",
 ];
 
 /// Why a trusted project's `.jig/settings.json` is not valid settings (an unknown key, a value

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::extensions::{Workspace, executable, text};
 
 /// Processes whose command line contains `marker` (zombies left out).
-fn running(marker: &str) -> Vec<String> {
+pub(crate) fn running(marker: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
         let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
@@ -40,7 +40,7 @@ fn running(marker: &str) -> Vec<String> {
 }
 
 /// Waits until no process carries `marker` (at most `limit`); the survivors otherwise.
-fn gone_within(marker: &str, limit: Duration) -> Result<(), Vec<String>> {
+pub(crate) fn gone_within(marker: &str, limit: Duration) -> Result<(), Vec<String>> {
     let started = Instant::now();
     loop {
         let left = running(marker);
