@@ -16,6 +16,7 @@
 
 mod commands;
 mod editor;
+mod rerun;
 mod session;
 mod trust;
 mod ui;
@@ -193,6 +194,9 @@ struct Asking {
 
 impl Asking {
     fn lines(&self) -> Vec<Line> {
+        if let Some(note) = &self.request.sandbox_denial {
+            return self.rerun_lines(note);
+        }
         let mut lines = vec![
             Line::styled("? allow ", Style::Prompt)
                 .with(&self.request.tool, Style::Accent)
@@ -247,6 +251,48 @@ impl Asking {
                 let lead = if index == 0 { first } else { rest };
                 lines.push(Line::styled(format!("{lead}{line}"), Style::Dim));
             }
+        }
+        lines.push(Line::styled(
+            "  [n] no, with a reason  [Esc] no",
+            Style::Prompt,
+        ));
+        lines
+    }
+}
+
+impl Asking {
+    /// The question whether to run a command the sandbox denied again outside it: only for
+    /// this call or this session, never for the project.
+    fn rerun_lines(&self, note: &str) -> Vec<Line> {
+        let mut lines = vec![
+            Line::styled("? run again OUTSIDE the sandbox ", Style::Prompt)
+                .with(&self.request.tool, Style::Accent)
+                .with(" ", Style::Plain)
+                .with(brief(&self.request.args), Style::Plain),
+        ];
+        let note = note.strip_prefix("[sandbox] ").unwrap_or(note);
+        for line in wrap_words(note, 72) {
+            lines.push(Line::styled(format!("  {line}"), Style::Dim));
+        }
+        if let Some(reason) = &self.reason {
+            lines.push(
+                Line::styled(
+                    "  no — reason for the model (Enter sends, Esc none): ",
+                    Style::Prompt,
+                )
+                .with(reason, Style::Plain),
+            );
+            return lines;
+        }
+        lines.push(Line::styled(
+            "  [y] yes, once  [t] any command the sandbox denies (session)",
+            Style::Prompt,
+        ));
+        if let Some(prefix) = &self.request.prefix {
+            lines.push(Line::styled(
+                format!("  [p] commands starting `{prefix} …` (session)"),
+                Style::Prompt,
+            ));
         }
         lines.push(Line::styled(
             "  [n] no, with a reason  [Esc] no",
@@ -469,12 +515,16 @@ impl App {
         let cwd = config.tool_context.cwd.clone();
         // Saved per project: with `--env` under its URL, not a local directory's name.
         let save_key = project_key.clone();
+        let approver: Arc<dyn Approver> = Arc::new(Ask { tx: tx.clone() });
+        if config.tool_context.sandbox.is_on() {
+            rerun::wrap(&mut config.tools, Arc::clone(&approver));
+        }
         let hooks = Arc::new(
             PermissionHooks::new(
                 mode,
                 &config.tools,
                 permissions::load(&project_key),
-                Some(Arc::new(Ask { tx: tx.clone() })),
+                Some(approver),
                 Some(Box::new(move |allow| {
                     permissions::save(&save_key, allow).map(|_| ())
                 })),
@@ -916,15 +966,7 @@ impl App {
                     });
                     return;
                 }
-                (None, KeyCode::Char('y' | 'Y')) => Some(Answer::AllowOnce),
-                (None, KeyCode::Char('t')) => Some(Answer::AllowTool(Scope::Session)),
-                (None, KeyCode::Char('T')) => Some(Answer::AllowTool(Scope::Project)),
-                (None, KeyCode::Char('p')) if request.prefix.is_some() => Some(
-                    Answer::AllowPrefix(request.prefix.clone().unwrap_or_default(), Scope::Session),
-                ),
-                (None, KeyCode::Char('P')) if request.prefix.is_some() => Some(
-                    Answer::AllowPrefix(request.prefix.clone().unwrap_or_default(), Scope::Project),
-                ),
+                (None, code) if let Some(answer) = key_answer(&request, code) => Some(answer),
                 (None, KeyCode::Char('n' | 'N')) => {
                     *asking = Some(Asking {
                         request,
@@ -1081,9 +1123,37 @@ fn leave_prompt() -> io::Result<()> {
     out.flush()
 }
 
+/// The answer a key gives to `request` (`n`, Esc and the reason field are handled apart);
+/// `None` when the key is no answer to it.
+fn key_answer(request: &ApprovalRequest, code: KeyCode) -> Option<Answer> {
+    // Leaving the sandbox is never allowed for the project: `T`, `P` are no answer then.
+    let project = request.sandbox_denial.is_none();
+    let prefix = || request.prefix.clone();
+    match code {
+        KeyCode::Char('y' | 'Y') => Some(Answer::AllowOnce),
+        KeyCode::Char('t') => Some(Answer::AllowTool(Scope::Session)),
+        KeyCode::Char('T') if project => Some(Answer::AllowTool(Scope::Project)),
+        KeyCode::Char('p') => prefix().map(|prefix| Answer::AllowPrefix(prefix, Scope::Session)),
+        KeyCode::Char('P') if project => {
+            prefix().map(|prefix| Answer::AllowPrefix(prefix, Scope::Project))
+        }
+        _ => None,
+    }
+}
+
 /// What the user answered, as a finished line.
 fn answer_line(request: &ApprovalRequest, answer: &Answer) -> Line {
+    let outside = request.sandbox_denial.is_some();
     let text = match answer {
+        Answer::AllowOnce if outside => "  running it again outside the sandbox, once".to_owned(),
+        Answer::AllowTool(_) if outside => {
+            "  commands the sandbox denies run again outside it, this session".to_owned()
+        }
+        Answer::AllowPrefix(prefix, _) if outside => {
+            format!("  `{prefix} …` runs again outside the sandbox when denied, this session")
+        }
+        Answer::Deny(Some(reason)) if outside => format!("  not run again: {reason}"),
+        Answer::Deny(None) if outside => "  not run again".to_owned(),
         Answer::AllowOnce => format!("  allowed {} once", request.tool),
         Answer::AllowTool(Scope::Session) => format!("  allowed {} for this session", request.tool),
         Answer::AllowTool(Scope::Project) => format!("  allowed {} for this project", request.tool),

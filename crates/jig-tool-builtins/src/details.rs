@@ -213,6 +213,10 @@ pub struct BashDetails {
     /// The file holding the full output, when the output was cut and it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+    /// The `[sandbox]` note, when the command failed in a way the sandbox likely caused (the
+    /// interactive session offers to run it again outside the sandbox).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_denied: Option<String>,
 }
 
 /// The details of `bash`'s streaming updates.

@@ -31,6 +31,10 @@ pub struct ApprovalRequest {
     /// The protected directory the call changes (`.git`, `.jig`): why it is asked about even
     /// in `auto-edit` or with its tool allowed.
     pub protected: Option<&'static str>,
+    /// Set when the call already ran in the sandbox and the sandbox likely denied it (the
+    /// `[sandbox]` note): the question is whether to run it again **outside** the sandbox.
+    /// Such an allowance is never saved for the project.
+    pub sandbox_denial: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -49,6 +53,16 @@ impl ApprovalRequest {
             prefix,
             prefix_note,
             protected,
+            sandbox_denial: None,
+        }
+    }
+
+    /// The question whether to run `tool` with `args` again outside the sandbox, which likely
+    /// denied it (`note` says what).
+    pub fn rerun_outside_sandbox(tool: &str, args: &Value, note: &str) -> Self {
+        Self {
+            sandbox_denial: Some(note.to_owned()),
+            ..Self::new(tool, args, None)
         }
     }
 }

@@ -1611,3 +1611,87 @@ async fn model_refuses_an_unknown_id_unless_forced() {
     pane.wait_for("openai/my-finetune · ask");
     pane.quit();
 }
+
+/// A command the sandbox denied can run again outside it with the user's approval: `y` once
+/// (`T` and `P`, the project scopes, are not answers here), `n` keeps the sandboxed result;
+/// the model reads which happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_the_sandbox_denied_runs_again_outside_it_only_when_approved() {
+    if tmux_missing("a_command_the_sandbox_denied_runs_again_outside_it_only_when_approved") {
+        return;
+    }
+    for mechanism in crate::sandbox::mechanisms(
+        "a_command_the_sandbox_denied_runs_again_outside_it_only_when_approved",
+    ) {
+        let pane = Pane::new(vec![
+            reply(ScriptedReply::tool_call(
+                "c1",
+                "bash",
+                json!({"command": "echo pwned > ../outside.txt"}),
+            )),
+            reply(ScriptedReply::tool_call(
+                "c2",
+                "bash",
+                json!({"command": "echo again > ../outside-2.txt"}),
+            )),
+            reply(ScriptedReply::text("Done.")),
+        ])
+        .await;
+        pane.start(
+            "--permission-mode full-auto",
+            &[("JIG_SANDBOX_MECHANISM", mechanism)],
+        );
+        pane.wait_for("/help for commands");
+        pane.type_text("write outside");
+        pane.key("Enter");
+        let asking = pane.wait_for("[n] no, with a reason");
+        insta::assert_snapshot!(
+            format!("rerun_outside_sandbox_question_{mechanism}"),
+            pane.normalised(&asking)
+        );
+        assert!(
+            !pane.root.join("outside.txt").exists(),
+            "{mechanism}: the sandbox let the write through"
+        );
+        // Project scopes are no answer: the question stays, nothing runs.
+        pane.type_text("T");
+        pane.type_text("P");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!pane.root.join("outside.txt").exists(), "{mechanism}");
+        assert!(
+            pane.screen().contains("[n] no, with a reason"),
+            "{mechanism}"
+        );
+        pane.type_text("y");
+        pane.wait_for("? run again OUTSIDE the sandbox bash echo again");
+        assert_eq!(
+            fs::read_to_string(pane.root.join("outside.txt")).unwrap(),
+            "pwned\n",
+            "{mechanism}"
+        );
+        pane.type_text("n");
+        pane.type_text("not that one");
+        pane.key("Enter");
+        pane.wait_for("Done.");
+        assert!(!pane.root.join("outside-2.txt").exists(), "{mechanism}");
+        let results = pane.tool_results(2);
+        let text = |index: usize| results[index]["content"].to_string();
+        assert!(
+            text(0).contains("ran again outside the sandbox"),
+            "{mechanism}: {}",
+            text(0)
+        );
+        assert!(
+            text(1).contains("declined to run it again outside the sandbox: not that one"),
+            "{mechanism}: {}",
+            text(1)
+        );
+        // Nothing about leaving the sandbox was saved for the project.
+        let saved = fs::read_dir(pane.root.join("config"))
+            .into_iter()
+            .flatten()
+            .count();
+        assert_eq!(saved, 0, "{mechanism}: something was saved");
+        pane.quit();
+    }
+}

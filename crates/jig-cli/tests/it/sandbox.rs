@@ -38,7 +38,7 @@ fn available(mechanism: &str, test: &str) -> bool {
 }
 
 /// The mechanisms that work here, each to run a test under (with the other forced off).
-fn mechanisms(test: &str) -> Vec<&'static str> {
+pub(crate) fn mechanisms(test: &str) -> Vec<&'static str> {
     ["bwrap", "landlock"]
         .into_iter()
         .filter(|mechanism| available(mechanism, test))

@@ -263,12 +263,12 @@ pub(super) fn final_output(
     };
     let status = status_line(outcome, timeout_shown);
     let (mut text, truncation) = render(&output.text, &limits, &output.full, status.as_deref());
-    if !outcome.timed_out
-        && !outcome.aborted
-        && let Some(note) = super::denial::note(sandbox, outcome.exit_code, &text)
-    {
+    let sandbox_denied = (!outcome.timed_out && !outcome.aborted)
+        .then(|| super::denial::note(sandbox, outcome.exit_code, &text))
+        .flatten();
+    if let Some(note) = &sandbox_denied {
         text.push_str("\n\n");
-        text.push_str(&note);
+        text.push_str(note);
     }
     let details = BashDetails {
         exit_code: outcome.exit_code,
@@ -283,6 +283,7 @@ pub(super) fn final_output(
         truncation: truncation
             .as_ref()
             .map(|truncation| truncation_details(truncation, &limits, &output.full)),
+        sandbox_denied,
     };
     ToolOutput::text(text, details).with_error(status.is_some())
 }
