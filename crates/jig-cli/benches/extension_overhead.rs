@@ -17,14 +17,18 @@
 )]
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+#[path = "support/mcp_client.rs"]
+mod mcp_client;
+
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use serde_json::{Value, json};
+use serde_json::json;
+
+use mcp_client::Client;
 
 const WARMUP: usize = 50;
 const DEFAULT_CALLS: usize = 2000;
@@ -54,12 +58,12 @@ fn main() -> Result<()> {
     let mut servers = vec![
         (
             "no extensions (-ne)",
-            Client::start(&["mcp", "-ne", "--root", &root_arg], &root)?,
+            jig(&["mcp", "-ne", "--root", &root_arg], &root)?,
             Vec::new(),
         ),
         (
             "word-count loaded, no tool_call subscriber",
-            Client::start(
+            jig(
                 &["mcp", "-ne", "-e", &word_count, "--root", &root_arg],
                 &root,
             )?,
@@ -67,7 +71,7 @@ fn main() -> Result<()> {
         ),
         (
             "permission-gate (tool_call subscriber)",
-            Client::start(&["mcp", "-ne", "-e", &gate, "--root", &root_arg], &root)?,
+            jig(&["mcp", "-ne", "-e", &gate, "--root", &root_arg], &root)?,
             Vec::new(),
         ),
     ];
@@ -102,73 +106,12 @@ fn micros(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e6
 }
 
-struct Client {
-    child: Child,
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    next_id: u64,
-    line: String,
-}
-
-impl Client {
-    fn start(args: &[&str], cwd: &Path) -> Result<Self> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jig"))
-            .args(args)
-            .current_dir(cwd)
-            .env("XDG_CONFIG_HOME", cwd.join("config"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting jig mcp")?;
-        let input = child.stdin.take().context("the server's stdin")?;
-        let output = BufReader::new(child.stdout.take().context("the server's stdout")?);
-        let mut client = Self {
-            child,
-            input: Some(input),
-            output,
-            next_id: 0,
-            line: String::new(),
-        };
-        client.request(
-            "initialize",
-            &json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "extension-overhead", "version": "0"},
-            }),
-        )?;
-        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        Ok(client)
-    }
-
-    fn send(&mut self, message: &Value) -> Result<()> {
-        let mut bytes = serde_json::to_vec(message)?;
-        bytes.push(b'\n');
-        let input = self.input.as_mut().context("stdin closed")?;
-        input.write_all(&bytes).context("writing to jig")
-    }
-
-    fn request(&mut self, method: &str, params: &Value) -> Result<(Duration, Value)> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let started = Instant::now();
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        loop {
-            self.line.clear();
-            let read = self.output.read_line(&mut self.line)?;
-            ensure!(read > 0, "jig closed its output");
-            let mut reply: Value = serde_json::from_str(&self.line)?;
-            if reply["id"] == json!(id) && reply.get("method").is_none() {
-                let elapsed = started.elapsed();
-                ensure!(reply.get("error").is_none(), "{method} failed: {reply}");
-                return Ok((elapsed, reply["result"].take()));
-            }
-        }
-    }
-
-    fn stop(&mut self) {
-        drop(self.input.take());
-        let _ = self.child.wait();
-    }
+/// `jig ARGS` in `cwd`, with its own (empty) configuration directory, as an MCP server.
+fn jig(args: &[&str], cwd: &Path) -> Result<Client> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env("XDG_CONFIG_HOME", cwd.join("config"));
+    Client::start("jig", command)
 }

@@ -21,14 +21,25 @@
 )]
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+#[path = "support/mcp_client.rs"]
+mod mcp_client;
+
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
+
+use mcp_client::Client;
+
+/// `program args…` in `cwd`.
+fn server_command(program: &str, args: &[&str], cwd: &Path) -> Command {
+    let mut command = Command::new(program);
+    command.args(args).current_dir(cwd);
+    command
+}
 
 const WARMUP: usize = 50;
 const DEFAULT_CALLS: usize = 2000;
@@ -51,16 +62,21 @@ fn main() -> Result<()> {
 
     let mut jig = Client::start(
         "jig",
-        env!("CARGO_BIN_EXE_jig"),
-        &["mcp", "--root", &root_arg],
-        &root,
+        server_command(
+            env!("CARGO_BIN_EXE_jig"),
+            &["mcp", "--root", &root_arg],
+            &root,
+        ),
     )?;
     let mut fs = if let Some(command) = &options.mcpfs {
         let mut words = command.split_whitespace();
         let program = words.next().context("--mcpfs is empty")?;
         let mut args: Vec<&str> = words.collect();
         args.push(&root_arg);
-        Some(Client::start("server-filesystem", program, &args, &root)?)
+        Some(Client::start(
+            "server-filesystem",
+            server_command(program, &args, &root),
+        )?)
     } else {
         println!(
             "server-filesystem not given (--mcpfs CMD or JIG_BENCH_MCPFS): measuring jig alone"
@@ -228,98 +244,4 @@ impl Job {
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
-}
-
-/// A newline-delimited JSON-RPC client over a server's stdin and stdout.
-struct Client {
-    name: &'static str,
-    child: Child,
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    next_id: u64,
-    line: String,
-}
-
-impl Client {
-    fn start(name: &'static str, program: &str, args: &[&str], cwd: &Path) -> Result<Self> {
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("starting {name} ({program})"))?;
-        let input = child.stdin.take().context("the server's stdin")?;
-        let output = BufReader::new(child.stdout.take().context("the server's stdout")?);
-        let mut client = Self {
-            name,
-            child,
-            input: Some(input),
-            output,
-            next_id: 0,
-            line: String::new(),
-        };
-        client.request(
-            "initialize",
-            &json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "mcp-latency", "version": "0"},
-            }),
-        )?;
-        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        Ok(client)
-    }
-
-    fn send(&mut self, message: &Value) -> Result<()> {
-        let mut bytes = serde_json::to_vec(message)?;
-        bytes.push(b'\n');
-        let input = self
-            .input
-            .as_mut()
-            .context("the server's stdin is closed")?;
-        input
-            .write_all(&bytes)
-            .with_context(|| format!("writing to {}", self.name))
-    }
-
-    /// Sends one request and waits for its answer; returns the round trip and the result.
-    fn request(&mut self, method: &str, params: &Value) -> Result<(Duration, Value)> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let started = Instant::now();
-        self.send(&message)?;
-        loop {
-            self.line.clear();
-            let read = self
-                .output
-                .read_line(&mut self.line)
-                .with_context(|| format!("reading from {}", self.name))?;
-            ensure!(read > 0, "{} closed its output", self.name);
-            let mut reply: Value = serde_json::from_str(&self.line)
-                .with_context(|| format!("{} sent invalid JSON: {}", self.name, self.line))?;
-            if reply["id"] == json!(id) && reply.get("method").is_none() {
-                let elapsed = started.elapsed();
-                if let Some(error) = reply.get("error") {
-                    bail!("{}: {method} failed: {error}", self.name);
-                }
-                return Ok((elapsed, reply["result"].take()));
-            }
-        }
-    }
-
-    fn stop(&mut self) {
-        drop(self.input.take());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

@@ -140,7 +140,7 @@ fn add_protected(
                 .any(|part| part == std::path::Component::ParentDir)
         {
             return Err(CliError::usage(format!(
-                "sandbox.protectedPaths in {whose}: `{written}` is not a path jig can protect;                  write `~/…`, an absolute path, or a name inside the workspace, without `..`"
+                "sandbox.protectedPaths in {whose}: `{written}` is not a path jig can protect; write `~/…`, an absolute path, or a name inside the workspace, without `..`"
             )));
         }
         let path = match (written.strip_prefix("~/"), &home) {
@@ -178,7 +178,7 @@ pub(crate) fn add_project_protected(
     })?;
     if settings.mode.is_some() || settings.network.is_some() {
         crate::exit::warn(&format!(
-            "{whose}: sandbox.mode and sandbox.network are ignored in a project's settings; a              project may only add sandbox.protectedPaths"
+            "{whose}: sandbox.mode and sandbox.network are ignored in a project's settings; a project may only add sandbox.protectedPaths"
         ));
     }
     add_protected(policy, &settings.protected_paths, &whose)

@@ -597,3 +597,152 @@ fn which_bwrap() -> String {
         .map(|path| path.display().to_string())
         .unwrap_or_default()
 }
+
+/// One `jig run` whose model runs `command` in bash, with the user's `settings` and the
+/// project's `project` settings (trusted with `--approve`); the run's output and the text of
+/// the bash result the model read.
+async fn run_with_settings(
+    mechanism: &str,
+    settings: Option<serde_json::Value>,
+    project: Option<serde_json::Value>,
+    files: &[(&str, &str)],
+    command: &str,
+) -> (Output, String, crate::run_cmd::Setup) {
+    use jig_llm::scripted::ScriptedReply;
+    let setup = crate::run_cmd::Setup::new(vec![
+        crate::run_cmd::reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({ "command": command }),
+        )),
+        crate::run_cmd::reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    if let Some(settings) = settings {
+        let dir = setup.data.with_file_name("config").join("jig");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    }
+    for (name, text) in files {
+        std::fs::write(setup.ws.join(name), text).unwrap();
+    }
+    if let Some(project) = project {
+        std::fs::create_dir_all(setup.ws.join(".jig")).unwrap();
+        std::fs::write(setup.ws.join(".jig/settings.json"), project.to_string()).unwrap();
+    }
+    let mut run = setup.command(&["--model", "m", "--no-session", "--approve", "go"]);
+    run.env("JIG_SANDBOX_MECHANISM", mechanism)
+        .env("HOME", setup.ws.parent().unwrap());
+    let output = tokio::task::spawn_blocking(move || run.output().unwrap())
+        .await
+        .unwrap();
+    let result = setup
+        .server
+        .requests()
+        .get(1)
+        .map(|request| {
+            request.json()["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|message| message["role"] == "tool")
+                .map(|message| message["content"].to_string())
+                .collect::<String>()
+        })
+        .unwrap_or_default();
+    (output, result, setup)
+}
+
+/// `jig run` is sandboxed by default; the user's settings turn it off or change it; a
+/// project may add protected paths but not turn the sandbox off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jig_run_is_sandboxed_by_default_and_the_settings_decide_otherwise() {
+    let write_outside = "echo pwned > ../outside.txt";
+    for mechanism in mechanisms("jig_run_is_sandboxed_by_default_and_the_settings_decide_otherwise")
+    {
+        let (output, result, setup) =
+            run_with_settings(mechanism, None, None, &[], write_outside).await;
+        assert!(output.status.success(), "{mechanism}: {output:?}");
+        assert!(
+            !setup.ws.with_file_name("outside.txt").exists(),
+            "{mechanism}: the default sandbox let a write outside through: {result}"
+        );
+        assert!(result.contains("[sandbox]"), "{mechanism}: {result}");
+
+        let (_, result, setup) = run_with_settings(
+            mechanism,
+            Some(json!({"sandbox": {"mode": "off"}})),
+            None,
+            &[],
+            write_outside,
+        )
+        .await;
+        assert!(
+            setup.ws.with_file_name("outside.txt").exists(),
+            "{mechanism}: sandbox.mode off in the settings was not honoured: {result}"
+        );
+
+        // A project cannot turn the sandbox off, only protect more.
+        let (output, result, setup) = run_with_settings(
+            mechanism,
+            None,
+            Some(json!({"sandbox": {"mode": "off", "protectedPaths": ["notes.txt"]}})),
+            &[("notes.txt", "NOTE-SECRET\n")],
+            "cat notes.txt; echo pwned > ../outside.txt",
+        )
+        .await;
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("a project may only add"),
+            "{mechanism}: {output:?}"
+        );
+        assert!(
+            !setup.ws.with_file_name("outside.txt").exists(),
+            "{mechanism}: the project turned the sandbox off: {result}"
+        );
+        assert!(
+            !result.contains("NOTE-SECRET"),
+            "{mechanism}: a project's protected path was readable: {result}"
+        );
+    }
+}
+
+/// On only by default and no mechanism: the run goes on unsandboxed, saying so loudly. Asked
+/// for in the settings and no mechanism: exit 2. A `sandbox` section that is not valid: exit 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_mechanism_the_default_warns_and_a_setting_refuses() {
+    let write_outside = "echo pwned > ../outside.txt";
+    let (output, _, setup) = run_with_settings("none", None, None, &[], write_outside).await;
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("jig: warning: NO SANDBOX"), "{stderr}");
+    assert!(
+        setup.ws.with_file_name("outside.txt").exists(),
+        "the command should have run, unsandboxed"
+    );
+
+    let (output, _, setup) = run_with_settings(
+        "none",
+        Some(json!({"sandbox": {"mode": "workspace-write"}})),
+        None,
+        &[],
+        write_outside,
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(!setup.ws.with_file_name("outside.txt").exists());
+    let stderr =
+        String::from_utf8_lossy(&output.stderr).replace(&setup.ws.display().to_string(), "[WS]");
+    insta::assert_snapshot!("settings_sandbox_without_mechanism", stderr);
+
+    let (output, _, _) = run_with_settings(
+        "none",
+        Some(json!({"sandbox": {"mode": "sideways"}})),
+        None,
+        &[],
+        write_outside,
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unknown variant `sideways`"), "{stderr}");
+}
