@@ -1695,3 +1695,31 @@ async fn a_command_the_sandbox_denied_runs_again_outside_it_only_when_approved()
         pane.quit();
     }
 }
+
+/// `/permissions` shows the mode, the allowances and what the sandbox enforces.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permissions_shows_the_sandbox() {
+    if tmux_missing("permissions_shows_the_sandbox") {
+        return;
+    }
+    for mechanism in crate::sandbox::mechanisms("permissions_shows_the_sandbox") {
+        let pane = Pane::new(Vec::new()).await;
+        pane.start("", &[("JIG_SANDBOX_MECHANISM", mechanism)]);
+        pane.wait_for("/help for commands");
+        pane.type_text("/permissions");
+        pane.key("Enter");
+        let screen = pane.wait_for("mechanism");
+        assert!(screen.contains("permission mode: ask"), "{screen}");
+        assert!(
+            screen.contains("sandbox: workspace-write: writes only in"),
+            "{mechanism}: {screen}"
+        );
+        let named = if mechanism == "bwrap" {
+            "bubblewrap"
+        } else {
+            "Landlock"
+        };
+        assert!(screen.contains(named), "{mechanism}: {screen}");
+        pane.quit();
+    }
+}
