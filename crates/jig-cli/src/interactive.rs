@@ -1074,7 +1074,9 @@ impl App {
     }
 }
 
-/// The last `count` messages shown of `session`'s conversation, as (mark, text, style).
+/// The last `count` messages shown of `session`'s conversation, as (mark, text, style) lines:
+/// prompts (`›`), replies (`•`), each tool call with its main argument (`⋯ bash cargo test`),
+/// and each result marked `✓`, or `✗` when it failed or was denied, with its first line.
 /// Messages an extension sent show after their `customType` in brackets, or not at all when
 /// sent with `display: false`.
 fn recent_messages(session: &Session, count: usize) -> Vec<(String, String, Style)> {
@@ -1091,10 +1093,10 @@ fn recent_messages(session: &Session, count: usize) -> Vec<(String, String, Styl
         })
         .collect();
     let start = shown.len().saturating_sub(count);
-    shown[start..]
-        .iter()
-        .map(|(message, custom_type)| match message {
-            Message::User(user) => (
+    let mut lines = Vec::new();
+    for (message, custom_type) in &shown[start..] {
+        match message {
+            Message::User(user) => lines.push((
                 custom_type.map_or_else(|| "›".to_owned(), |tag| format!("[{tag}]")),
                 user.content
                     .iter()
@@ -1102,15 +1104,48 @@ fn recent_messages(session: &Session, count: usize) -> Vec<(String, String, Styl
                     .collect::<Vec<_>>()
                     .join(" "),
                 Style::Plain,
-            ),
-            Message::Assistant(reply) => ("•".to_owned(), reply.text(), Style::Dim),
-            Message::ToolResult(result) => (
-                "✓".to_owned(),
-                format!("{} result", result.tool_name),
-                Style::Dim,
-            ),
-        })
-        .collect()
+            )),
+            Message::Assistant(reply) => {
+                let text = reply.text();
+                if !text.trim().is_empty() {
+                    lines.push(("•".to_owned(), text, Style::Dim));
+                }
+                for call in reply.tool_calls() {
+                    lines.push((
+                        "⋯".to_owned(),
+                        format!("{} {}", call.name, brief(&call.arguments)),
+                        Style::Dim,
+                    ));
+                }
+            }
+            Message::ToolResult(result) => {
+                let text = result
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        jig_protocol::ContentBlock::Text { text } => Some(text.as_str()),
+                        jig_protocol::ContentBlock::Image { .. } => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let first = text
+                    .lines()
+                    .find(|line| !line.trim().is_empty())
+                    .unwrap_or("");
+                let (mark, style) = if result.is_error {
+                    ("✗", Style::Error)
+                } else {
+                    ("✓", Style::Dim)
+                };
+                lines.push((
+                    mark.to_owned(),
+                    format!("{}: {first}", result.tool_name),
+                    style,
+                ));
+            }
+        }
+    }
+    lines
 }
 
 /// The editor stopped without a line: the cursor goes below its prompt, which is left as
@@ -1276,6 +1311,48 @@ mod tests {
                 pair("›", "typed"),
                 pair("[memo]", "shown"),
                 pair("•", "the answer\nsecond line")
+            ]
+        );
+    }
+
+    #[test]
+    fn the_recap_shows_calls_with_their_arguments_and_marks_denied_results() {
+        use jig_protocol::{ContentBlock, ToolCall, ToolResultMessage};
+        let mut session = Session::in_memory(Path::new("/work/p"));
+        session
+            .append_message(&Message::user_text("clean up"))
+            .unwrap();
+        let mut reply = AssistantMessage::empty("openai", "m");
+        reply.content.push(AssistantBlock::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: serde_json::json!({"command": "rm -rf build"}),
+            raw_arguments: None,
+        }));
+        session.append_message(&Message::Assistant(reply)).unwrap();
+        session
+            .append_message(&Message::ToolResult(ToolResultMessage {
+                tool_call_id: "c1".into(),
+                tool_name: "bash".into(),
+                content: vec![ContentBlock::text(
+                    "The user denied this `bash` call: not now",
+                )],
+                details: serde_json::Value::Null,
+                is_error: true,
+                timestamp: 0,
+            }))
+            .unwrap();
+        let recent: Vec<(String, String)> = recent_messages(&session, 10)
+            .into_iter()
+            .map(|(mark, text, _)| (mark, text))
+            .collect();
+        let pair = |mark: &str, text: &str| (mark.to_owned(), text.to_owned());
+        assert_eq!(
+            recent,
+            [
+                pair("›", "clean up"),
+                pair("⋯", "bash rm -rf build"),
+                pair("✗", "bash: The user denied this `bash` call: not now"),
             ]
         );
     }

@@ -1723,3 +1723,45 @@ async fn permissions_shows_the_sandbox() {
         pane.quit();
     }
 }
+
+/// After `--continue`, the recap shows the prompt, the call with its command, the denied
+/// result marked `✗` with its reason, and the last reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resume_recap_shows_the_call_and_marks_the_denied_result() {
+    if tmux_missing("the_resume_recap_shows_the_call_and_marks_the_denied_result") {
+        return;
+    }
+    let pane = Pane::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm -rf build"}),
+        )),
+        reply(ScriptedReply::text("I could not clean up.")),
+    ])
+    .await;
+    fs::create_dir_all(pane.ws.join("build")).unwrap();
+    // The earlier session, in print mode with `ask`: the call is denied without asking.
+    let mut earlier = Command::new(env!("CARGO_BIN_EXE_jig"));
+    earlier
+        .args(["run", "-p", "--permission-mode", "ask", "--base-url"])
+        .arg(format!("{}/v1", pane.server.url()))
+        .args(["-m", "m", "clean up the build"])
+        .current_dir(&pane.ws)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL");
+    for (key, value) in pane.env() {
+        earlier.env(key, value);
+    }
+    let output = earlier.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(pane.ws.join("build").exists());
+
+    pane.start("--continue", &[]);
+    let screen = pane.wait_for("• I could not clean up.");
+    insta::assert_snapshot!("resume_recap", pane.normalised(&screen));
+    assert!(screen.contains("⋯ bash rm -rf build"), "{screen}");
+    assert!(screen.contains("✗ bash: The `bash` call was not run"), "{screen}");
+    assert!(screen.contains("• I could not clean up."), "{screen}");
+    pane.quit();
+}
