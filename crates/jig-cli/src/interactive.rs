@@ -387,6 +387,9 @@ struct App {
     trust: jig_project::TrustDecision,
     /// What the sandbox enforces, for `/permissions`.
     sandbox_report: String,
+    /// How to configure a provider, shown at the start when the session opened without the
+    /// key it needs.
+    setup_note: Option<String>,
     /// The loaded extensions (their commands, `input` and `before_agent_start`).
     runner: Arc<ExtensionRunner>,
     /// The extensions' questions waiting for an answer, the first on screen.
@@ -443,7 +446,7 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     ))?;
     let (tx, rx) = channel();
     opened.ui = Some(Arc::new(ExtensionQuestions { tx: tx.clone() }));
-    let prepared = match runtime.block_on(run_cmd::prepare(args, &opened)) {
+    let mut prepared = match runtime.block_on(run_cmd::prepare(args, &opened)) {
         Ok(prepared) => prepared,
         Err(error) => {
             runtime.block_on(opened.close());
@@ -451,7 +454,9 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         }
     };
     let runner = opened.runner();
+    let setup_note = prepared.setup_note.take();
     let mut app = App::new(runtime, prepared, args, &runner, (tx, rx));
+    app.setup_note = setup_note;
     app.trust = opened.project.decision.clone();
     app.sandbox_report.clone_from(&opened.sandbox_report);
     let forced = run_cmd::forced_skills(args);
@@ -583,6 +588,7 @@ impl App {
                 snapshot: None,
             },
             sandbox_report: String::new(),
+            setup_note: None,
             lifecycle: crate::extensions::LifecycleEvents::start(runner, runtime_handle),
             host,
             wake,
@@ -662,6 +668,13 @@ impl App {
         );
         self.note(&banner);
         self.show_history(4);
+        if let Some(note) = self.setup_note.take() {
+            let lines: Vec<Line> = wrap_words(&note, 78)
+                .into_iter()
+                .map(|line| Line::styled(line, Style::Error))
+                .collect();
+            self.say(&lines);
+        }
         loop {
             // Lowered before looking: a turn asked for from now on stops the editor.
             self.wake.store(false, Ordering::Release);

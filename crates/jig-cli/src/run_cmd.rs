@@ -438,6 +438,8 @@ pub(crate) struct Prepared {
     pub(crate) project_key: PathBuf,
     /// The skills and prompt templates offered.
     pub(crate) knowledge: skills::Knowledge,
+    /// How to configure a provider, when the session opened without the key it needs.
+    pub(crate) setup_note: Option<String>,
 }
 
 /// The permission modes the settings files ask for.
@@ -609,6 +611,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         previous_custom: session.custom_endpoint(),
         settings: &settings,
         providers: &providers,
+        without_key: opened.mode == "interactive",
     })?;
     let (models, model_problems) = settings.model_table(&providers);
     let provider_problems: Vec<String> = providers
@@ -691,6 +694,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         host,
         project_key: opened.project.key.clone(),
         knowledge,
+        setup_note: resolved.setup_note,
     })
 }
 

@@ -44,6 +44,9 @@ pub(super) struct ModelArgs<'a> {
     pub(super) settings: &'a Settings,
     /// Its custom providers.
     pub(super) providers: &'a Providers,
+    /// Open without a key the provider needs (the interactive session): every request then
+    /// fails saying how to configure one, and [`Resolved::setup_note`] says so at the start.
+    pub(super) without_key: bool,
 }
 
 /// A ready provider.
@@ -55,6 +58,67 @@ pub(super) struct Resolved {
     pub(super) custom_base_url: Option<String>,
     /// For a custom provider: what the session records to reach it again.
     pub(super) custom: Option<CustomEndpoint>,
+    /// How to configure a provider, when the session opened without the key it needs.
+    pub(super) setup_note: Option<String>,
+}
+
+/// A provider with no key: every request fails with `error` (how to configure one).
+#[derive(Debug)]
+struct NoKey {
+    name: String,
+    env_var: String,
+}
+
+impl NoKey {
+    /// `provider`'s `model` at `custom_base_url`, with no key in `env_var`.
+    fn resolved(
+        provider: String,
+        env_var: String,
+        model: String,
+        custom_base_url: Option<String>,
+    ) -> Resolved {
+        Resolved {
+            setup_note: Some(setup_note(&provider, &env_var)),
+            provider: Arc::new(Self {
+                name: provider.clone(),
+                env_var,
+            }),
+            provider_name: provider,
+            model,
+            custom_base_url,
+            custom: None,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for NoKey {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn stream(
+        &self,
+        _request: jig_llm::ModelRequest,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<jig_llm::EventStream, LlmError> {
+        Err(LlmError::MissingApiKey {
+            provider: self.name.clone(),
+            env_var: self.env_var.clone(),
+        })
+    }
+}
+
+/// What the interactive session says when it opens without a key for `provider`.
+fn setup_note(provider: &str, env_var: &str) -> String {
+    format!(
+        "No API key for {provider}: messages cannot be sent yet. Set {env_var} (or pass \
+         --api-key KEY) and start jig again; or use a local or other endpoint: jig --base-url \
+         http://localhost:8080/v1 --model NAME (any OpenAI-compatible server), or --provider \
+         anthropic|openrouter|…; or make it permanent in ~/.config/jig/settings.json, e.g. \
+         {{\"provider\": \"openai\", \"baseUrl\": \"http://localhost:8080/v1\", \"model\": \"NAME\"}} \
+         (docs/agent.md)."
+    )
 }
 
 /// Where the chosen provider's defaults come from.
@@ -157,21 +221,16 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
         Some(key) => Some(key.to_owned()),
         None => key_env.as_deref().and_then(env_value),
     };
-    // Hosted APIs cannot work without a key; other endpoints may not need one. A custom
-    // provider that names a key variable needs it.
-    let needs_key = match &target {
-        Target::Known(_) => {
-            matches!(name.as_str(), "openai" | "anthropic" | "openrouter")
-                && custom_base_url.is_none()
-        }
-        Target::Custom(custom) => custom.api_key_env.is_some(),
-    };
-    if api_key.is_none() && needs_key {
-        let error = LlmError::MissingApiKey {
-            provider: name.clone(),
-            env_var: key_env.unwrap_or_else(|| "an API key variable".to_owned()),
+    if api_key.is_none() && needs_key(&target, &name, custom_base_url.is_some()) {
+        let env_var = key_env.unwrap_or_else(|| "an API key variable".to_owned());
+        return if args.without_key {
+            Ok(NoKey::resolved(name, env_var, model, custom_base_url))
+        } else {
+            Err(CliError::usage(LlmError::MissingApiKey {
+                provider: name,
+                env_var,
+            }))
         };
-        return Err(CliError::usage(error));
     }
     let mut config = ProviderConfig::new(name.clone(), base_url, api_key);
     (config.connect_timeout, config.idle_timeout) = (args.connect_timeout, args.idle_timeout);
@@ -189,7 +248,20 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
         model,
         custom_base_url,
         custom,
+        setup_note: None,
     })
+}
+
+/// Whether `target` (called `name`) cannot work without a key: hosted APIs at their own
+/// endpoint (`custom_endpoint` false), and custom providers that name a key variable. Other
+/// endpoints may not need one.
+fn needs_key(target: &Target, name: &str, custom_endpoint: bool) -> bool {
+    match target {
+        Target::Known(_) => {
+            matches!(name, "openai" | "anthropic" | "openrouter") && !custom_endpoint
+        }
+        Target::Custom(custom) => custom.api_key_env.is_some(),
+    }
 }
 
 /// The provider speaking `api` to the endpoint of `config`.

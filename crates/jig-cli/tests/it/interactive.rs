@@ -1761,7 +1761,29 @@ async fn the_resume_recap_shows_the_call_and_marks_the_denied_result() {
     let screen = pane.wait_for("• I could not clean up.");
     insta::assert_snapshot!("resume_recap", pane.normalised(&screen));
     assert!(screen.contains("⋯ bash rm -rf build"), "{screen}");
-    assert!(screen.contains("✗ bash: The `bash` call was not run"), "{screen}");
+    assert!(
+        screen.contains("✗ bash: The `bash` call was not run"),
+        "{screen}"
+    );
     assert!(screen.contains("• I could not clean up."), "{screen}");
+    pane.quit();
+}
+
+/// `jig` with no key opens the session, says how to configure a provider, and answers a
+/// message with the same advice instead of exiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_contact_without_a_key_opens_the_session_and_says_how_to_configure_one() {
+    if tmux_missing("first_contact_without_a_key_opens_the_session_and_says_how_to_configure_one") {
+        return;
+    }
+    let pane = Pane::new(Vec::new()).await;
+    pane.start_with("", &[]);
+    let screen = pane.wait_for("(docs/agent.md)");
+    insta::assert_snapshot!("first_contact_without_a_key", pane.normalised(&screen));
+    pane.type_text("hello");
+    pane.key("Enter");
+    let screen = pane.wait_for("no API key for openai: set OPENAI_API_KEY");
+    assert!(!screen.contains("[exited"), "{screen}");
+    assert!(pane.server.requests().is_empty());
     pane.quit();
 }
