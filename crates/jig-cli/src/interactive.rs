@@ -742,6 +742,10 @@ impl App {
                 }
                 None => text,
             };
+            if let Some(line) = text.strip_prefix('!') {
+                self.shell(line)?;
+                continue;
+            }
             if is_command(&text) {
                 if self.command(&text)? == commands::Flow::Quit {
                     return Ok(());
@@ -750,6 +754,54 @@ impl App {
             }
             self.send(text, "interactive")?;
         }
+    }
+
+    /// `!CMD`: runs CMD with `bash` in the workspace and shows its output, which the model does
+    /// not see; `!!CMD` then sends the command and its output as a message. The user typed it,
+    /// so it runs with the user's rights (no sandbox, no approval); Esc stops it.
+    fn shell(&mut self, line: &str) -> io::Result<()> {
+        let (send, command) = match line.strip_prefix('!') {
+            Some(rest) => (true, rest.trim()),
+            None => (false, line.trim()),
+        };
+        if command.is_empty() {
+            self.say(&[Line::styled(
+                "! needs a command: !ls runs it here, !!ls also sends its output to the model",
+                Style::Error,
+            )]);
+            return Ok(());
+        }
+        let Some(bash) = self.config.tools.get("bash").cloned() else {
+            self.say(&[Line::styled(
+                "!: this session has no bash tool (see --tools)",
+                Style::Error,
+            )]);
+            return Ok(());
+        };
+        self.say(&[Line::styled(format!("$ {command}"), Style::Accent)]);
+        let cancel = CancellationToken::new();
+        let mut ctx = self.config.tool_context.clone();
+        ctx.sandbox = jig_env::SandboxPolicy::off();
+        ctx.cancel = cancel.clone();
+        let args = serde_json::json!({ "command": command });
+        let result = self.drive(&cancel, async move { bash.run(&ctx, args).await })?;
+        let output = result.text_content();
+        let style = if result.is_error {
+            Style::Error
+        } else {
+            Style::Plain
+        };
+        let lines: Vec<Line> = output
+            .lines()
+            .map(|line| Line::styled(format!("  {line}"), style))
+            .collect();
+        self.say(&lines);
+        if send {
+            let message = format!("I ran `{command}` in the workspace:\n\n```\n{output}\n```");
+            self.note("(the command and its output go to the model)");
+            self.send(message, "interactive")?;
+        }
+        Ok(())
     }
 
     fn observer(&self) -> Arc<dyn AgentObserver> {

@@ -55,6 +55,9 @@ impl App {
                     }
                 }
                 text.push_str(
+                    "shell: !CMD runs CMD in the workspace and shows its output (not sent to the model); !!CMD also sends it\n",
+                );
+                text.push_str(
                     "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
                 );
                 self.note(&text);

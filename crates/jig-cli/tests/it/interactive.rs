@@ -1787,3 +1787,31 @@ async fn first_contact_without_a_key_opens_the_session_and_says_how_to_configure
     assert!(pane.server.requests().is_empty());
     pane.quit();
 }
+
+/// `!CMD` runs in the workspace and its output stays on screen; `!!CMD` also sends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bang_runs_a_shell_command_and_a_double_bang_sends_its_output() {
+    if tmux_missing("a_bang_runs_a_shell_command_and_a_double_bang_sends_its_output") {
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("Noted the listing."))]).await;
+    fs::write(pane.ws.join("marker-file.txt"), "x").unwrap();
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    // Outside the workspace too: the user's own command runs with the user's rights.
+    pane.type_text("!ls && echo made > ../by-the-user.txt");
+    pane.key("Enter");
+    let screen = pane.wait_for("  marker-file.txt");
+    assert!(screen.contains("$ ls && echo made"), "{screen}");
+    assert!(pane.root.join("by-the-user.txt").exists(), "{screen}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(pane.server.requests().is_empty(), "! sent something");
+    pane.type_text("!!ls");
+    pane.key("Enter");
+    pane.wait_for("Noted the listing.");
+    let request = pane.server.requests()[0].json();
+    let sent = request["messages"].to_string();
+    assert!(sent.contains("I ran `ls` in the workspace"), "{sent}");
+    assert!(sent.contains("marker-file.txt"), "{sent}");
+    pane.quit();
+}
