@@ -16,6 +16,7 @@
 
 mod commands;
 mod editor;
+mod export;
 mod rerun;
 mod session;
 mod trust;
@@ -81,6 +82,10 @@ const COMMANDS: &[(&str, &str)] = &[
     (
         "/trust",
         "this project's trust decision; change the saved one",
+    ),
+    (
+        "/export",
+        "write the conversation to a file: /export [FILE.md | FILE.html]",
     ),
     ("/quit", "exit (also Ctrl-D, or Ctrl-C twice)"),
 ];

@@ -96,6 +96,7 @@ impl App {
             }
             "/permissions" => self.permissions(argument),
             "/trust" => self.trust()?,
+            "/export" => self.export(argument),
             _ => return Ok(self.extension_command(name, raw)),
         }
         Ok(Flow::Continue)
@@ -366,6 +367,32 @@ impl App {
             )]);
         }
         Ok(())
+    }
+
+    /// `/export [FILE]`: the conversation as Markdown, or HTML for a `.html` name.
+    fn export(&mut self, argument: &str) {
+        let session = self.printer.session();
+        let path = super::export::target(argument, session.id());
+        let text = if super::export::is_html(&path) {
+            super::export::html(&session)
+        } else {
+            super::export::markdown(&session)
+        };
+        drop(session);
+        match super::export::write(&path, &text) {
+            Ok(()) => {
+                let shown = std::fs::canonicalize(&path).unwrap_or(path);
+                self.note(&format!("exported the session to {}", shown.display()));
+            }
+            Err(error) => self.say(&[Line::styled(
+                format!(
+                    "/export: cannot write {}: {error}; nothing was written (give another \
+                     path: /export FILE.md or FILE.html)",
+                    path.display()
+                ),
+                Style::Error,
+            )]),
+        }
     }
 
     fn permissions(&mut self, argument: &str) {

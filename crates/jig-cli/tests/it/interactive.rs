@@ -1815,3 +1815,39 @@ async fn a_bang_runs_a_shell_command_and_a_double_bang_sends_its_output() {
     assert!(sent.contains("marker-file.txt"), "{sent}");
     pane.quit();
 }
+
+/// `/export` writes the conversation as Markdown, or HTML for a `.html` name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_writes_the_conversation_as_markdown_or_html() {
+    if tmux_missing("export_writes_the_conversation_as_markdown_or_html") {
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("The answer is 42."))]).await;
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("what is the answer?");
+    pane.key("Enter");
+    pane.wait_for("The answer is 42.");
+    pane.type_text("/export notes.md");
+    pane.key("Enter");
+    pane.wait_for("exported the session to");
+    let markdown = fs::read_to_string(pane.ws.join("notes.md")).unwrap();
+    assert!(
+        markdown.contains("## User\n\nwhat is the answer?"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("## Assistant\n\nThe answer is 42."),
+        "{markdown}"
+    );
+    pane.type_text("/export page.html");
+    pane.key("Enter");
+    pane.wait_for("page.html");
+    let html = fs::read_to_string(pane.ws.join("page.html")).unwrap();
+    assert!(html.starts_with("<!doctype html>"), "{html}");
+    assert!(html.contains("The answer is 42."), "{html}");
+    pane.type_text("/export missing-dir/x.md");
+    pane.key("Enter");
+    pane.wait_for("nothing was written");
+    pane.quit();
+}
