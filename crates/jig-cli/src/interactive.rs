@@ -30,7 +30,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use async_trait::async_trait;
@@ -392,6 +392,8 @@ struct App {
     trust: jig_project::TrustDecision,
     /// What the sandbox enforces, for `/permissions`.
     sandbox_report: String,
+    /// When the running turn started (the spinner's clock).
+    turn_started: Option<Instant>,
     /// How to configure a provider, shown at the start when the session opened without the
     /// key it needs.
     setup_note: Option<String>,
@@ -593,6 +595,7 @@ impl App {
                 snapshot: None,
             },
             sandbox_report: String::new(),
+            turn_started: None,
             setup_note: None,
             lifecycle: crate::extensions::LifecycleEvents::start(runner, runtime_handle),
             host,
@@ -960,10 +963,18 @@ impl App {
         asking: &mut Option<Asking>,
     ) -> io::Result<()> {
         let mut dirty = true;
+        self.turn_started = Some(Instant::now());
+        let mut spun = Instant::now();
         loop {
             dirty |= self.drain(asking);
             if handle.is_finished() {
+                self.turn_started = None;
                 return Ok(());
+            }
+            // The spinner turns ten times a second.
+            if spun.elapsed() >= Duration::from_millis(100) {
+                dirty = true;
+                spun = Instant::now();
             }
             if dirty {
                 self.draw(asking.as_ref(), true)?;
@@ -1117,7 +1128,10 @@ impl App {
             live.push(Line::styled(format!("› {}", self.typeahead), Style::Plain));
         }
         if busy {
-            live.push(self.view.status.line(true));
+            live.push(match self.turn_started {
+                Some(started) => self.view.status.busy_line(started.elapsed()),
+                None => self.view.status.line(true),
+            });
         }
         let (_, height) = terminal::size().unwrap_or((80, 24));
         let room = usize::from(height.saturating_sub(1)).max(1);

@@ -174,6 +174,23 @@ impl Status {
         }
         Line::styled(text, Style::Dim)
     }
+
+    /// The line while a turn has run for `elapsed`: a spinner and the time first, so a silent
+    /// model or a long command still shows that something is going on
+    /// (`⠹ 12s · gpt-4.1 · ask · … · Esc to interrupt`).
+    pub fn busy_line(&self, elapsed: std::time::Duration) -> Line {
+        const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+        let tenths = elapsed.as_millis() / 100;
+        let frame = FRAMES[usize::try_from(tenths % 10).unwrap_or(0)];
+        let seconds = elapsed.as_secs();
+        let time = if seconds >= 60 {
+            format!("{}m{:02}s", seconds / 60, seconds % 60)
+        } else {
+            format!("{seconds}s")
+        };
+        let rest = self.line(true).text();
+        Line::styled(format!("{frame} {time} · {rest}"), Style::Dim)
+    }
 }
 
 /// `12.3k`, `456`, `1.2M`.
@@ -648,6 +665,14 @@ mod tests {
             context_window: 128_000,
         };
         insta::assert_snapshot!(status.line(true).text(), @"openai/m · ask · ↑12.3k ↓456 · context 50% · Esc to interrupt");
+        insta::assert_snapshot!(
+            status.busy_line(std::time::Duration::from_millis(12_300)).text(),
+            @"⠸ 12s · openai/m · ask · ↑12.3k ↓456 · context 50% · Esc to interrupt"
+        );
+        insta::assert_snapshot!(
+            status.busy_line(std::time::Duration::from_secs(125)).text(),
+            @"⠋ 2m05s · openai/m · ask · ↑12.3k ↓456 · context 50% · Esc to interrupt"
+        );
         let thinking = Status {
             thinking: Some("high".into()),
             ..status

@@ -226,10 +226,23 @@ impl Pane {
 
     /// The screen for a snapshot: the temp paths and the server's port replaced.
     fn normalised(&self, screen: &str) -> String {
-        screen
+        let screen = screen
             .replace(&self.ws.display().to_string(), "[WS]")
             .replace(&self.root.display().to_string(), "[ROOT]")
-            .replace(&self.server.url(), "[SERVER]")
+            .replace(&self.server.url(), "[SERVER]");
+        // The spinner and the turn's time (`⠹ 12s · `) change from one capture to the next.
+        screen
+            .split_inclusive('\n')
+            .map(|line| match line.split_once(" · ") {
+                Some((head, rest))
+                    if head.starts_with(|c: char| ('⠀'..='⣿').contains(&c))
+                        && head.ends_with('s') =>
+                {
+                    format!("[SPINNER] · {rest}")
+                }
+                _ => line.to_owned(),
+            })
+            .collect()
     }
 
     fn tool_results(&self, request: usize) -> Vec<Value> {
@@ -1778,7 +1791,8 @@ async fn first_contact_without_a_key_opens_the_session_and_says_how_to_configure
     }
     let pane = Pane::new(Vec::new()).await;
     pane.start_with("", &[]);
-    let screen = pane.wait_for("(docs/agent.md)");
+    pane.wait_for("(docs/agent.md)");
+    let screen = pane.wait_for("gpt-4.1 · ask · ↑0 ↓0");
     insta::assert_snapshot!("first_contact_without_a_key", pane.normalised(&screen));
     pane.type_text("hello");
     pane.key("Enter");
