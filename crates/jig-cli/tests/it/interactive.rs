@@ -457,8 +457,9 @@ async fn resume_picks_an_earlier_session() {
     );
     pane.type_text("1");
     pane.key("Enter");
-    let screen = pane.wait_for("resumed session");
-    assert!(screen.contains("• the first answer"), "{screen}");
+    pane.wait_for("resumed session");
+    // The recap follows the line that names the session.
+    pane.wait_for("• the first answer");
     pane.type_text("and now?");
     pane.key("Enter");
     pane.wait_for("continuing");
@@ -1771,7 +1772,9 @@ async fn the_resume_recap_shows_the_call_and_marks_the_denied_result() {
     assert!(pane.ws.join("build").exists());
 
     pane.start("--continue", &[]);
-    let screen = pane.wait_for("• I could not clean up.");
+    pane.wait_for("• I could not clean up.");
+    // The prompt comes after the recap.
+    let screen = pane.wait_for("openai/m · ask · ↑20 ↓10");
     insta::assert_snapshot!("resume_recap", pane.normalised(&screen));
     assert!(screen.contains("⋯ bash rm -rf build"), "{screen}");
     assert!(
