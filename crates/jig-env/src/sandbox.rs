@@ -85,8 +85,9 @@ pub struct SandboxPolicy {
     pub network: bool,
     /// Directories the command may write (in [`SandboxMode::WorkspaceWrite`]); absolute.
     pub writable_roots: Vec<PathBuf>,
-    /// Paths the command may neither read nor write, whether or not they exist yet; absolute,
-    /// a final component ending in `*` is a prefix pattern.
+    /// Paths the command may neither read nor write, whether or not they exist yet; absolute
+    /// by the time the env enforces them (a tool context joins relative ones, from the
+    /// settings, to each writable root); a final component ending in `*` is a prefix pattern.
     pub protected: Vec<PathBuf>,
 }
 
