@@ -20,7 +20,7 @@
 //! it (a PID namespace ends when its first process does). `JIG_EXEC_TAG` passes through, so the
 //! watchdog and process-tree kill find the sandboxed processes as before.
 //!
-//! Without a working `bwrap`, **Landlock + seccomp** (see [`landlock`]) confine the command
+//! Without a working `bwrap`, **Landlock + seccomp** (the `landlock` module) confine the command
 //! from inside: no namespaces, applied in the child before `exec`.
 //!
 //! `JIG_SANDBOX_MECHANISM=bwrap|landlock|none` forces the choice (tests use it). With no
