@@ -800,6 +800,17 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
 
     let cancel = CancellationToken::new();
     let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
+    // A silent model or a long command still shows, every 15 s, what the run waits for.
+    let quiet = tokio::spawn({
+        let printer = Arc::clone(&printer);
+        async move {
+            let mut reported = Duration::ZERO;
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                reported = printer.report_quiet(reported);
+            }
+        }
+    });
     let mut agent = match summary {
         Some(summary) => Agent::with_summary(config, summary, history),
         None => Agent::with_messages(config, history),
@@ -809,6 +820,7 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
         .await;
     let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
     interrupts.abort();
+    quiet.abort();
     if let Some(lifecycle) = lifecycle {
         lifecycle.finish().await;
     }

@@ -1,8 +1,8 @@
 //! What `jig run` prints, and the session writer: both are agent observers.
 
 use std::io::{self, Write as _};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use jig_agent::{AgentEvent, AgentObserver, ModelUsage, SessionError, SessionRecorder};
 use jig_protocol::Message;
@@ -20,7 +20,24 @@ pub(crate) struct Printer {
     session: SessionRecorder,
     /// Tells which messages extensions sent with a `customType` or `display: false`.
     host: Arc<SessionHost>,
+    /// What the run is doing since when, for [`Printer::report_quiet`].
+    activity: Mutex<Activity>,
 }
+
+/// What a run is waiting for.
+#[derive(Debug, Clone)]
+enum Activity {
+    /// No run (before it, after it).
+    Idle,
+    /// The model, with nothing heard since `since`.
+    Model { since: Instant },
+    /// A tool call running since `since`.
+    Tool { name: String, since: Instant },
+}
+
+/// How long a run may be silent before `--verbose` says what it waits for, and how often
+/// after that.
+pub(crate) const QUIET_REPORT: Duration = Duration::from_secs(15);
 
 impl std::fmt::Debug for Printer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,7 +60,54 @@ impl Printer {
             progress,
             session,
             host,
+            activity: Mutex::new(Activity::Idle),
         })
+    }
+
+    /// In text mode with progress lines: says what the run has waited for, when nothing
+    /// happened for a multiple of [`QUIET_REPORT`] (`jig: waiting for the model: 30 s`,
+    /// `jig: bash still running: 45 s`). `last` is the silence last reported, so each length is
+    /// said once; returns the new one.
+    pub(crate) fn report_quiet(&self, last: Duration) -> Duration {
+        if self.mode == OutputMode::Json || !self.progress {
+            return last;
+        }
+        let activity = self
+            .activity
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let (what, since) = match activity {
+            Activity::Idle => return Duration::ZERO,
+            Activity::Model { since } => ("waiting for the model".to_owned(), since),
+            Activity::Tool { name, since } => (format!("{name} still running"), since),
+        };
+        let quiet = since.elapsed();
+        let step = quiet.as_secs() / QUIET_REPORT.as_secs() * QUIET_REPORT.as_secs();
+        let step = Duration::from_secs(step);
+        if step >= QUIET_REPORT && step > last {
+            progress(&format!("{what}: {} s", step.as_secs()));
+            return step;
+        }
+        if quiet < last {
+            // Something happened since the last report: start counting again.
+            return Duration::ZERO;
+        }
+        last
+    }
+
+    fn track(&self, event: &AgentEvent) {
+        let now = Instant::now();
+        let next = match event {
+            AgentEvent::AgentEnd { .. } => Activity::Idle,
+            AgentEvent::ToolExecutionStart { tool_name, .. } => Activity::Tool {
+                name: tool_name.clone(),
+                since: now,
+            },
+            AgentEvent::ToolExecutionUpdate { .. } => return,
+            _ => Activity::Model { since: now },
+        };
+        *self.activity.lock().unwrap_or_else(PoisonError::into_inner) = next;
     }
 
     /// Waits until the session is written and closed; the first error met while writing it.
@@ -54,6 +118,7 @@ impl Printer {
 
 impl AgentObserver for Printer {
     fn on_event(&self, event: &AgentEvent) {
+        self.track(event);
         // A message an extension sent keeps its tag in the session and in the JSON event.
         let sent = match event {
             // Extensions send user messages only.

@@ -1504,3 +1504,27 @@ async fn verbose_says_when_a_call_failed_or_was_denied_and_why() {
     insta::assert_snapshot!(lines.join("\n"));
     assert!(!setup.ws.join("out.txt").exists());
 }
+
+/// `--verbose` says what a quiet run waits for, every 15 s: here a command that runs 16 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_says_what_a_quiet_run_waits_for() {
+    let setup = Setup::new(vec![
+        reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "sleep 16"}),
+        )),
+        reply(ScriptedReply::text("done")),
+    ])
+    .await;
+    let output = setup
+        .run(&["--model", "m", "--no-session", "--verbose", "wait"])
+        .await;
+    assert!(output.status.success(), "{output:?}");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("jig: bash still running: 15 s\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("30 s"), "{stderr}");
+}
