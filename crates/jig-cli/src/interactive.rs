@@ -1303,6 +1303,47 @@ fn is_command(text: &str) -> bool {
     })
 }
 
+/// A session for tests: `prompt`, a reply (with `text`, if any) calling `bash rm -rf build`,
+/// and the user's denial of that call with `reason`.
+#[cfg(test)]
+pub(crate) fn denied_call_session(prompt: &str, text: Option<&str>, reason: &str) -> Session {
+    use jig_protocol::{ContentBlock, ToolCall, ToolResultMessage};
+    let mut session = Session::in_memory(std::path::Path::new("/work/p"));
+    session
+        .append_message(&Message::user_text(prompt))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let mut reply = jig_protocol::AssistantMessage::empty("openai", "m");
+    if let Some(text) = text {
+        reply
+            .content
+            .push(jig_protocol::AssistantBlock::Text { text: text.into() });
+    }
+    reply
+        .content
+        .push(jig_protocol::AssistantBlock::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: serde_json::json!({"command": "rm -rf build"}),
+            raw_arguments: None,
+        }));
+    session
+        .append_message(&Message::Assistant(reply))
+        .unwrap_or_else(|error| panic!("{error}"));
+    session
+        .append_message(&Message::ToolResult(ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            content: vec![ContentBlock::text(format!(
+                "The user denied this `bash` call: {reason}"
+            ))],
+            details: serde_json::Value::Null,
+            is_error: true,
+            timestamp: 0,
+        }))
+        .unwrap_or_else(|error| panic!("{error}"));
+    session
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1401,31 +1442,7 @@ mod tests {
 
     #[test]
     fn the_recap_shows_calls_with_their_arguments_and_marks_denied_results() {
-        use jig_protocol::{ContentBlock, ToolCall, ToolResultMessage};
-        let mut session = Session::in_memory(Path::new("/work/p"));
-        session
-            .append_message(&Message::user_text("clean up"))
-            .unwrap();
-        let mut reply = AssistantMessage::empty("openai", "m");
-        reply.content.push(AssistantBlock::ToolCall(ToolCall {
-            id: "c1".into(),
-            name: "bash".into(),
-            arguments: serde_json::json!({"command": "rm -rf build"}),
-            raw_arguments: None,
-        }));
-        session.append_message(&Message::Assistant(reply)).unwrap();
-        session
-            .append_message(&Message::ToolResult(ToolResultMessage {
-                tool_call_id: "c1".into(),
-                tool_name: "bash".into(),
-                content: vec![ContentBlock::text(
-                    "The user denied this `bash` call: not now",
-                )],
-                details: serde_json::Value::Null,
-                is_error: true,
-                timestamp: 0,
-            }))
-            .unwrap();
+        let session = denied_call_session("clean up", None, "not now");
         let recent: Vec<(String, String)> = recent_messages(&session, 10)
             .into_iter()
             .map(|(mark, text, _)| (mark, text))

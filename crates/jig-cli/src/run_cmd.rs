@@ -331,7 +331,8 @@ pub(crate) struct Opened {
     tool_context: jig_tool::ToolContext,
     user_settings: settings::Settings,
     pub(crate) project: project::ProjectStartup,
-    /// What the sandbox enforces for commands, in one line (`/permissions`, `--verbose`).
+    /// What the sandbox enforces for commands, in one line (`/permissions`, `--verbose`);
+    /// empty where neither shows it.
     pub(crate) sandbox_report: String,
     /// The mode extensions are told: `print` or `interactive`.
     mode: &'static str,
@@ -396,7 +397,13 @@ pub(crate) async fn open(
                 project.settings.as_ref(),
             )?;
         }
-        let sandbox_report = crate::sandbox_cmd::report(&tool_context.exec_sandbox(), remote);
+        // Only where it is shown: the report names the mechanism, and finding it may start
+        // `bwrap` once, which a sandbox that is off would not otherwise need.
+        let sandbox_report = if args.verbose || mode == "interactive" {
+            crate::sandbox_cmd::report(&tool_context.exec_sandbox(), remote)
+        } else {
+            String::new()
+        };
         if args.verbose {
             output::note(&sandbox_report);
         }

@@ -229,39 +229,14 @@ pub(super) fn write(path: &Path, text: &str) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use jig_protocol::{AssistantMessage, ToolCall, ToolResultMessage};
-
     use super::*;
 
     fn session() -> Session {
-        let mut session = Session::in_memory(Path::new("/work/p"));
-        session
-            .append_message(&Message::user_text("Clean up <build> & report"))
-            .unwrap();
-        let mut reply = AssistantMessage::empty("openai", "m");
-        reply.content.push(AssistantBlock::Text {
-            text: "Removing it. A fence: ```".into(),
-        });
-        reply.content.push(AssistantBlock::ToolCall(ToolCall {
-            id: "c1".into(),
-            name: "bash".into(),
-            arguments: serde_json::json!({"command": "rm -rf build"}),
-            raw_arguments: None,
-        }));
-        session.append_message(&Message::Assistant(reply)).unwrap();
-        session
-            .append_message(&Message::ToolResult(ToolResultMessage {
-                tool_call_id: "c1".into(),
-                tool_name: "bash".into(),
-                content: vec![ContentBlock::text(
-                    "The user denied this `bash` call: ```not now```",
-                )],
-                details: serde_json::Value::Null,
-                is_error: true,
-                timestamp: 0,
-            }))
-            .unwrap();
-        session
+        super::super::denied_call_session(
+            "Clean up <build> & report",
+            Some("Removing it. A fence: ```"),
+            "```not now```",
+        )
     }
 
     /// The id and start time change with every session.
