@@ -56,9 +56,9 @@ struct Layout {
 
 impl Layout {
     fn new() -> Self {
-        // Not under /tmp, which is private inside the sandbox: paths outside the roots must be
-        // there, read-only, for a denied write to read as one (wherever the tree is checked
-        // out).
+        // Not under /tmp: paths outside the roots must be plain host paths, visible and
+        // read-only inside the sandbox, for a denied write to read as one whatever a mechanism
+        // does with /tmp (wherever the tree is checked out).
         let target_tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
         let parent = if target_tmp.starts_with("/tmp") {
             std::path::Path::new("/var/tmp")
