@@ -12,16 +12,20 @@
 //! - [`view`]: a run's [`jig_agent::AgentEvent`]s as terminal lines — finished lines for the
 //!   scrollback, and a small live region (the reply's unfinished line, running tools with the
 //!   tail of their output); memory stays bounded whatever the size of a reply or an output.
+//! - [`markdown`]: a reply's Markdown rendered line by line as it streams (headings, lists,
+//!   quotes, tables, code blocks highlighted with `syntect`, inline markup with `pulldown-cmark`).
 //! - [`screen`]: draws those lines inline with crossterm (no alternate screen), honouring
-//!   `NO_COLOR`.
+//!   `NO_COLOR`; [`wrap`] breaks finished lines between words as the terminal's own soft wrap.
 //! - [`select`]: a question with a few choices (the project-trust prompt, `/trust`), its keys
 //!   and lines, and [`select::Select::run`], which asks in the terminal.
 //!
 //! The `jig` binary composes them with the prompt editor and the agent.
 
 pub mod approval;
+pub mod markdown;
 pub mod policy;
 pub mod prefix;
 pub mod screen;
 pub mod select;
 pub mod view;
+pub mod wrap;

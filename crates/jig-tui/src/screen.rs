@@ -1,15 +1,16 @@
-//! Drawing [`Line`]s inline: finished lines are printed once and scroll into the terminal's
-//! scrollback; the live region below them is redrawn in place (cursor movement and clearing
-//! through crossterm). Nothing uses the alternate screen.
+//! Drawing [`Line`]s inline: finished lines are printed once, word-wrapped (see [`crate::wrap`]),
+//! and scroll into the terminal's scrollback; the live region below them is redrawn in place
+//! (cursor movement and clearing through crossterm). Nothing uses the alternate screen.
 
 use std::io::{self, Write};
 
-use crossterm::cursor::{MoveToColumn, MoveToPreviousLine};
+use crossterm::cursor::{MoveRight, MoveToColumn, MoveToPreviousLine};
 use crossterm::style::{Attribute, Color, Print, ResetColor, SetAttribute, SetForegroundColor};
 use crossterm::terminal::{Clear, ClearType};
 use crossterm::{QueueableCommand as _, queue};
 
-use crate::view::{Line, Style};
+use crate::view::{self, Line, Rich, Style};
+use crate::wrap::{Break, wrap};
 
 /// True unless `NO_COLOR` is set to a non-empty value (<https://no-color.org>).
 pub fn color_enabled() -> bool {
@@ -74,13 +75,30 @@ impl<W: Write> Screen<W> {
         Ok(())
     }
 
-    /// Prints `finished` above the live region and redraws it as `live` (each live line is cut
-    /// to the width, so the region's height is known). Flushes.
+    /// Prints `finished` above the live region, each line word-wrapped, and redraws the live
+    /// region as `live` (each live line is cut to the width, so the region's height is known).
+    /// Flushes.
     pub fn draw(&mut self, finished: &[Line], live: &[Line]) -> io::Result<()> {
         self.clear_live()?;
+        let width = usize::from(self.width);
         for line in finished {
-            self.print_line(line)?;
-            queue!(self.out, Print("\r\n"))?;
+            for (row, end) in wrap(line, width) {
+                self.print_line(&row)?;
+                match end {
+                    // The break's space goes in the last column, so the terminal wraps the row
+                    // itself and a copy of the text joins the rows with that one space.
+                    Break::Space => {
+                        let gap = width.saturating_sub(1 + row.width());
+                        if gap > 0 {
+                            self.out
+                                .queue(MoveRight(u16::try_from(gap).unwrap_or(u16::MAX)))?;
+                        }
+                        queue!(self.out, Print(" "))?;
+                    }
+                    Break::Full => {}
+                    Break::End => queue!(self.out, Print("\r\n"))?,
+                }
+            }
         }
         let columns = usize::from(self.width).saturating_sub(1).max(1);
         for (index, line) in live.iter().enumerate() {
@@ -124,6 +142,7 @@ impl<W: Write> Screen<W> {
                     SetAttribute(Attribute::Bold),
                     SetForegroundColor(Color::Yellow)
                 )?,
+                Style::Rich(rich) => self.set_rich(rich)?,
                 Style::Plain => {}
             }
             queue!(
@@ -132,6 +151,32 @@ impl<W: Write> Screen<W> {
                 SetAttribute(Attribute::Reset),
                 ResetColor
             )?;
+        }
+        Ok(())
+    }
+
+    fn set_rich(&mut self, rich: Rich) -> io::Result<()> {
+        for (on, attribute) in [
+            (rich.bold, Attribute::Bold),
+            (rich.italic, Attribute::Italic),
+            (rich.underline, Attribute::Underlined),
+            (rich.strike, Attribute::CrossedOut),
+            (rich.dim, Attribute::Dim),
+            (rich.reverse, Attribute::Reverse),
+        ] {
+            if on {
+                self.out.queue(SetAttribute(attribute))?;
+            }
+        }
+        if let Some(color) = rich.color {
+            let color = match color {
+                view::Color::Cyan => Color::Cyan,
+                view::Color::Magenta => Color::Magenta,
+                view::Color::Green => Color::Green,
+                view::Color::Red => Color::Red,
+                view::Color::Rgb(r, g, b) => Color::Rgb { r, g, b },
+            };
+            self.out.queue(SetForegroundColor(color))?;
         }
         Ok(())
     }
@@ -167,6 +212,23 @@ mod tests {
             .draw(&[Line::styled("x", Style::Added)], &[])
             .unwrap();
         assert!(written(&mut screen).contains("\u{1b}[38;5;10m"));
+    }
+
+    #[test]
+    fn finished_lines_wrap_between_words_as_the_terminal_s_own_wrap() {
+        let mut screen = Screen::new(Vec::new(), 13, false);
+        screen
+            .draw(&[Line::plain("the operator from minus")], &[])
+            .unwrap();
+        // `the operator` takes 12 of 13 columns: no gap to skip, the space sits in the last
+        // column. The second row ends the line.
+        assert_eq!(written(&mut screen), "the operator from minus\r\n");
+        screen
+            .draw(&[Line::plain("a bb cc dd ee ff")], &[])
+            .unwrap();
+        // `a bb cc dd` is 10 columns (`ee` would not fit before the last column): the cursor
+        // skips two columns, then the space.
+        assert_eq!(written(&mut screen), "a bb cc dd\u{1b}[2C ee ff\r\n");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! What a run looks like in the terminal, as lines: [`View`] turns [`AgentEvent`]s into lines
 //! that are finished (they go to the terminal's scrollback and are forgotten) and a small live
 //! region (the reply's unfinished line, the running tools with the tail of their output, the
-//! status line). Memory stays bounded whatever the size of a reply or of a command's output.
+//! status line). Replies are rendered as Markdown ([`crate::markdown`]); a tool's result is shown
+//! collapsed, and [`View::expand`] shows a collapsed result whole (the last few are kept for it).
+//! Memory stays bounded whatever the size of a reply or of a command's output.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -11,7 +13,11 @@ use jig_agent::{AgentEvent, RunEnd};
 use jig_llm::StreamEvent;
 use jig_protocol::{ContentBlock, Message, ToolResult};
 use serde_json::Value;
+use similar::{Algorithm, ChangeTag};
 use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
+
+use crate::markdown::Markdown;
+use crate::wrap::wrap;
 
 /// How a span is drawn (colours only when colour is on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +36,46 @@ pub enum Style {
     Removed,
     /// Questions waiting for the user.
     Prompt,
+    /// Rendered Markdown and highlighted code: attributes and a colour.
+    Rich(Rich),
+}
+
+/// Attributes of rendered Markdown; they combine (bold inside a link inside a heading).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent terminal attributes, each on or off"
+)]
+pub struct Rich {
+    /// Bold.
+    pub bold: bool,
+    /// Italic.
+    pub italic: bool,
+    /// Underlined.
+    pub underline: bool,
+    /// Struck through.
+    pub strike: bool,
+    /// Faint.
+    pub dim: bool,
+    /// Foreground and background swapped (the changed part of a diff line).
+    pub reverse: bool,
+    /// Foreground colour.
+    pub color: Option<Color>,
+}
+
+/// A foreground colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Color {
+    /// Code spans and links.
+    Cyan,
+    /// Headings.
+    Magenta,
+    /// Added text.
+    Green,
+    /// Removed text.
+    Red,
+    /// Syntax highlighting.
+    Rgb(u8, u8, u8),
 }
 
 /// A piece of one line.
@@ -120,6 +166,23 @@ pub const TAIL_LINES: usize = 5;
 pub const RESULT_LINES: usize = 6;
 /// Lines of an edit's diff shown.
 pub const DIFF_LINES: usize = 40;
+/// Rows a line of a collapsed result may take once wrapped.
+pub const RESULT_ROWS: usize = 4;
+/// Rows of the reply's unfinished line shown in the live region.
+const PARTIAL_ROWS: usize = 6;
+/// An unfinished line longer than this is ended at a space (a reply without line breaks must
+/// not grow the live region's work without bound).
+const PARTIAL_MAX: usize = 16 * 1024;
+/// Collapsed results kept for [`View::expand`].
+const EXPANDABLE: usize = 20;
+
+/// A collapsed result that [`View::expand`] can show whole.
+#[derive(Debug)]
+struct Expandable {
+    header: Line,
+    text: String,
+    style: Style,
+}
 
 #[derive(Debug)]
 struct Running {
@@ -213,6 +276,8 @@ pub struct View {
     partial_style: Style,
     running: Vec<Running>,
     finished: Vec<Line>,
+    markdown: Markdown,
+    expandable: VecDeque<Expandable>,
     /// Token use for the status line.
     pub status: Status,
 }
@@ -226,6 +291,8 @@ impl View {
             partial_style: Style::Plain,
             running: Vec::new(),
             finished: Vec::new(),
+            markdown: Markdown::new(),
+            expandable: VecDeque::new(),
             status,
         }
     }
@@ -235,8 +302,10 @@ impl View {
         self.width = usize::from(width.max(10));
     }
 
-    /// Lines finished since the last call, to print above the live region.
+    /// Lines finished since the last call, to print above the live region (once a frame: the
+    /// Markdown highlighter's time budget starts again).
     pub fn take_finished(&mut self) -> Vec<Line> {
+        self.markdown.new_frame();
         std::mem::take(&mut self.finished)
     }
 
@@ -245,14 +314,22 @@ impl View {
         self.finished.push(line);
     }
 
-    /// The live region: the unfinished reply line, each running tool with its output tail.
+    /// The live region: the unfinished reply line (its last rows, word-wrapped), table rows
+    /// waiting for their table's end, each running tool with its output tail.
     pub fn live(&self) -> Vec<Line> {
         let columns = self.width.saturating_sub(1);
         let mut lines = Vec::new();
+        let pending = self.markdown.pending();
+        for row in &pending[pending.len().saturating_sub(PARTIAL_ROWS)..] {
+            lines.push(Line::styled(row.as_str(), Style::Dim).truncated(columns));
+        }
         if !self.partial.is_empty() {
-            // Only the end of a long unfinished line fits.
-            let tail = tail_columns(&self.partial, columns);
-            lines.push(Line::styled(tail, self.partial_style));
+            let rows = wrap(
+                &Line::styled(self.partial.as_str(), self.partial_style),
+                self.width,
+            );
+            let skip = rows.len().saturating_sub(PARTIAL_ROWS);
+            lines.extend(rows.into_iter().skip(skip).map(|(row, _)| row));
         }
         for running in &self.running {
             lines.push(running.header.truncated(columns));
@@ -267,34 +344,84 @@ impl View {
     pub fn flush_partial(&mut self) {
         if !self.partial.is_empty() {
             let text = std::mem::take(&mut self.partial);
-            self.finished.push(Line::styled(text, self.partial_style));
+            self.finish_line(&text, self.partial_style);
+        }
+    }
+
+    /// Ends the reply: its unfinished line, and a table or code block still open.
+    fn end_reply(&mut self) {
+        self.flush_partial();
+        self.markdown.finish(self.width, &mut self.finished);
+    }
+
+    /// A complete line of the reply (rendered as Markdown) or of thinking (shown as written).
+    fn finish_line(&mut self, text: &str, style: Style) {
+        if style == Style::Plain {
+            self.markdown.line(text, self.width, &mut self.finished);
+        } else {
+            self.finished.push(Line::styled(text, style));
         }
     }
 
     fn stream_text(&mut self, text: &str, style: Style) {
         if style != self.partial_style {
-            self.flush_partial();
+            self.end_reply();
             self.partial_style = style;
         }
         let mut rest = text;
         while let Some(end) = rest.find('\n') {
             self.partial.push_str(rest[..end].trim_end_matches('\r'));
             let line = std::mem::take(&mut self.partial);
-            self.finished.push(Line::styled(line, style));
+            self.finish_line(&line, style);
             rest = &rest[end + 1..];
         }
         self.partial.push_str(rest);
-        // A line longer than the screen is wrapped here so the unfinished part stays small.
-        let limit = self.width.max(20) * 4;
-        if self.partial.len() > limit {
-            let mut cut = self.partial.len() - self.width;
+        if self.partial.len() > PARTIAL_MAX {
+            // Ended at the last space before the limit, else at a character.
+            let mut cut = self.partial[..PARTIAL_MAX]
+                .rfind(' ')
+                .map_or(PARTIAL_MAX, |space| space + 1);
             while !self.partial.is_char_boundary(cut) {
                 cut -= 1;
             }
             let rest = self.partial.split_off(cut);
             let line = std::mem::replace(&mut self.partial, rest);
-            self.finished.push(Line::styled(line, style));
+            self.finish_line(line.trim_end_matches(' '), style);
         }
+    }
+
+    /// Whether a collapsed result is left for [`View::expand`].
+    pub fn can_expand(&self) -> bool {
+        !self.expandable.is_empty()
+    }
+
+    /// Shows the most recent collapsed result not shown whole yet, whole; false when there is
+    /// none.
+    pub fn expand(&mut self) -> bool {
+        let Some(expandable) = self.expandable.pop_back() else {
+            return false;
+        };
+        let Expandable {
+            mut header,
+            text,
+            style,
+        } = expandable;
+        let count = text.lines().count();
+        if let Some(first) = header.0.first_mut() {
+            "⤷".clone_into(&mut first.text);
+            first.style = Style::Accent;
+        }
+        self.finished.push(header.with(
+            format!(" · all {count} line{}", if count == 1 { "" } else { "s" }),
+            Style::Dim,
+        ));
+        for line in text.lines() {
+            self.finished.push(Line::styled(
+                format!("  {}", line.trim_end_matches('\r').replace('\t', "    ")),
+                style,
+            ));
+        }
+        true
     }
 
     /// Applies one event of a run.
@@ -308,7 +435,7 @@ impl View {
             AgentEvent::MessageEnd {
                 message: Message::Assistant(reply),
             } => {
-                self.flush_partial();
+                self.end_reply();
                 let usage = &reply.usage;
                 let input = usage.input + usage.cache_read + usage.cache_write;
                 self.status.input += input;
@@ -322,7 +449,7 @@ impl View {
                 tool_name,
                 args,
             } => {
-                self.flush_partial();
+                self.end_reply();
                 self.running.push(Running {
                     id: tool_call_id.clone(),
                     header: call_header("⋯", tool_name, args, Style::Accent),
@@ -355,7 +482,7 @@ impl View {
                 kept_messages,
                 ..
             } => {
-                self.flush_partial();
+                self.end_reply();
                 self.status.context_used = None;
                 self.finished.push(Line::styled(
                     format!(
@@ -375,7 +502,7 @@ impl View {
                 Style::Dim,
             )),
             AgentEvent::AgentEnd { end, .. } => {
-                self.flush_partial();
+                self.end_reply();
                 self.running.clear();
                 match end {
                     RunEnd::Completed => {}
@@ -404,23 +531,21 @@ impl View {
             mark.clone_into(&mut first.text);
             first.style = if is_error { Style::Error } else { Style::Added };
         }
-        self.finished.push(header);
+        self.finished.push(header.clone());
         let diff = result.details.get("diff").and_then(Value::as_str);
         if let (false, Some(diff)) = (is_error, diff) {
             let lines: Vec<&str> = diff.lines().collect();
-            for line in lines.iter().take(DIFF_LINES) {
-                let style = match line.as_bytes().first() {
-                    Some(b'+') => Style::Added,
-                    Some(b'-') => Style::Removed,
-                    _ => Style::Dim,
-                };
-                self.finished.push(Line::styled(format!("  {line}"), style));
-            }
+            self.finished
+                .extend(diff_lines(&lines[..lines.len().min(DIFF_LINES)]));
             if lines.len() > DIFF_LINES {
                 self.finished.push(Line::styled(
-                    format!("  … {} more diff lines", lines.len() - DIFF_LINES),
+                    format!(
+                        "  … {} more diff lines (ctrl+o shows all)",
+                        lines.len() - DIFF_LINES
+                    ),
                     Style::Dim,
                 ));
+                self.keep_expandable(header, diff.to_owned(), Style::Dim);
             }
             return;
         }
@@ -436,26 +561,128 @@ impl View {
             let shown = all
                 .iter()
                 .take(RESULT_LINES)
-                .map(|l| (*l).to_owned())
+                .map(|l| l.trim_end_matches('\r').replace('\t', "    "))
                 .collect();
             (shown, all.len().saturating_sub(RESULT_LINES))
         };
         if hidden > 0 && tool == "bash" {
             self.finished.push(Line::styled(
-                format!("  … {hidden} lines above"),
+                format!("  … {hidden} lines above (ctrl+o shows all)"),
                 Style::Dim,
             ));
         }
-        let columns = self.width.saturating_sub(1);
+        // A line is word-wrapped when printed; a very long one is cut to a few rows.
+        let room = RESULT_ROWS * self.width.saturating_sub(1) - 2;
+        let mut cut = false;
         for line in shown {
-            self.finished
-                .push(Line::styled(format!("  {line}"), style).truncated(columns));
+            let line = Line::styled(format!("  {line}"), style);
+            cut |= line.width() > room;
+            self.finished.push(line.truncated(room));
         }
         if hidden > 0 && tool != "bash" {
+            self.finished.push(Line::styled(
+                format!("  … {hidden} more lines (ctrl+o shows all)"),
+                Style::Dim,
+            ));
+        } else if cut && hidden == 0 {
             self.finished
-                .push(Line::styled(format!("  … {hidden} more lines"), Style::Dim));
+                .push(Line::styled("  (ctrl+o shows all)", Style::Dim));
+        }
+        if hidden > 0 || cut {
+            self.keep_expandable(header, text, style);
         }
     }
+
+    fn keep_expandable(&mut self, header: Line, text: String, style: Style) {
+        if self.expandable.len() == EXPANDABLE {
+            self.expandable.pop_front();
+        }
+        self.expandable.push_back(Expandable {
+            header,
+            text,
+            style,
+        });
+    }
+}
+
+/// An edit's numbered diff lines (`-12 old`, `+12 new`, ` 13 same`) coloured, and where a run
+/// of removed lines is followed by as many added ones, the words that changed inside each pair
+/// highlighted.
+fn diff_lines(lines: &[&str]) -> Vec<Line> {
+    let sign = |line: &str| line.as_bytes().first().copied();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut index = 0;
+    while index < lines.len() {
+        let removed = lines[index..]
+            .iter()
+            .take_while(|l| sign(l) == Some(b'-'))
+            .count();
+        let added = lines[index + removed..]
+            .iter()
+            .take_while(|l| sign(l) == Some(b'+'))
+            .count();
+        if removed > 0 && removed == added {
+            for pair in 0..removed {
+                let (old, new) = (lines[index + pair], lines[index + removed + pair]);
+                let changes = similar::utils::diff_words(Algorithm::Myers, &old[1..], &new[1..]);
+                out.push(changed_words(old, &changes, ChangeTag::Delete, Color::Red));
+            }
+            for pair in 0..removed {
+                let (old, new) = (lines[index + pair], lines[index + removed + pair]);
+                let changes = similar::utils::diff_words(Algorithm::Myers, &old[1..], &new[1..]);
+                out.push(changed_words(
+                    new,
+                    &changes,
+                    ChangeTag::Insert,
+                    Color::Green,
+                ));
+            }
+            index += removed * 2;
+            continue;
+        }
+        // A run of another shape is coloured line by line, whole.
+        for line in &lines[index..index + (removed + added).max(1)] {
+            let style = match sign(line) {
+                Some(b'+') => Style::Added,
+                Some(b'-') => Style::Removed,
+                _ => Style::Dim,
+            };
+            out.push(Line::styled(format!("  {line}"), style));
+        }
+        index += (removed + added).max(1);
+    }
+    out
+}
+
+/// One side of a changed pair: its sign, the words both sides share in its colour, and the
+/// words only this side has (`side`) reversed.
+fn changed_words(line: &str, changes: &[(ChangeTag, &str)], side: ChangeTag, color: Color) -> Line {
+    let base = if side == ChangeTag::Insert {
+        Style::Added
+    } else {
+        Style::Removed
+    };
+    let strong = Style::Rich(Rich {
+        reverse: true,
+        color: Some(color),
+        ..Rich::default()
+    });
+    let mut out = Line::styled(format!("  {}", &line[..1]), base);
+    for (tag, text) in changes {
+        let style = match *tag {
+            ChangeTag::Equal => base,
+            tag if tag == side => strong,
+            _ => continue,
+        };
+        match out.0.last_mut() {
+            Some(last) if last.style == style => last.text.push_str(text),
+            _ => out.0.push(Span {
+                text: (*text).to_owned(),
+                style,
+            }),
+        }
+    }
+    out
 }
 
 /// `⋯ bash cargo test`: a mark, the tool's name and its arguments in short.
@@ -518,24 +745,6 @@ fn last_lines(text: &str, count: usize) -> VecDeque<String> {
     lines
 }
 
-/// The last `columns` display columns of `text`.
-fn tail_columns(text: &str, columns: usize) -> String {
-    if text.width() <= columns {
-        return text.to_owned();
-    }
-    let mut width = 1;
-    let mut start = text.len();
-    for (index, c) in text.char_indices().rev() {
-        let w = c.width().unwrap_or(0);
-        if width + w > columns {
-            break;
-        }
-        width += w;
-        start = index;
-    }
-    format!("…{}", &text[start..])
-}
-
 #[cfg(test)]
 #[expect(clippy::format_collect, reason = "building test data")]
 mod tests {
@@ -573,12 +782,24 @@ mod tests {
     fn a_long_unfinished_line_stays_small() {
         let mut view = View::new(80, Status::default());
         for _ in 0..10_000 {
-            view.apply(&text("abcdefghij"));
+            view.apply(&text("abcdefgh, "));
         }
-        assert!(view.partial.len() <= 80 * 4);
-        assert!(view.live()[0].width() < 80);
-        let finished: usize = view.take_finished().iter().map(|l| l.text().len()).sum();
-        assert_eq!(finished + view.partial.len(), 100_000);
+        assert!(view.partial.len() <= PARTIAL_MAX);
+        let live = view.live();
+        assert!(live.len() <= PARTIAL_ROWS);
+        assert!(live.iter().all(|row| row.width() <= 80));
+        // Lines were ended at a space: the words are whole.
+        let finished = view.take_finished();
+        assert!(!finished.is_empty());
+        for line in &finished {
+            assert!(
+                line.text().ends_with(','),
+                "{:?}",
+                &line.text()[line.text().len() - 10..]
+            );
+        }
+        let written: usize = finished.iter().map(|l| l.text().len() + 1).sum();
+        assert_eq!(written + view.partial.len(), 100_000);
     }
 
     #[test]
@@ -612,7 +833,7 @@ mod tests {
         assert!(view.live().is_empty());
         insta::assert_snapshot!(render(&view.take_finished()), @r"
         ✓ bash seq 100
-          … 94 lines above
+          … 94 lines above (ctrl+o shows all)
           95
           96
           97
@@ -620,6 +841,108 @@ mod tests {
           99
           100
         ");
+    }
+
+    #[test]
+    fn ctrl_o_shows_the_latest_collapsed_result_whole() {
+        let mut view = View::new(60, Status::default());
+        assert!(!view.expand());
+        let output: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+        for (id, command) in [("a", "first"), ("b", "second")] {
+            view.apply(&AgentEvent::ToolExecutionStart {
+                tool_call_id: id.into(),
+                tool_name: "bash".into(),
+                args: json!({ "command": command }),
+            });
+            view.apply(&AgentEvent::ToolExecutionEnd {
+                tool_call_id: id.into(),
+                tool_name: "bash".into(),
+                result: ToolResult::text(output.clone()),
+                is_error: false,
+            });
+        }
+        let _ = view.take_finished();
+        assert!(view.expand());
+        insta::assert_snapshot!(render(&view.take_finished()), @r"
+        ⤷ bash second · all 10 lines
+          line 1
+          line 2
+          line 3
+          line 4
+          line 5
+          line 6
+          line 7
+          line 8
+          line 9
+          line 10
+        ");
+        assert!(view.expand());
+        assert!(view.take_finished()[0].text().starts_with("⤷ bash first"));
+        assert!(!view.expand());
+    }
+
+    #[test]
+    fn a_short_result_with_a_very_long_line_is_cut_and_expandable() {
+        let mut view = View::new(20, Status::default());
+        view.apply(&AgentEvent::ToolExecutionEnd {
+            tool_call_id: "r".into(),
+            tool_name: "read".into(),
+            result: ToolResult::text("word ".repeat(100)),
+            is_error: false,
+        });
+        let lines = view.take_finished();
+        assert!(lines[1].width() <= RESULT_ROWS * 19);
+        assert_eq!(lines[2].text(), "  (ctrl+o shows all)");
+        assert!(view.expand());
+    }
+
+    #[test]
+    fn replies_are_rendered_as_markdown_as_they_stream() {
+        let mut view = View::new(40, Status::default());
+        for delta in [
+            "# Ti",
+            "tle\nSome **bo",
+            "ld** text\n| a | b |\n|---|",
+            "---|\n| 1 | 2 |\n",
+        ] {
+            view.apply(&text(delta));
+        }
+        // The table waits for its end, shown as written meanwhile.
+        assert_eq!(render(&view.live()), "| a | b |\n|---|---|\n| 1 | 2 |\n");
+        view.apply(&text("done"));
+        view.apply(&AgentEvent::MessageEnd {
+            message: Message::Assistant(jig_protocol::AssistantMessage::empty("p", "m")),
+        });
+        insta::assert_snapshot!(render(&view.take_finished()), @r"
+        Title
+        Some bold text
+        ┌───┬───┐
+        │ a │ b │
+        ├───┼───┤
+        │ 1 │ 2 │
+        └───┴───┘
+        done
+        ");
+    }
+
+    #[test]
+    fn changed_words_in_a_diff_are_highlighted() {
+        let lines = diff_lines(&["-3 let total = a + b;", "+3 let total = a - b;", " 4 same"]);
+        let strong: Vec<(String, Style)> = lines
+            .iter()
+            .flat_map(|l| l.0.iter())
+            .filter(|span| matches!(span.style, Style::Rich(_)))
+            .map(|span| (span.text.clone(), span.style))
+            .collect();
+        assert_eq!(strong.len(), 2, "{strong:?}");
+        assert_eq!(strong[0].0, "+");
+        assert_eq!(strong[1].0, "-");
+        assert_eq!(lines[0].text(), "  -3 let total = a + b;");
+        assert_eq!(lines[1].text(), "  +3 let total = a - b;");
+        assert_eq!(lines[2].0[0].style, Style::Dim);
+        // Unpaired runs are coloured whole.
+        let lines = diff_lines(&["-1 a", "-2 b", "+1 c"]);
+        assert!(lines.iter().all(|l| l.0.len() == 1));
     }
 
     #[test]
@@ -684,6 +1007,5 @@ mod tests {
     fn truncation_counts_columns() {
         let line = Line::plain("日本語のテキスト");
         assert_eq!(line.truncated(7).text(), "日本語…");
-        assert_eq!(tail_columns("abcdef", 4), "…def");
     }
 }
