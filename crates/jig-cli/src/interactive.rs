@@ -43,6 +43,7 @@ use jig_tui::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scop
 use jig_tui::policy::PermissionMode;
 use jig_tui::screen::{Screen, color_enabled};
 use jig_tui::view::{Line, Status, Style, View, brief};
+use jig_tui::wrap::field;
 use reedline::{Reedline, Signal};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -197,10 +198,17 @@ struct Asking {
     reason: Option<String>,
 }
 
+/// What Ctrl+O says when no result was shortened, or all were shown whole already.
+const NOTHING_TO_EXPAND: &str = "ctrl+o: no shortened result left to show whole";
+
+/// Rows an input field (a deny reason, an extension's question) may take before it scrolls.
+const FIELD_ROWS: usize = 4;
+
 impl Asking {
-    fn lines(&self) -> Vec<Line> {
+    /// The question as drawn on a terminal `width` columns wide.
+    fn lines(&self, width: usize) -> Vec<Line> {
         if let Some(note) = &self.request.sandbox_denial {
-            return self.rerun_lines(note);
+            return self.rerun_lines(note, width);
         }
         let mut lines = vec![
             Line::styled("? allow ", Style::Prompt)
@@ -210,13 +218,15 @@ impl Asking {
         ];
         lines.extend(edit_preview(&self.request.args));
         if let Some(reason) = &self.reason {
-            lines.push(
-                Line::styled(
+            lines.extend(field(
+                &Line::styled(
                     "  deny — reason for the model (Enter sends, Esc none): ",
                     Style::Prompt,
                 )
                 .with(reason, Style::Plain),
-            );
+                width,
+                FIELD_ROWS,
+            ));
             return lines;
         }
         if let Some(dir) = self.request.protected {
@@ -268,7 +278,7 @@ impl Asking {
 impl Asking {
     /// The question whether to run a command the sandbox denied again outside it: only for
     /// this call or this session, never for the project.
-    fn rerun_lines(&self, note: &str) -> Vec<Line> {
+    fn rerun_lines(&self, note: &str, width: usize) -> Vec<Line> {
         let mut lines = vec![
             Line::styled("? run again OUTSIDE the sandbox ", Style::Prompt)
                 .with(&self.request.tool, Style::Accent)
@@ -280,13 +290,15 @@ impl Asking {
             lines.push(Line::styled(format!("  {line}"), Style::Dim));
         }
         if let Some(reason) = &self.reason {
-            lines.push(
-                Line::styled(
+            lines.extend(field(
+                &Line::styled(
                     "  no — reason for the model (Enter sends, Esc none): ",
                     Style::Prompt,
                 )
                 .with(reason, Style::Plain),
-            );
+                width,
+                FIELD_ROWS,
+            ));
             return lines;
         }
         lines.push(Line::styled(
@@ -386,6 +398,8 @@ struct App {
     queued: VecDeque<String>,
     /// What is being typed while a turn runs.
     typeahead: String,
+    /// Said once on the prompt's status line (the prompt is redrawn in place).
+    prompt_note: Option<String>,
     /// The last prompt ended with Ctrl-C.
     interrupted_prompt: bool,
     /// How the project's trust was decided at startup.
@@ -584,6 +598,7 @@ impl App {
             custom_endpoint,
             queued: VecDeque::new(),
             typeahead: String::new(),
+            prompt_note: None,
             interrupted_prompt: false,
             runner: Arc::clone(runner),
             extension_questions: VecDeque::new(),
@@ -677,11 +692,8 @@ impl App {
         self.note(&banner);
         self.show_history(4);
         if let Some(note) = self.setup_note.take() {
-            let lines: Vec<Line> = wrap_words(&note, 78)
-                .into_iter()
-                .map(|line| Line::styled(line, Style::Error))
-                .collect();
-            self.say(&lines);
+            // One line: the screen wraps it at the terminal's width.
+            self.say(&[Line::styled(note, Style::Error)]);
         }
         loop {
             // Lowered before looking: a turn asked for from now on stops the editor.
@@ -708,7 +720,10 @@ impl App {
                         .run_edit_commands(&[reedline::EditCommand::InsertString(text)]);
                 }
                 let prompt = editor::StatusPrompt {
-                    status: self.view.status.line(false).text(),
+                    status: match self.prompt_note.take() {
+                        Some(note) => format!("{} · {note}", self.view.status.line(false).text()),
+                        None => self.view.status.line(false).text(),
+                    },
                     indicator: "› ",
                 };
                 match self.editor.read_line(&prompt)? {
@@ -725,6 +740,10 @@ impl App {
                         continue;
                     }
                     Signal::CtrlD => return Ok(()),
+                    Signal::HostCommand(command) if command == editor::EXPAND => {
+                        self.expand_at_prompt()?;
+                        continue;
+                    }
                     Signal::ExternalBreak(_) => {
                         // An extension asked for a turn. The editor keeps what was typed
                         // for after it; its prompt stays on screen as it was.
@@ -1073,6 +1092,7 @@ impl App {
             return;
         }
         match key.code {
+            KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => self.expand(),
             // Interrupting a turn sends nothing more: what was queued goes back to the editor.
             KeyCode::Esc => {
                 self.unqueue();
@@ -1098,6 +1118,52 @@ impl App {
         }
     }
 
+    /// Ctrl+O: the most recent collapsed tool result, whole, in the transcript.
+    fn expand(&mut self) {
+        if !self.view.expand() {
+            self.view
+                .push(Line::styled(format!("({NOTHING_TO_EXPAND})"), Style::Dim));
+        }
+    }
+
+    /// Ctrl+O at the prompt: the prompt is taken off the screen, the result printed whole, and
+    /// the prompt drawn again below it with what was typed.
+    fn expand_at_prompt(&mut self) -> io::Result<()> {
+        use crossterm::cursor::{MoveToColumn, MoveToPreviousLine};
+        use crossterm::terminal::{Clear, ClearType};
+        if !self.view.can_expand() {
+            // Said on the prompt's own line: the editor redraws the prompt where it is.
+            self.prompt_note = Some(NOTHING_TO_EXPAND.to_owned());
+            return Ok(());
+        }
+        let (columns, _) = terminal::size().unwrap_or((80, 24));
+        let columns = usize::from(columns.max(1));
+        // Rows from the prompt's first (the status line) to the cursor's.
+        let typed = self.editor.current_buffer_contents();
+        let before = &typed[..self.editor.current_insertion_point().min(typed.len())];
+        let mut rows = 1;
+        let mut lines = before.split('\n').peekable();
+        while let Some(line) = lines.next() {
+            let width = 2 + Line::plain(line).width();
+            rows += if lines.peek().is_some() {
+                width.div_ceil(columns).max(1)
+            } else {
+                width / columns
+            };
+        }
+        let mut out = io::stdout();
+        crossterm::queue!(
+            out,
+            MoveToColumn(0),
+            MoveToPreviousLine(u16::try_from(rows).unwrap_or(u16::MAX)),
+            Clear(ClearType::FromCursorDown)
+        )?;
+        self.expand();
+        let lines = self.view.take_finished();
+        self.say(&lines);
+        Ok(())
+    }
+
     /// Moves the messages typed for after the turn back into the editor's text, unsent, before
     /// what is being typed.
     fn unqueue(&mut self) {
@@ -1115,17 +1181,23 @@ impl App {
     fn draw(&mut self, asking: Option<&Asking>, busy: bool) -> io::Result<()> {
         let finished = self.view.take_finished();
         let mut live = self.view.live();
+        let (columns, height) = terminal::size().unwrap_or((80, 24));
+        let width = usize::from(columns);
         if let Some(asking) = asking {
-            live.extend(asking.lines());
+            live.extend(asking.lines(width));
         }
         if let Some(question) = self.extension_questions.front() {
-            live.extend(question.lines());
+            live.extend(question.lines(width));
         }
         for text in &self.queued {
             live.push(Line::styled(format!("queued › {text}"), Style::Dim));
         }
         if busy && !self.typeahead.is_empty() {
-            live.push(Line::styled(format!("› {}", self.typeahead), Style::Plain));
+            live.extend(field(
+                &Line::plain(format!("› {}", self.typeahead)),
+                width,
+                FIELD_ROWS,
+            ));
         }
         if busy {
             live.push(match self.turn_started {
@@ -1133,7 +1205,6 @@ impl App {
                 None => self.view.status.line(true),
             });
         }
-        let (_, height) = terminal::size().unwrap_or((80, 24));
         let room = usize::from(height.saturating_sub(1)).max(1);
         if live.len() > room {
             // The question and the status line matter most: drop from the top.
@@ -1358,7 +1429,7 @@ mod tests {
             reply,
             reason: None,
         }
-        .lines()
+        .lines(80)
         .iter()
         .map(Line::text)
         .collect::<Vec<_>>()

@@ -20,6 +20,10 @@ const MAX_FILES: usize = 20_000;
 /// Lines kept in the history file.
 const HISTORY_SIZE: usize = 1_000;
 
+/// What the editor returns for Ctrl+O (show the last shortened tool result whole); what was
+/// typed stays in the editor.
+pub(super) const EXPAND: &str = "\u{0}expand";
+
 /// The prompt: the status line, then `› `.
 pub(super) struct StatusPrompt {
     pub(super) status: String,
@@ -175,6 +179,11 @@ pub(super) fn editor(
             ReedlineEvent::Edit(vec![reedline::EditCommand::InsertNewline]),
         );
     }
+    keybindings.add_binding(
+        KeyModifiers::CONTROL,
+        KeyCode::Char('o'),
+        ReedlineEvent::ExecuteHostCommand(EXPAND.to_owned()),
+    );
     keybindings.add_binding(
         KeyModifiers::NONE,
         KeyCode::Tab,

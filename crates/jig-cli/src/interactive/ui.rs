@@ -54,8 +54,8 @@ impl ExtensionQuestion {
         }
     }
 
-    /// The question as drawn.
-    pub(super) fn lines(&self) -> Vec<Line> {
+    /// The question as drawn on a terminal `width` columns wide.
+    pub(super) fn lines(&self, width: usize) -> Vec<Line> {
         let mut lines = vec![Line::styled(
             format!("{} asks:", short_name(&self.extension)),
             Style::Dim,
@@ -66,15 +66,18 @@ impl ExtensionQuestion {
         }
         if let UiRequest::Input { title, placeholder } = &self.request {
             lines.push(Line::styled(format!("? {title}"), Style::Prompt));
-            let shown = if self.text.is_empty() {
-                Line::styled(
+            if self.text.is_empty() {
+                lines.push(Line::styled(
                     format!("› {}", placeholder.as_deref().unwrap_or("")),
                     Style::Dim,
-                )
+                ));
             } else {
-                Line::styled("› ", Style::Accent).with(&self.text, Style::Plain)
-            };
-            lines.push(shown);
+                lines.extend(jig_tui::wrap::field(
+                    &Line::styled("› ", Style::Accent).with(&self.text, Style::Plain),
+                    width,
+                    super::FIELD_ROWS,
+                ));
+            }
             lines.push(Line::styled("  Enter sends · Esc cancels", Style::Dim));
         }
         lines

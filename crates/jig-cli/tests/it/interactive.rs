@@ -62,9 +62,21 @@ struct Pane {
     ws: PathBuf,
     socket: PathBuf,
     server: ReplayServer,
+    /// The pane's columns and rows.
+    size: (u16, u16),
 }
 
+/// The terminal sizes the session's main screens are tested at.
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+
 impl Pane {
+    /// A pane `size` columns by rows (see [`Pane::new`]).
+    async fn sized(responses: Vec<ReplayResponse>, size: (u16, u16)) -> Self {
+        let mut pane = Self::new(responses).await;
+        pane.size = size;
+        pane
+    }
+
     async fn new(responses: Vec<ReplayResponse>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
@@ -77,6 +89,7 @@ impl Pane {
             root,
             ws,
             server,
+            size: (80, 24),
         }
     }
 
@@ -95,7 +108,8 @@ impl Pane {
         ]
     }
 
-    /// Starts `jig ARGS` (pointed at the replay server) in an 80×24 pane; `extra_env` is added
+    /// Starts `jig ARGS` (pointed at the replay server) in a pane of the pane's size (80×24
+    /// unless [`Pane::sized`]); `extra_env` is added
     /// to its environment. When jig exits the pane prints `[exited N]` and stays.
     fn start(&self, args: &str, extra_env: &[(&str, &str)]) {
         let endpoint = format!("--base-url {}/v1 -m m", self.server.url());
@@ -118,15 +132,16 @@ impl Pane {
             self.ws.display(),
             env!("CARGO_BIN_EXE_jig"),
         );
+        let (columns, rows) = (self.size.0.to_string(), self.size.1.to_string());
         self.tmux(&[
             "new-session",
             "-d",
             "-s",
             "t",
             "-x",
-            "80",
+            &columns,
             "-y",
-            "24",
+            &rows,
             &command,
         ]);
     }
@@ -184,6 +199,23 @@ impl Pane {
             assert!(
                 start.elapsed() < Duration::from_secs(20),
                 "`{needle}` never appeared; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the scrollback and screen contain `needle` (20 s at most); returns them.
+    fn wait_for_history(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let output = self.tmux(&["capture-pane", "-p", "-S", "-", "-t", "t"]);
+            let history = String::from_utf8_lossy(&output.stdout).into_owned();
+            if history.contains(needle) {
+                return history;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "`{needle}` never appeared; the history:\n{history}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -253,6 +285,15 @@ impl Pane {
             .filter(|m| m["role"] == "tool")
             .cloned()
             .collect()
+    }
+}
+
+/// A snapshot's name: `base` at 80×24, `base_COLSxROWS` at another size.
+fn snapshot_name(base: &str, size: (u16, u16)) -> String {
+    if size == (80, 24) {
+        base.to_owned()
+    } else {
+        format!("{base}_{}x{}", size.0, size.1)
     }
 }
 
@@ -1549,14 +1590,16 @@ async fn the_status_line_shows_the_thinking_level() {
     if tmux_missing("the_status_line_shows_the_thinking_level") {
         return;
     }
-    let pane = Pane::new(Vec::new()).await;
-    pane.start("", &[]);
-    let screen = pane.wait_for("/help for commands");
-    assert!(!screen.contains("thinking"), "{screen}");
-    pane.type_text("/thinking high");
-    pane.key("Enter");
-    pane.wait_for("openai/m · thinking high · ask");
-    pane.quit();
+    for size in SIZES {
+        let pane = Pane::sized(Vec::new(), size).await;
+        pane.start("", &[]);
+        let screen = pane.wait_for("/help for commands");
+        assert!(!screen.contains("thinking"), "{screen}");
+        pane.type_text("/thinking high");
+        pane.key("Enter");
+        pane.wait_for("openai/m · thinking high · ask");
+        pane.quit();
+    }
 }
 
 /// Esc during a turn with a message queued: nothing more is sent (the interrupted command is
@@ -1566,38 +1609,43 @@ async fn escape_with_a_queued_message_sends_nothing_and_puts_it_back() {
     if tmux_missing("escape_with_a_queued_message_sends_nothing_and_puts_it_back") {
         return;
     }
-    let pane = Pane::new(vec![
-        reply(ScriptedReply::tool_call(
-            "c1",
-            "bash",
-            json!({"command": "echo started; exec sleep 300"}),
-        )),
-        reply(ScriptedReply::tool_call(
-            "c2",
-            "bash",
-            json!({"command": "echo started again; exec sleep 300"}),
-        )),
-    ])
-    .await;
-    pane.start("--permission-mode full-auto", &[]);
-    pane.wait_for("/help for commands");
-    pane.type_text("wait a while");
-    pane.key("Enter");
-    pane.wait_for("started");
-    pane.type_text("and then this");
-    pane.key("Enter");
-    pane.wait_for("queued › and then this");
-    pane.key("Escape");
-    pane.wait_for("interrupted");
-    let screen = pane.wait_for("› and then this");
-    assert!(!screen.contains("queued ›"), "{screen}");
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(pane.server.requests().len(), 1, "{}", pane.screen());
-    assert!(!pane.screen().contains("started again"));
-    // The text is the editor's to change: clear it before quitting.
-    pane.key("C-a");
-    pane.key("C-k");
-    pane.quit();
+    for size in SIZES {
+        let pane = Pane::sized(
+            vec![
+                reply(ScriptedReply::tool_call(
+                    "c1",
+                    "bash",
+                    json!({"command": "echo started; exec sleep 300"}),
+                )),
+                reply(ScriptedReply::tool_call(
+                    "c2",
+                    "bash",
+                    json!({"command": "echo started again; exec sleep 300"}),
+                )),
+            ],
+            size,
+        )
+        .await;
+        pane.start("--permission-mode full-auto", &[]);
+        pane.wait_for("/help for commands");
+        pane.type_text("wait a while");
+        pane.key("Enter");
+        pane.wait_for("started");
+        pane.type_text("and then this");
+        pane.key("Enter");
+        pane.wait_for("queued › and then this");
+        pane.key("Escape");
+        pane.wait_for("interrupted");
+        let screen = pane.wait_for("› and then this");
+        assert!(!screen.contains("queued ›"), "{screen}");
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(pane.server.requests().len(), 1, "{}", pane.screen());
+        assert!(!pane.screen().contains("started again"));
+        // The text is the editor's to change: clear it before quitting.
+        pane.key("C-a");
+        pane.key("C-k");
+        pane.quit();
+    }
 }
 
 /// `/model` refuses an id the provider's table does not know, unless forced.
@@ -1745,44 +1793,52 @@ async fn the_resume_recap_shows_the_call_and_marks_the_denied_result() {
     if tmux_missing("the_resume_recap_shows_the_call_and_marks_the_denied_result") {
         return;
     }
-    let pane = Pane::new(vec![
-        reply(ScriptedReply::tool_call(
-            "c1",
-            "bash",
-            json!({"command": "rm -rf build"}),
-        )),
-        reply(ScriptedReply::text("I could not clean up.")),
-    ])
-    .await;
-    fs::create_dir_all(pane.ws.join("build")).unwrap();
-    // The earlier session, in print mode with `ask`: the call is denied without asking.
-    let mut earlier = Command::new(env!("CARGO_BIN_EXE_jig"));
-    earlier
-        .args(["run", "-p", "--permission-mode", "ask", "--base-url"])
-        .arg(format!("{}/v1", pane.server.url()))
-        .args(["-m", "m", "clean up the build"])
-        .current_dir(&pane.ws)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL");
-    for (key, value) in pane.env() {
-        earlier.env(key, value);
-    }
-    let output = earlier.output().unwrap();
-    assert!(output.status.success(), "{output:?}");
-    assert!(pane.ws.join("build").exists());
+    for size in SIZES {
+        let pane = Pane::sized(
+            vec![
+                reply(ScriptedReply::tool_call(
+                    "c1",
+                    "bash",
+                    json!({"command": "rm -rf build"}),
+                )),
+                reply(ScriptedReply::text("I could not clean up.")),
+            ],
+            size,
+        )
+        .await;
+        fs::create_dir_all(pane.ws.join("build")).unwrap();
+        // The earlier session, in print mode with `ask`: the call is denied without asking.
+        let mut earlier = Command::new(env!("CARGO_BIN_EXE_jig"));
+        earlier
+            .args(["run", "-p", "--permission-mode", "ask", "--base-url"])
+            .arg(format!("{}/v1", pane.server.url()))
+            .args(["-m", "m", "clean up the build"])
+            .current_dir(&pane.ws)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL");
+        for (key, value) in pane.env() {
+            earlier.env(key, value);
+        }
+        let output = earlier.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert!(pane.ws.join("build").exists());
 
-    pane.start("--continue", &[]);
-    pane.wait_for("• I could not clean up.");
-    // The prompt comes after the recap.
-    let screen = pane.wait_for("openai/m · ask · ↑20 ↓10");
-    insta::assert_snapshot!("resume_recap", pane.normalised(&screen));
-    assert!(screen.contains("⋯ bash rm -rf build"), "{screen}");
-    assert!(
-        screen.contains("✗ bash: The `bash` call was not run"),
-        "{screen}"
-    );
-    assert!(screen.contains("• I could not clean up."), "{screen}");
-    pane.quit();
+        pane.start("--continue", &[]);
+        pane.wait_for("• I could not clean up.");
+        // The prompt comes after the recap.
+        let screen = pane.wait_for("openai/m · ask · ↑20 ↓10");
+        insta::assert_snapshot!(
+            snapshot_name("resume_recap", size),
+            pane.normalised(&screen)
+        );
+        assert!(screen.contains("⋯ bash rm -rf build"), "{screen}");
+        assert!(
+            screen.contains("✗ bash: The `bash` call was not run"),
+            "{screen}"
+        );
+        assert!(screen.contains("• I could not clean up."), "{screen}");
+        pane.quit();
+    }
 }
 
 /// `jig` with no key opens the session, says how to configure a provider, and answers a
@@ -1792,17 +1848,22 @@ async fn first_contact_without_a_key_opens_the_session_and_says_how_to_configure
     if tmux_missing("first_contact_without_a_key_opens_the_session_and_says_how_to_configure_one") {
         return;
     }
-    let pane = Pane::new(Vec::new()).await;
-    pane.start_with("", &[]);
-    pane.wait_for("(docs/agent.md)");
-    let screen = pane.wait_for("gpt-4.1 · ask · ↑0 ↓0");
-    insta::assert_snapshot!("first_contact_without_a_key", pane.normalised(&screen));
-    pane.type_text("hello");
-    pane.key("Enter");
-    let screen = pane.wait_for("no API key for openai: set OPENAI_API_KEY");
-    assert!(!screen.contains("[exited"), "{screen}");
-    assert!(pane.server.requests().is_empty());
-    pane.quit();
+    for size in SIZES {
+        let pane = Pane::sized(Vec::new(), size).await;
+        pane.start_with("", &[]);
+        pane.wait_for("(docs/agent.md)");
+        let screen = pane.wait_for("gpt-4.1 · ask · ↑0 ↓0");
+        insta::assert_snapshot!(
+            snapshot_name("first_contact_without_a_key", size),
+            pane.normalised(&screen)
+        );
+        pane.type_text("hello");
+        pane.key("Enter");
+        let screen = pane.wait_for("no API key for openai: set OPENAI_API_KEY");
+        assert!(!screen.contains("[exited"), "{screen}");
+        assert!(pane.server.requests().is_empty());
+        pane.quit();
+    }
 }
 
 /// `!CMD` runs in the workspace and its output stays on screen; `!!CMD` also sends it.
@@ -1867,4 +1928,260 @@ async fn export_writes_the_conversation_as_markdown_or_html() {
     pane.key("Enter");
     pane.wait_for("nothing was written");
     pane.quit();
+}
+
+/// A paragraph of 520 characters, eight sentences.
+const PARAGRAPH: &str = "The renderer breaks a long line only between words, never inside one. \
+Each sentence here is long enough to cross the edge of a narrow terminal at least once. \
+When the reply is copied, the words come back whole and in their order. \
+The operator from minus to plus changes the sign of the whole expression. \
+Nothing in this paragraph should ever be split into two halves of a word. \
+A wider terminal shows the same text on fewer rows, with the same words. \
+Tmux joins the rows it wrapped, so a joined capture holds every sentence. \
+This is the last sentence.";
+
+/// Problem: streamed text got hard line breaks inside words. The reply's rows end at word
+/// boundaries, and tmux's joined capture has the paragraph on one line with its words whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_paragraph_wraps_between_words_and_copies_whole() {
+    if tmux_missing("a_long_paragraph_wraps_between_words_and_copies_whole") {
+        return;
+    }
+    assert!(PARAGRAPH.len() >= 520, "{}", PARAGRAPH.len());
+    let pieces: Vec<String> = PARAGRAPH
+        .as_bytes()
+        .chunks(13)
+        .map(|chunk| String::from_utf8(chunk.to_vec()).unwrap())
+        .collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let words: std::collections::HashSet<&str> = PARAGRAPH.split(' ').collect();
+    for size in SIZES {
+        let pane = Pane::sized(vec![streamed(&pieces, Duration::from_millis(5))], size).await;
+        pane.start("", &[]);
+        pane.wait_for("/help for commands");
+        pane.type_text("explain");
+        pane.key("Enter");
+        pane.wait_for("last sentence.");
+        pane.wait_idle();
+        let screen = pane.screen();
+        insta::assert_snapshot!(
+            snapshot_name("long_paragraph", size),
+            pane.normalised(&screen)
+        );
+        // Every row of the reply holds whole words only.
+        let rows: Vec<&str> = screen
+            .lines()
+            .skip_while(|row| !row.starts_with("› explain"))
+            .skip(1)
+            .take_while(|row| !row.starts_with("openai/m ·"))
+            .collect();
+        assert!(rows.len() > 1, "{screen}");
+        for row in &rows {
+            for word in row.split(' ').filter(|w| !w.is_empty()) {
+                assert!(
+                    words.contains(word),
+                    "`{word}` is not a whole word:\n{screen}"
+                );
+            }
+        }
+        // The joined capture has the paragraph on one line (a terminal may keep the columns
+        // a row's end skipped as spaces), every sentence whole.
+        let joined = pane.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"]);
+        let joined = String::from_utf8_lossy(&joined.stdout);
+        let line = joined
+            .lines()
+            .find(|line| line.starts_with("The renderer breaks"))
+            .unwrap_or_else(|| panic!("no joined line:\n{joined}"));
+        let collapsed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(collapsed, PARAGRAPH, "joined:\n{joined}");
+        pane.quit();
+    }
+}
+
+/// Problem: shrinking the window while a command streamed left copies of the live block in the
+/// scrollback. After shrinking mid-command, the scrollback holds the finished call once and no
+/// running header or status line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shrinking_the_window_mid_stream_leaves_one_live_block() {
+    if tmux_missing("shrinking_the_window_mid_stream_leaves_one_live_block") {
+        return;
+    }
+    let command = "for i in $(seq 1 30); do echo \"output line $i\"; sleep 0.1; done";
+    for (size, narrower) in [((100, 24), 80), ((200, 50), 160)] {
+        let pane = Pane::sized(
+            vec![
+                reply(ScriptedReply::tool_call(
+                    "c1",
+                    "bash",
+                    json!({ "command": command }),
+                )),
+                reply(ScriptedReply::text("Counted.")),
+            ],
+            size,
+        )
+        .await;
+        pane.start("--permission-mode full-auto", &[]);
+        pane.wait_for("/help for commands");
+        pane.type_text("count slowly");
+        pane.key("Enter");
+        pane.wait_for("output line 5");
+        let narrower = narrower.to_string();
+        pane.tmux(&["resize-window", "-t", "t", "-x", &narrower]);
+        pane.wait_for("output line 15");
+        pane.wait_for("Counted.");
+        pane.wait_idle();
+        let history = pane.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"]);
+        let history = String::from_utf8_lossy(&history.stdout);
+        assert_eq!(history.matches("⋯ bash").count(), 0, "{history}");
+        assert_eq!(history.matches("✓ bash for i").count(), 1, "{history}");
+        assert_eq!(history.matches("Esc to interrupt").count(), 0, "{history}");
+        assert_eq!(history.matches("Counted.").count(), 1, "{history}");
+        pane.quit();
+    }
+}
+
+/// Problem: a finished result kept only its last lines and nothing expanded it. Ctrl+O at the
+/// prompt shows the last shortened result whole, and what was typed stays in the prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_o_expands_a_long_result() {
+    if tmux_missing("ctrl_o_expands_a_long_result") {
+        return;
+    }
+    for size in SIZES {
+        let pane = Pane::sized(
+            vec![
+                reply(ScriptedReply::tool_call(
+                    "c1",
+                    "bash",
+                    json!({"command": "for i in $(seq 1 30); do echo \"row $i\"; done"}),
+                )),
+                reply(ScriptedReply::text("Thirty rows.")),
+            ],
+            size,
+        )
+        .await;
+        pane.start("--permission-mode full-auto", &[]);
+        pane.wait_for("/help for commands");
+        pane.type_text("list rows");
+        pane.key("Enter");
+        pane.wait_for("Thirty rows.");
+        pane.wait_idle();
+        let screen = pane.screen();
+        assert!(
+            screen.contains("… 24 lines above (ctrl+o shows all)"),
+            "{screen}"
+        );
+        assert!(!screen.contains("row 3\n"), "{screen}");
+        pane.type_text("half typed");
+        pane.key("C-o");
+        // The whole result may not fit on the screen: its header is looked for in the
+        // scrollback, and the screen waited on for its end and the prompt after it.
+        let history = pane.wait_for_history("⤷ bash for i");
+        let screen = pane.wait_for("  row 30\nopenai/m · full-auto");
+        let screen = if screen.contains("› half typed") {
+            screen
+        } else {
+            pane.wait_for("› half typed")
+        };
+        insta::assert_snapshot!(
+            snapshot_name("ctrl_o_expanded", size),
+            pane.normalised(&screen)
+        );
+        let expanded = &history[history.find("⤷ bash").unwrap()..];
+        for n in 1..=30 {
+            assert!(
+                expanded.contains(&format!("  row {n}\n")),
+                "row {n}:\n{history}"
+            );
+        }
+        // The old prompt is gone from the scrollback: only the new one holds the typing.
+        assert_eq!(history.matches("› half typed").count(), 1, "{history}");
+        // Nothing more to expand.
+        pane.key("C-o");
+        pane.wait_for("no shortened result left");
+        pane.key("C-a");
+        pane.key("C-k");
+        pane.quit();
+    }
+}
+
+/// Problem: the deny-reason field did not scroll (about 25 characters visible at 80 columns).
+/// A long reason wraps, its end stays in view while typing, and the model gets all of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_deny_reason_wraps_and_scrolls() {
+    if tmux_missing("a_long_deny_reason_wraps_and_scrolls") {
+        return;
+    }
+    let reason = "this would delete the generated fixtures that the integration tests \
+                  rebuild only on a clean checkout, so please run the narrower cleanup \
+                  target first and tell me what it removed before anything else happens";
+    for size in SIZES {
+        let pane = Pane::sized(
+            vec![
+                reply(ScriptedReply::tool_call(
+                    "c1",
+                    "bash",
+                    json!({"command": "make distclean"}),
+                )),
+                reply(ScriptedReply::text("Understood.")),
+            ],
+            size,
+        )
+        .await;
+        pane.start("", &[]);
+        pane.wait_for("/help for commands");
+        pane.type_text("clean up");
+        pane.key("Enter");
+        pane.wait_for("[n] no, with a reason");
+        pane.key("n");
+        pane.wait_for("reason for the model");
+        pane.type_text(reason);
+        let screen = pane.wait_for("anything else happens▌");
+        insta::assert_snapshot!(
+            snapshot_name("deny_reason_field", size),
+            pane.normalised(&screen)
+        );
+        pane.key("Enter");
+        pane.wait_for("Understood.");
+        pane.wait_idle();
+        let results = pane.tool_results(1);
+        let content = results[0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(content.contains(reason), "{content}");
+        pane.quit();
+    }
+}
+
+/// Problem: against a silent server the screen showed no sign of waiting. The status line
+/// leads with a spinner and the turn's time while the model has not answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_a_silent_model_shows_a_spinner_and_the_time() {
+    if tmux_missing("waiting_for_a_silent_model_shows_a_spinner_and_the_time") {
+        return;
+    }
+    for size in SIZES {
+        let pane = Pane::sized(
+            vec![streamed(
+                &["Finally.", " Done."],
+                Duration::from_millis(1_500),
+            )],
+            size,
+        )
+        .await;
+        pane.start("", &[]);
+        pane.wait_for("/help for commands");
+        pane.type_text("are you there");
+        pane.key("Enter");
+        let screen = pane.wait_for("1s · openai/m · ask");
+        assert!(!screen.contains("Finally."), "{screen}");
+        insta::assert_snapshot!(
+            snapshot_name("waiting_spinner", size),
+            pane.normalised(&screen)
+        );
+        pane.wait_for("Finally. Done.");
+        pane.wait_idle();
+        pane.quit();
+    }
 }
