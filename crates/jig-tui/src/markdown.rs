@@ -10,7 +10,9 @@
 //!
 //! Highlighting has a time budget per frame ([`Markdown::new_frame`]): a stream faster than the
 //! highlighter (a flood no model produces, or a huge pasted block) shows the rest of that code
-//! block plain rather than slowing the screen down.
+//! block plain rather than slowing the screen down. The first lines of each frame are always
+//! highlighted (a model's few lines a frame never lose their colours to the highlighter's
+//! one-time start-up cost).
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -29,13 +31,16 @@ const HIGHLIGHT_MAX: usize = 2_000;
 const TABLE_MAX_ROWS: usize = 200;
 /// Time spent highlighting per frame before the current code block goes on plain.
 const HIGHLIGHT_BUDGET: Duration = Duration::from_millis(6);
+/// Code lines of a frame highlighted whatever the time they take.
+const HIGHLIGHT_ALWAYS: usize = 16;
 
 /// The streaming renderer's state between lines.
 pub struct Markdown {
     fence: Option<Fence>,
     table: Vec<String>,
-    /// Highlighting time since the frame began, and the most it may be.
+    /// Highlighting time and code lines since the frame began, and the most time it may take.
     spent: Duration,
+    lines: usize,
     budget: Duration,
 }
 
@@ -45,6 +50,7 @@ impl Default for Markdown {
             fence: None,
             table: Vec::new(),
             spent: Duration::ZERO,
+            lines: 0,
             budget: HIGHLIGHT_BUDGET,
         }
     }
@@ -56,6 +62,7 @@ impl std::fmt::Debug for Markdown {
             .field("in_code", &self.fence.is_some())
             .field("table_rows", &self.table.len())
             .field("spent", &self.spent)
+            .field("lines", &self.lines)
             .field("budget", &self.budget)
             .finish()
     }
@@ -76,6 +83,7 @@ impl Markdown {
     /// A new frame begins: the highlighting budget is whole again.
     pub fn new_frame(&mut self) {
         self.spent = Duration::ZERO;
+        self.lines = 0;
     }
 
     /// Sets the highlighting time a frame may spend (the default is 6 ms).
@@ -98,7 +106,7 @@ impl Markdown {
             if fence.closes(source) {
                 out.push(Line::styled(source, Style::Dim));
                 self.fence = None;
-            } else if self.spent >= self.budget {
+            } else if self.lines >= HIGHLIGHT_ALWAYS && self.spent >= self.budget {
                 // Out of time this frame: the rest of the block is plain (the highlighter's
                 // state would be wrong after a skipped line).
                 fence.highlighter = None;
@@ -107,6 +115,7 @@ impl Markdown {
                 let started = Instant::now();
                 out.push(fence.render(source));
                 self.spent += started.elapsed();
+                self.lines += 1;
             }
             return;
         }
@@ -656,17 +665,22 @@ mod tests {
         let mut markdown = Markdown::new();
         markdown.set_budget(Duration::ZERO);
         let mut out = Vec::new();
-        for line in ["```rust", "fn a() {}", "fn b() {}", "```"] {
-            markdown.line(line, 80, &mut out);
+        markdown.line("```rust", 80, &mut out);
+        for _ in 0..HIGHLIGHT_ALWAYS + 2 {
+            markdown.line("fn a() {}", 80, &mut out);
         }
-        assert_eq!(out[1], Line::plain("fn a() {}"));
-        // A new frame restores the budget, but not for the block already gone plain.
-        markdown.set_budget(Duration::from_secs(1));
+        markdown.line("```", 80, &mut out);
+        // The frame's first lines are highlighted whatever they cost; then the block is plain.
+        assert!(matches!(out[1].0[0].style, Style::Rich(_)), "{:?}", out[1]);
+        assert_eq!(out[HIGHLIGHT_ALWAYS + 1], Line::plain("fn a() {}"));
+        assert_eq!(out[HIGHLIGHT_ALWAYS + 2], Line::plain("fn a() {}"));
+        // A new frame and a new block: highlighted again.
         markdown.new_frame();
         for line in ["```rust", "fn c() {}", "```"] {
             markdown.line(line, 80, &mut out);
         }
-        assert!(matches!(out[5].0[0].style, Style::Rich(_)), "{:?}", out[5]);
+        let last = &out[out.len() - 2];
+        assert!(matches!(last.0[0].style, Style::Rich(_)), "{last:?}");
     }
 
     #[test]
