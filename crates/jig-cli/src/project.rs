@@ -326,22 +326,25 @@ pub(crate) struct LoadedExtensions {
     can_ask: bool,
 }
 
-/// The extensions' timeouts: the defaults, or `JIG_EXTENSION_TIMEOUT` seconds for events
-/// (notifications wait no longer than that either). A value that is not a positive number of
-/// seconds is a warning, and the defaults are used.
-fn timeouts(diagnostics: &mut Diagnostics) -> jig_extensions::Timeouts {
+/// The extensions' timeouts, and how long an extension may take to start: the defaults, or
+/// `JIG_EXTENSION_TIMEOUT` seconds for events (notifications wait no longer than that either)
+/// and for starting when that is longer than the default (a heavy extension on a slow machine).
+/// A value that is not a positive number of seconds is a warning, and the defaults are used.
+fn timeouts(diagnostics: &mut Diagnostics) -> (jig_extensions::Timeouts, std::time::Duration) {
     let name = jig_protocol::EnvVars::JIG_EXTENSION_TIMEOUT;
     let defaults = jig_extensions::Timeouts::default();
+    let start = jig_extensions::DEFAULT_INITIALIZE_TIMEOUT;
     let Some(value) = std::env::var_os(name) else {
-        return defaults;
+        return (defaults, start);
     };
     let value = value.to_string_lossy().into_owned();
     if let Some(decision) = parse_timeout(&value) {
-        return jig_extensions::Timeouts {
+        let timeouts = jig_extensions::Timeouts {
             decision,
             notification: defaults.notification.min(decision),
             ..defaults
         };
+        return (timeouts, start.max(decision));
     }
     diagnostics.push(
         Severity::Warning,
@@ -352,7 +355,7 @@ fn timeouts(diagnostics: &mut Diagnostics) -> jig_extensions::Timeouts {
             defaults.decision.as_secs()
         ),
     );
-    defaults
+    (defaults, start)
 }
 
 /// A positive number of seconds: digits with an optional decimal fraction (`60`, `2.5`), at most
@@ -830,11 +833,12 @@ pub(crate) async fn start_with_prompt(
     // Pre-trust: everything but the project.
     let pre_trust = discover(&inputs, None, &mut diagnostics);
     // A mode that can ask about trust has a user interface: extensions are told so.
-    let timeouts = timeouts(&mut diagnostics);
+    let (timeouts, initialize_timeout) = timeouts(&mut diagnostics);
     let mut loaded = LoadedExtensions::new(
         LoadOptions {
             mode: mode.to_owned(),
             has_ui: prompt.is_some(),
+            initialize_timeout,
             ..LoadOptions::new(place.extensions_cwd())
         },
         timeouts,

@@ -522,3 +522,36 @@ fn an_invalid_extension_timeout_is_a_warning_and_the_default_is_used() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(text(&output.stderr), "");
 }
+
+/// An extension that takes 10.5 s to answer `initialize`.
+const SLOW_TO_START: &str = r#"import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        if message.get("method") == "shutdown":
+            break
+        continue
+    result = None
+    if message["method"] == "initialize":
+        time.sleep(10.5)
+        result = {"protocolVersion": 1, "name": "slow", "events": []}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// Starting waits 10 s by default; `JIG_EXTENSION_TIMEOUT` longer than that lets a slow
+/// extension start.
+#[test]
+fn a_longer_extension_timeout_lets_a_slow_extension_start() {
+    let workspace = Workspace::new();
+    let slow = workspace.extension("slow", "index.py", SLOW_TO_START);
+    let slow = slow.display().to_string();
+    let output = workspace
+        .jig(&["-e", &slow, "tool", "ls"])
+        .env("JIG_EXTENSION_TIMEOUT", "30")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stderr), "");
+    assert!(text(&output.stdout).contains("victim/"));
+}

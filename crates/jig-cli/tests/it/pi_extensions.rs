@@ -167,6 +167,8 @@ async fn run_with(
             prompt,
         ],
     );
+    // Pi's packages are transpiled at start; on a loaded machine that can pass the default.
+    command.env("JIG_EXTENSION_TIMEOUT", "60");
     tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap()
