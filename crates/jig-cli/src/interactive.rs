@@ -1012,6 +1012,8 @@ impl App {
                         }) => reason.push_str(&text),
                         _ => self.typeahead.push_str(&text),
                     },
+                    // Drawn again at once (below): the live rows are cut to the new width
+                    // before the window narrows further (see `live_columns`).
                     Event::Resize(width, _) => {
                         self.view.set_width(width);
                         self.screen.resize(width);
@@ -1179,9 +1181,14 @@ impl App {
 
     /// Draws finished lines and the live region (busy: a turn runs).
     fn draw(&mut self, asking: Option<&Asking>, busy: bool) -> io::Result<()> {
+        // The terminal's width now, not as of the last resize event: a window being dragged
+        // narrower has re-wrapped the live rows before its event arrives, and clearing them
+        // with the old width would leave their first rows behind as copies.
+        let (columns, height) = terminal::size().unwrap_or((80, 24));
+        self.view.set_width(columns);
+        self.screen.resize(columns);
         let finished = self.view.take_finished();
         let mut live = self.view.live();
-        let (columns, height) = terminal::size().unwrap_or((80, 24));
         let width = usize::from(columns);
         if let Some(asking) = asking {
             live.extend(asking.lines(width));

@@ -17,6 +17,15 @@ pub fn color_enabled() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
 
+/// The columns a live line may take on a terminal `width` columns wide: a tenth less than the
+/// width. A window dragged narrower re-wraps the live rows a moment before the program hears of
+/// the new width; rows that fit the narrower width keep their count, so clearing them still
+/// clears exactly them (a row cut at the full width would leave a copy of itself behind).
+pub fn live_columns(width: u16) -> usize {
+    let width = usize::from(width.max(1));
+    width.saturating_sub(1 + width / 10).max(1)
+}
+
 /// An inline renderer writing to `out` (a terminal in raw mode, or any writer in tests and
 /// benchmarks).
 #[derive(Debug)]
@@ -76,7 +85,8 @@ impl<W: Write> Screen<W> {
     }
 
     /// Prints `finished` above the live region, each line word-wrapped, and redraws the live
-    /// region as `live` (each live line is cut to the width, so the region's height is known).
+    /// region as `live` (each live line is cut to [`live_columns`], so the region's height is
+    /// known).
     /// Flushes.
     pub fn draw(&mut self, finished: &[Line], live: &[Line]) -> io::Result<()> {
         self.clear_live()?;
@@ -100,7 +110,7 @@ impl<W: Write> Screen<W> {
                 }
             }
         }
-        let columns = usize::from(self.width).saturating_sub(1).max(1);
+        let columns = live_columns(self.width);
         for (index, line) in live.iter().enumerate() {
             if index > 0 {
                 queue!(self.out, Print("\r\n"))?;

@@ -317,7 +317,7 @@ impl View {
     /// The live region: the unfinished reply line (its last rows, word-wrapped), table rows
     /// waiting for their table's end, each running tool with its output tail.
     pub fn live(&self) -> Vec<Line> {
-        let columns = self.width.saturating_sub(1);
+        let columns = crate::screen::live_columns(u16::try_from(self.width).unwrap_or(u16::MAX));
         let mut lines = Vec::new();
         let pending = self.markdown.pending();
         for row in &pending[pending.len().saturating_sub(PARTIAL_ROWS)..] {
@@ -326,7 +326,7 @@ impl View {
         if !self.partial.is_empty() {
             let rows = wrap(
                 &Line::styled(self.partial.as_str(), self.partial_style),
-                self.width,
+                columns,
             );
             let skip = rows.len().saturating_sub(PARTIAL_ROWS);
             lines.extend(rows.into_iter().skip(skip).map(|(row, _)| row));

@@ -2006,8 +2006,9 @@ async fn shrinking_the_window_mid_stream_leaves_one_live_block() {
     if tmux_missing("shrinking_the_window_mid_stream_leaves_one_live_block") {
         return;
     }
-    let command = "for i in $(seq 1 30); do echo \"output line $i\"; sleep 0.1; done";
-    for (size, narrower) in [((100, 24), 80), ((200, 50), 160)] {
+    // The command line is wider than the narrower window: its header is cut to each width.
+    let command = "for i in $(seq 1 30); do echo \"output line $i of a command whose lines are long enough to wrap\"; sleep 0.1; done # with a comment that makes the command line itself longer than the window";
+    for (size, narrower) in [((100, 24), 80u16), ((200, 50), 160)] {
         let pane = Pane::sized(
             vec![
                 reply(ScriptedReply::tool_call(
@@ -2025,8 +2026,12 @@ async fn shrinking_the_window_mid_stream_leaves_one_live_block() {
         pane.type_text("count slowly");
         pane.key("Enter");
         pane.wait_for("output line 5");
-        let narrower = narrower.to_string();
-        pane.tmux(&["resize-window", "-t", "t", "-x", &narrower]);
+        // Shrunk in steps, as a window dragged narrower is, while the output streams.
+        for step in 1..=5 {
+            let columns = size.0 - (size.0 - narrower) * step / 5;
+            pane.tmux(&["resize-window", "-t", "t", "-x", &columns.to_string()]);
+            std::thread::sleep(Duration::from_millis(150));
+        }
         pane.wait_for("output line 15");
         pane.wait_for("Counted.");
         pane.wait_idle();
@@ -2034,6 +2039,7 @@ async fn shrinking_the_window_mid_stream_leaves_one_live_block() {
         let history = String::from_utf8_lossy(&history.stdout);
         assert_eq!(history.matches("⋯ bash").count(), 0, "{history}");
         assert_eq!(history.matches("✓ bash for i").count(), 1, "{history}");
+        assert_eq!(history.matches("output line 29 of").count(), 1, "{history}");
         assert_eq!(history.matches("Esc to interrupt").count(), 0, "{history}");
         assert_eq!(history.matches("Counted.").count(), 1, "{history}");
         pane.quit();
