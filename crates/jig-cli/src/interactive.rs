@@ -17,6 +17,7 @@
 mod commands;
 mod editor;
 mod export;
+mod models;
 mod rerun;
 mod session;
 mod trust;
@@ -63,7 +64,10 @@ pub(crate) fn command_names() -> Vec<&'static str> {
 /// The commands with a line of help each (also what Tab completes).
 const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
-    ("/model", "show the model, or switch: /model [--force] ID"),
+    (
+        "/model",
+        "pick a model, also of another usable provider; or switch: /model [--force] [PROVIDER/]ID",
+    ),
     (
         "/thinking",
         "show or set the reasoning effort: off, low, medium, high",
@@ -410,6 +414,8 @@ struct App {
     knowledge: run_cmd::skills::Knowledge,
     /// The agent loop's events for the extensions that subscribe to them.
     lifecycle: Option<crate::extensions::LifecycleEvents>,
+    /// How `/model` reaches other providers.
+    switch: run_cmd::ProviderSwitch,
 }
 
 /// What Tab completes after the built-in commands: the extensions' commands, `/skill:NAME`
@@ -515,6 +521,7 @@ impl App {
             host,
             project_key,
             knowledge,
+            switch,
             ..
         } = prepared;
         if !runner.extensions().is_empty() {
@@ -601,6 +608,7 @@ impl App {
             host,
             wake,
             knowledge,
+            switch,
         };
         app.install(session);
         app
