@@ -414,8 +414,11 @@ struct App {
     knowledge: run_cmd::skills::Knowledge,
     /// The agent loop's events for the extensions that subscribe to them.
     lifecycle: Option<crate::extensions::LifecycleEvents>,
-    /// How `/model` reaches other providers.
+    /// How `/model` and Ctrl-P reach other providers.
     switch: run_cmd::ProviderSwitch,
+    /// A note shown above the status line of the next prompt (after Ctrl-P changed the model
+    /// while the prompt was open: the prompt is drawn again in place, with the note).
+    prompt_note: Option<String>,
 }
 
 /// What Tab completes after the built-in commands: the extensions' commands, `/skill:NAME`
@@ -609,6 +612,7 @@ impl App {
             wake,
             knowledge,
             switch,
+            prompt_note: None,
         };
         app.install(session);
         app
@@ -715,14 +719,23 @@ impl App {
                     self.editor
                         .run_edit_commands(&[reedline::EditCommand::InsertString(text)]);
                 }
+                let status = self.view.status.line(false).text();
                 let prompt = editor::StatusPrompt {
-                    status: self.view.status.line(false).text(),
+                    status: match self.prompt_note.take() {
+                        Some(note) => format!("{note}\n{status}"),
+                        None => status,
+                    },
                     indicator: "› ",
                 };
                 match self.editor.read_line(&prompt)? {
                     Signal::Success(text) => {
                         self.interrupted_prompt = false;
                         text
+                    }
+                    Signal::HostCommand(command) if command == editor::NEXT_MODEL => {
+                        // The prompt stays open with what was typed, drawn again in place.
+                        self.prompt_note = Some(self.next_model());
+                        continue;
                     }
                     Signal::CtrlC => {
                         if self.interrupted_prompt {

@@ -58,7 +58,7 @@ impl App {
                     "shell: !CMD runs CMD in the workspace and shows its output (not sent to the model); !!CMD also sends it\n",
                 );
                 text.push_str(
-                    "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
+                    "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Ctrl-P next model of the provider · Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
                 );
                 self.note(&text);
             }

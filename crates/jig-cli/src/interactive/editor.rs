@@ -1,6 +1,6 @@
 //! The prompt editor: reedline with history, multi-line input (Alt-Enter or Ctrl-J for a new
-//! line, bracketed paste), Tab completion of `/commands` and `@path`s of the workspace, and a
-//! prompt whose first line is the status line.
+//! line, bracketed paste), Tab completion of `/commands` and `@path`s of the workspace, Ctrl-P
+//! for the next model, and a prompt whose first line is the status line.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -19,6 +19,9 @@ const MAX_FILES: usize = 20_000;
 
 /// Lines kept in the history file.
 const HISTORY_SIZE: usize = 1_000;
+
+/// What the editor returns (as a host command) for Ctrl-P: switch to the next model.
+pub(super) const NEXT_MODEL: &str = "next-model";
 
 /// The prompt: the status line, then `› `.
 pub(super) struct StatusPrompt {
@@ -181,6 +184,16 @@ pub(super) fn editor(
         ReedlineEvent::UntilFound(vec![
             ReedlineEvent::Menu("completion".to_owned()),
             ReedlineEvent::MenuNext,
+        ]),
+    );
+    // Ctrl-P is the next model (as in Pi), not the previous history line as in Emacs: ↑ still
+    // walks the history, and with the completion menu open Ctrl-P still moves up in it.
+    keybindings.add_binding(
+        KeyModifiers::CONTROL,
+        KeyCode::Char('p'),
+        ReedlineEvent::UntilFound(vec![
+            ReedlineEvent::MenuUp,
+            ReedlineEvent::ExecuteHostCommand(NEXT_MODEL.to_owned()),
         ]),
     );
     let menu = ColumnarMenu::default().with_name("completion");

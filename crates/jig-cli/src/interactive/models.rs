@@ -1,6 +1,7 @@
 //! Changing the model: `/model` opens a picker of the known models of the provider and of the
-//! other providers that can be used now; `/model [--force] [PROVIDER/]ID` switches by name.
-//! Another provider's client is built as `jig run --provider NAME` builds it, and every change is recorded in the session.
+//! other providers that can be used now; `/model [--force] [PROVIDER/]ID` switches by name;
+//! Ctrl-P in the prompt goes to the next known model of the provider. Another provider's client
+//! is built as `jig run --provider NAME` builds it, and every change is recorded in the session.
 
 use std::fmt::Write as _;
 use std::io;
@@ -72,6 +73,16 @@ pub(super) fn picker(current: &Choice, groups: &[(String, Vec<String>)]) -> Pick
         }
     }
     picker
+}
+
+/// The model after `current` in `known`, wrapping around (the first when `current` is not
+/// among them); `None` when no model is known.
+pub(super) fn next_model<'a>(known: &'a [String], current: &str) -> Option<&'a str> {
+    let next = known
+        .iter()
+        .position(|model| model == current)
+        .map_or(0, |at| (at + 1) % known.len());
+    known.get(next).map(String::as_str)
 }
 
 impl App {
@@ -235,6 +246,26 @@ impl App {
         Ok(())
     }
 
+    /// Ctrl-P: the next known model of the current provider. The note saying what happened.
+    pub(super) fn next_model(&mut self) -> String {
+        let provider = self.provider_name.clone();
+        let known = self.switch.known_models(&provider);
+        let Some(next) = next_model(&known, &self.config.model) else {
+            return format!("no known models of {provider} to cycle through: /model ID switches");
+        };
+        if next == self.config.model {
+            return format!("model: {next} (the only model jig knows of {provider})");
+        }
+        let choice = Choice {
+            provider,
+            model: next.to_owned(),
+        };
+        match self.switch_model(&choice) {
+            Ok(()) => format!("model: {next}"),
+            Err(error) => error,
+        }
+    }
+
     /// Makes `choice` the model: another provider's client is built (or the one reached
     /// before reused), the context window follows the model, the change is recorded in the
     /// session and the status line shows it.
@@ -327,5 +358,16 @@ mod tests {
             unknown.headings,
             [(0, "openai".to_owned()), (1, "corp".to_owned())]
         );
+    }
+
+    #[test]
+    fn cycling_goes_to_the_next_known_model_and_wraps() {
+        let known: Vec<String> = ["a", "b", "c"].map(str::to_owned).to_vec();
+        assert_eq!(next_model(&known, "a"), Some("b"));
+        assert_eq!(next_model(&known, "c"), Some("a"));
+        // From a model the provider does not know: its first.
+        assert_eq!(next_model(&known, "forced"), Some("a"));
+        assert_eq!(next_model(&[], "a"), None);
+        assert_eq!(next_model(&known[..1], "a"), Some("a"));
     }
 }

@@ -1649,7 +1649,7 @@ async fn model_refuses_an_unknown_id_unless_forced() {
     pane.quit();
 }
 
-/// The terminal sizes the model picker is tested at: the smallest supported (the
+/// The terminal sizes the model picker and Ctrl-P are tested at: the smallest supported (the
 /// picker scrolls) and a large one (it fits).
 const SMALL: (u16, u16) = (80, 24);
 const LARGE: (u16, u16) = (200, 50);
@@ -1748,7 +1748,58 @@ async fn model_picker_escape_keeps_the_model_at_200x50() {
     model_picker_escape(LARGE).await;
 }
 
-/// At an endpoint whose models jig does not know, `/model` says so and how to switch.
+/// Ctrl-P in the prompt goes to the provider's next known model at once: the prompt is drawn
+/// again with a note and the new status line, the typed text kept; ↑ still walks the history.
+async fn ctrl_p_cycles(size: (u16, u16)) {
+    let (columns, rows) = size;
+    let pane = two_providers(size).await;
+    pane.type_text("/thinking low");
+    pane.key("Enter");
+    pane.wait_for("thinking: low");
+    pane.type_text("hello");
+    pane.wait_for("› hello");
+    pane.key("C-p");
+    let screen = pane.wait_for_after(
+        "model: gpt-4.1-mini",
+        "openai/gpt-4.1-mini · thinking low · ask · ↑0 ↓0\n› hello",
+    );
+    insta::assert_snapshot!(
+        format!("model_cycled_{columns}x{rows}"),
+        pane.normalised(&screen)
+    );
+    pane.key("C-p");
+    let screen = pane.wait_for_after(
+        "model: gpt-4.1-nano",
+        "openai/gpt-4.1-nano · thinking low · ask · ↑0 ↓0\n› hello",
+    );
+    // Drawn in place: the first note made way for the second.
+    assert!(!screen.contains("model: gpt-4.1-mini"), "{screen}");
+    pane.key("C-a");
+    pane.key("C-k");
+    pane.key("Up");
+    pane.wait_for_after("gpt-4.1-nano · thinking low", "› /thinking low");
+    pane.key("C-a");
+    pane.key("C-k");
+    pane.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_p_cycles_the_model_at_80x24() {
+    if tmux_missing("ctrl_p_cycles_the_model_at_80x24") {
+        return;
+    }
+    ctrl_p_cycles(SMALL).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_p_cycles_the_model_at_200x50() {
+    if tmux_missing("ctrl_p_cycles_the_model_at_200x50") {
+        return;
+    }
+    ctrl_p_cycles(LARGE).await;
+}
+
+/// At an endpoint whose models jig does not know, `/model` and Ctrl-P say so and how to switch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn model_at_an_unknown_endpoint_says_to_name_the_model() {
     if tmux_missing("model_at_an_unknown_endpoint_says_to_name_the_model") {
@@ -1761,6 +1812,8 @@ async fn model_at_an_unknown_endpoint_says_to_name_the_model() {
     pane.key("Enter");
     pane.wait_for("jig does not know the models of openai at");
     pane.wait_for("switch with /model ID");
+    pane.key("C-p");
+    pane.wait_for("no known models of openai to cycle through");
     pane.quit();
 }
 
