@@ -17,6 +17,7 @@
 mod commands;
 mod editor;
 mod export;
+mod models;
 mod rerun;
 mod session;
 mod trust;
@@ -41,7 +42,7 @@ use jig_extensions::{ExtensionRunner, UiRequest, events};
 use jig_protocol::Message;
 use jig_tui::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scope};
 use jig_tui::policy::PermissionMode;
-use jig_tui::screen::{Screen, color_enabled};
+use jig_tui::screen::{Screen, color_enabled, live_columns};
 use jig_tui::view::{Line, Status, Style, View, brief};
 use jig_tui::wrap::field;
 use reedline::{Reedline, Signal};
@@ -64,7 +65,10 @@ pub(crate) fn command_names() -> Vec<&'static str> {
 /// The commands with a line of help each (also what Tab completes).
 const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
-    ("/model", "show the model, or switch: /model [--force] ID"),
+    (
+        "/model",
+        "pick a model, also of another usable provider; or switch: /model [--force] [PROVIDER/]ID",
+    ),
     (
         "/thinking",
         "show or set the reasoning effort: off, low, medium, high",
@@ -262,7 +266,8 @@ impl Asking {
                 ("  no [p]: ", "      ")
             };
             // Wrapped, not cut: the question says exactly what an allowance covers.
-            for (index, line) in wrap_words(note, 72).into_iter().enumerate() {
+            let room = live_columns(u16::try_from(width).unwrap_or(u16::MAX)).saturating_sub(10);
+            for (index, line) in wrap_words(note, room.max(20)).into_iter().enumerate() {
                 let lead = if index == 0 { first } else { rest };
                 lines.push(Line::styled(format!("{lead}{line}"), Style::Dim));
             }
@@ -286,7 +291,8 @@ impl Asking {
                 .with(brief(&self.request.args), Style::Plain),
         ];
         let note = note.strip_prefix("[sandbox] ").unwrap_or(note);
-        for line in wrap_words(note, 72) {
+        let room = live_columns(u16::try_from(width).unwrap_or(u16::MAX)).saturating_sub(2);
+        for line in wrap_words(note, room.max(20)) {
             lines.push(Line::styled(format!("  {line}"), Style::Dim));
         }
         if let Some(reason) = &self.reason {
@@ -398,8 +404,6 @@ struct App {
     queued: VecDeque<String>,
     /// What is being typed while a turn runs.
     typeahead: String,
-    /// Said once on the prompt's status line (the prompt is redrawn in place).
-    prompt_note: Option<String>,
     /// The last prompt ended with Ctrl-C.
     interrupted_prompt: bool,
     /// How the project's trust was decided at startup.
@@ -424,6 +428,12 @@ struct App {
     knowledge: run_cmd::skills::Knowledge,
     /// The agent loop's events for the extensions that subscribe to them.
     lifecycle: Option<crate::extensions::LifecycleEvents>,
+    /// How `/model` and Ctrl-P reach other providers.
+    switch: run_cmd::ProviderSwitch,
+    /// A note shown above the status line of the next prompt (after Ctrl-P changed the model
+    /// or Ctrl+O had nothing to show, while the prompt was open: the prompt is drawn again in
+    /// place, with the note).
+    prompt_note: Option<String>,
 }
 
 /// What Tab completes after the built-in commands: the extensions' commands, `/skill:NAME`
@@ -529,6 +539,7 @@ impl App {
             host,
             project_key,
             knowledge,
+            switch,
             ..
         } = prepared;
         if !runner.extensions().is_empty() {
@@ -598,7 +609,6 @@ impl App {
             custom_endpoint,
             queued: VecDeque::new(),
             typeahead: String::new(),
-            prompt_note: None,
             interrupted_prompt: false,
             runner: Arc::clone(runner),
             extension_questions: VecDeque::new(),
@@ -616,6 +626,8 @@ impl App {
             host,
             wake,
             knowledge,
+            switch,
+            prompt_note: None,
         };
         app.install(session);
         app
@@ -719,10 +731,11 @@ impl App {
                     self.editor
                         .run_edit_commands(&[reedline::EditCommand::InsertString(text)]);
                 }
+                let status = self.view.status.line(false).text();
                 let prompt = editor::StatusPrompt {
                     status: match self.prompt_note.take() {
-                        Some(note) => format!("{} · {note}", self.view.status.line(false).text()),
-                        None => self.view.status.line(false).text(),
+                        Some(note) => format!("{note}\n{status}"),
+                        None => status,
                     },
                     indicator: "› ",
                 };
@@ -730,6 +743,11 @@ impl App {
                     Signal::Success(text) => {
                         self.interrupted_prompt = false;
                         text
+                    }
+                    Signal::HostCommand(command) if command == editor::NEXT_MODEL => {
+                        // The prompt stays open with what was typed, drawn again in place.
+                        self.prompt_note = Some(self.next_model());
+                        continue;
                     }
                     Signal::CtrlC => {
                         if self.interrupted_prompt {
@@ -1468,7 +1486,8 @@ mod tests {
         insta::assert_snapshot!(text, @r#"
             ? allow bash git -c core.pager=x log
               [y] yes  [t] always bash (any command) (session)  [T] always (project)
-              no [p]: `git -c` can run or delete other programs' work, so no prefix allows it
+              no [p]: `git -c` can run or delete other programs' work, so no prefix
+                  allows it
               [n] no, with a reason  [Esc] no
         "#);
     }

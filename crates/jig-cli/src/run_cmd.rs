@@ -13,6 +13,7 @@
 
 mod context_files;
 mod model;
+pub(crate) use model::ProviderSwitch;
 pub(crate) mod output;
 mod session_choice;
 pub(crate) use session_choice::tidy as tidy_sessions;
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use jig_agent::compaction::{self, CompactionConfig, CompactionReason};
+use jig_agent::compaction::{CompactionConfig, CompactionReason};
 use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt};
 use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, RunOutcome, Session, SessionRecorder};
 use jig_extensions::{ExtensionRunner, InputOutcome, SessionInfo, events};
@@ -447,6 +448,8 @@ pub(crate) struct Prepared {
     pub(crate) knowledge: skills::Knowledge,
     /// How to configure a provider, when the session opened without the key it needs.
     pub(crate) setup_note: Option<String>,
+    /// How the interactive session changes provider.
+    pub(crate) switch: ProviderSwitch,
 }
 
 /// The permission modes the settings files ask for.
@@ -662,6 +665,21 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         append: args.append_system_prompt.clone(),
     });
 
+    let compaction = compaction_config(
+        args,
+        &settings,
+        &models,
+        &resolved.provider_name,
+        &resolved.model,
+    );
+    let switch = ProviderSwitch::new(
+        settings,
+        providers,
+        models,
+        (args.connect_timeout, args.idle_timeout),
+        args.context_window,
+        &resolved,
+    );
     let provider_name = resolved.provider_name.clone();
     let mut config = AgentConfig::new(
         resolved.provider,
@@ -673,22 +691,10 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
     config.max_turns = args.max_turns;
     config.thinking = thinking;
     config.max_output_tokens = args.max_output_tokens;
-    let compaction = compaction_config(
-        args,
-        &settings,
-        &models,
-        &resolved.provider_name,
-        &config.model,
-    );
     config.compaction = Some(compaction);
     // At a local or custom endpoint a model's built-in price is not its price: the cost is
     // unknown unless the settings give one.
-    let models = if resolved.custom_base_url.is_some() {
-        models.without_builtin_prices()
-    } else {
-        models
-    };
-    config.models = Arc::new(models);
+    config.models = Arc::new(switch.started_table());
     // Start-up is over: from the first tool call on, --audit fails closed.
     crate::env_cmd::arm_audit();
 
@@ -702,6 +708,7 @@ pub(crate) async fn prepare(args: &RunArgs, opened: &Opened) -> Result<Prepared,
         project_key: opened.project.key.clone(),
         knowledge,
         setup_note: resolved.setup_note,
+        switch,
     })
 }
 
@@ -974,15 +981,14 @@ fn compaction_config(
     provider: &str,
     model: &str,
 ) -> CompactionConfig {
-    let from_settings = settings
-        .context_window
-        .filter(|_| settings.model.as_deref().is_none_or(|own| own == model));
     CompactionConfig {
-        context_window: args
-            .context_window
-            .or(from_settings)
-            .or_else(|| models.context_window(provider, model))
-            .unwrap_or(compaction::DEFAULT_CONTEXT_WINDOW),
+        context_window: model::context_window(
+            args.context_window,
+            settings,
+            models,
+            provider,
+            model,
+        ),
         threshold: args.compact_threshold,
         keep_recent_turns: CompactionConfig::DEFAULT_KEEP_RECENT_TURNS,
     }

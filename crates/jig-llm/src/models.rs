@@ -278,6 +278,35 @@ impl ModelTable {
         Err(ids)
     }
 
+    /// The models this table knows for `provider`, in its order: the built-in ones (not the
+    /// unpriced rows, which stand for a family of models rather than one id), then the added
+    /// ones not among them. What a model picker offers.
+    pub fn known_models(&self, provider: &str) -> Vec<String> {
+        let mut ids: Vec<String> = BUILT_IN
+            .iter()
+            .filter(|row| row.provider == provider && row.cost.is_some())
+            .map(|row| row.id.to_owned())
+            .collect();
+        for id in self.added_models(provider) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
+    /// The models added for `provider` (a custom provider's, the settings' overrides), in the
+    /// order they were added: all that is known of what a local or custom endpoint serves.
+    pub fn added_models(&self, provider: &str) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        for (name, info) in &self.added {
+            if name == provider && !ids.contains(&info.id) {
+                ids.push(info.id.clone());
+            }
+        }
+        ids
+    }
+
     /// The prices of `provider`'s `model`: an added entry with exactly that id, else a built-in
     /// model of that provider whose id is `model` or `model` without a date suffix
     /// (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`). `None` when unknown: jig never
@@ -383,6 +412,30 @@ mod tests {
         assert!(known.contains(&"gpt-4.1".to_owned()), "{known:?}");
         // A provider jig has no table for knows nothing: every id is refused with an empty list.
         assert_eq!(table.check_model("nosuch", "x"), Err(Vec::new()));
+    }
+
+    #[test]
+    fn known_models_are_the_built_in_ones_in_order_then_the_added_ones() {
+        let table = ModelTable::builtin().with_models(
+            "openai",
+            ["gpt-4.1", "my-tune", "my-tune"].map(|id| ModelInfo {
+                id: id.into(),
+                context_window: None,
+                cost: None,
+            }),
+        );
+        let known = table.known_models("openai");
+        assert_eq!(known[..3], ["gpt-5", "gpt-5-mini", "gpt-5-nano"]);
+        assert_eq!(known.last().map(String::as_str), Some("my-tune"));
+        assert_eq!(known.iter().filter(|id| *id == "gpt-4.1").count(), 1);
+        assert_eq!(table.added_models("openai"), ["gpt-4.1", "my-tune"]);
+        // A family row (no price) is no model id to pick.
+        assert!(
+            !table
+                .known_models("anthropic")
+                .contains(&"claude-haiku-4".to_owned())
+        );
+        assert!(table.known_models("ollama").is_empty());
     }
 
     #[test]

@@ -17,10 +17,11 @@ pub fn color_enabled() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
 
-/// The columns a live line may take on a terminal `width` columns wide: a tenth less than the
-/// width. A window dragged narrower re-wraps the live rows a moment before the program hears of
-/// the new width; rows that fit the narrower width keep their count, so clearing them still
-/// clears exactly them (a row cut at the full width would leave a copy of itself behind).
+/// The columns a live row may take on a terminal `width` columns wide: a tenth less than the
+/// width. A window dragged narrower re-wraps the live rows a moment before the program hears
+/// of the new width (and two quick steps may arrive as one); rows that still fit keep their
+/// count, so clearing them still clears exactly them (a row as wide as the window would leave
+/// a copy of itself behind).
 pub fn live_columns(width: u16) -> usize {
     let width = usize::from(width.max(1));
     width.saturating_sub(1 + width / 10).max(1)
@@ -85,8 +86,8 @@ impl<W: Write> Screen<W> {
     }
 
     /// Prints `finished` above the live region, each line word-wrapped, and redraws the live
-    /// region as `live` (each live line is cut to [`live_columns`], so the region's height is
-    /// known).
+    /// region as `live`, each line word-wrapped into rows of at most [`live_columns`], each row
+    /// a line of its own (so the region's height is known).
     /// Flushes.
     pub fn draw(&mut self, finished: &[Line], live: &[Line]) -> io::Result<()> {
         self.clear_live()?;
@@ -111,13 +112,13 @@ impl<W: Write> Screen<W> {
             }
         }
         let columns = live_columns(self.width);
-        for (index, line) in live.iter().enumerate() {
+        let rows = live.iter().flat_map(|line| wrap(line, columns));
+        for (index, (row, _)) in rows.enumerate() {
             if index > 0 {
                 queue!(self.out, Print("\r\n"))?;
             }
-            let cut = line.truncated(columns);
-            self.live_widths.push(cut.width());
-            self.print_line(&cut)?;
+            self.live_widths.push(row.width());
+            self.print_line(&row)?;
         }
         self.out.flush()
     }

@@ -1,5 +1,6 @@
-//! A question with a few choices, drawn inline: ↑/↓ (or `k`/`j`) move, Enter or a choice's
-//! number chooses, Esc or Ctrl-C dismisses. [`Select`] is the state and its lines;
+//! A question with choices, drawn inline: ↑/↓ (or `k`/`j`) move, Enter or a choice's number
+//! chooses, Esc or Ctrl-C dismisses. Choices may be grouped under headings, and a list taller
+//! than the terminal scrolls with the selection. [`Select`] is the state and its lines;
 //! [`Select::run`] asks in the terminal (raw mode for the question's lifetime, then the question
 //! and the answer stay in the scrollback).
 
@@ -28,6 +29,8 @@ pub struct Select {
     title: Vec<String>,
     options: Vec<String>,
     selected: usize,
+    /// Headings drawn before the option at their index (the name of a group of options).
+    headings: Vec<(usize, String)>,
 }
 
 impl Select {
@@ -38,7 +41,24 @@ impl Select {
             title: title.lines().map(str::to_owned).collect(),
             options,
             selected: 0,
+            headings: Vec::new(),
         }
+    }
+
+    /// The same question with the option at `index` selected at first (the first when there
+    /// is no such option).
+    #[must_use]
+    pub fn with_selected(mut self, index: usize) -> Self {
+        self.selected = if index < self.options.len() { index } else { 0 };
+        self
+    }
+
+    /// The same question with its options grouped: each `(index, heading)` is drawn as a line
+    /// before the option at `index`.
+    #[must_use]
+    pub fn with_headings(mut self, headings: Vec<(usize, String)>) -> Self {
+        self.headings = headings;
+        self
     }
 
     /// The selected choice.
@@ -63,20 +83,67 @@ impl Select {
 
     /// The question as it is drawn while asking.
     pub fn lines(&self) -> Vec<Line> {
+        self.lines_within(usize::MAX)
+    }
+
+    /// The question drawn in at most `rows` lines (the title, one option and the footer at
+    /// least): when the options and their headings do not fit, a window of them around the
+    /// selected one, with how many more are above and below.
+    pub fn lines_within(&self, rows: usize) -> Vec<Line> {
         let mut lines = self.title_lines();
-        for (index, option) in self.options.iter().enumerate() {
-            let text = format!("{}. {option}", index + 1);
-            lines.push(if index == self.selected {
-                Line::styled("› ", Style::Accent).with(text, Style::Accent)
-            } else {
-                Line::plain(format!("  {text}"))
-            });
+        let body = self.body();
+        let room = rows.saturating_sub(lines.len() + 1).max(1);
+        if body.len() <= room {
+            lines.extend(body.into_iter().map(|(_, line)| line));
+        } else {
+            // Two rows go to the "more" lines.
+            let shown = room.saturating_sub(2).max(1);
+            let at = body
+                .iter()
+                .position(|(option, _)| *option == Some(self.selected))
+                .unwrap_or(0);
+            let start = at.saturating_sub(shown / 2).min(body.len() - shown);
+            let end = start + shown;
+            let options = |rows: &[(Option<usize>, Line)]| {
+                rows.iter().filter(|(option, _)| option.is_some()).count()
+            };
+            let above = options(&body[..start]);
+            if above > 0 {
+                lines.push(Line::styled(format!("  ↑ {above} more"), Style::Dim));
+            }
+            let below = options(&body[end..]);
+            lines.extend(body.into_iter().skip(start).take(shown).map(|(_, l)| l));
+            if below > 0 {
+                lines.push(Line::styled(format!("  ↓ {below} more"), Style::Dim));
+            }
         }
         lines.push(Line::styled(
             "  ↑↓ move · Enter chooses · Esc cancels",
             Style::Dim,
         ));
         lines
+    }
+
+    /// The options and their headings, each option with its index.
+    fn body(&self) -> Vec<(Option<usize>, Line)> {
+        // Numbers are aligned once there are ten options or more.
+        let digits = self.options.len().to_string().len();
+        let mut body = Vec::new();
+        for (index, option) in self.options.iter().enumerate() {
+            for (_, heading) in self.headings.iter().filter(|(at, _)| *at == index) {
+                body.push((None, Line::styled(format!("  {heading}"), Style::Dim)));
+            }
+            let text = format!("{:>digits$}. {option}", index + 1);
+            body.push((
+                Some(index),
+                if index == self.selected {
+                    Line::styled("› ", Style::Accent).with(text, Style::Accent)
+                } else {
+                    Line::plain(format!("  {text}"))
+                },
+            ));
+        }
+        body
     }
 
     /// The question and its answer, as they stay in the scrollback.
@@ -126,7 +193,10 @@ impl Select {
     pub fn run<W: Write>(mut self, screen: &mut Screen<W>) -> io::Result<Option<usize>> {
         let _raw = RawMode::enable()?;
         let answer = loop {
-            screen.draw(&[], &self.lines())?;
+            // Within the terminal's height: a taller live region could not be redrawn in place.
+            let (_, height) = terminal::size().unwrap_or((80, 24));
+            let rows = usize::from(height.saturating_sub(1)).max(1);
+            screen.draw(&[], &self.lines_within(rows))?;
             match event::read()? {
                 Event::Key(key) if key.kind != KeyEventKind::Release => match self.on_key(key) {
                     Outcome::Pending => {}
@@ -209,5 +279,74 @@ mod tests {
         › Do not trust
         ");
         assert!(text(&select.answered_lines(None)).ends_with("› (cancelled)"));
+    }
+
+    #[test]
+    fn grouped_options_under_headings_start_at_the_chosen_one() {
+        let options = ["a1", "a2", "b1"].map(str::to_owned).to_vec();
+        let mut select = Select::new("Model?", options)
+            .with_headings(vec![(0, "alpha".into()), (2, "beta".into())])
+            .with_selected(1);
+        insta::assert_snapshot!(text(&select.lines()), @r"
+        ? Model?
+          alpha
+          1. a1
+        › 2. a2
+          beta
+          3. b1
+          ↑↓ move · Enter chooses · Esc cancels
+        ");
+        assert_eq!(select.on_key(key(KeyCode::Down)), Outcome::Pending);
+        assert_eq!(select.on_key(key(KeyCode::Enter)), Outcome::Chosen(2));
+        assert_eq!(
+            Select::new("?", vec!["x".into()])
+                .with_selected(5)
+                .selected(),
+            0
+        );
+    }
+
+    #[test]
+    fn a_long_list_scrolls_with_the_selection() {
+        let options: Vec<String> = (1..=12).map(|n| format!("m{n}")).collect();
+        let mut select = Select::new("Model?", options).with_headings(vec![(0, "p".into())]);
+        insta::assert_snapshot!(text(&select.lines_within(7)), @r"
+        ? Model?
+          p
+        ›  1. m1
+           2. m2
+          ↓ 10 more
+          ↑↓ move · Enter chooses · Esc cancels
+        ");
+        for _ in 0..6 {
+            select.on_key(key(KeyCode::Down));
+        }
+        insta::assert_snapshot!(text(&select.lines_within(7)), @r"
+        ? Model?
+          ↑ 5 more
+           6. m6
+        ›  7. m7
+           8. m8
+          ↓ 4 more
+          ↑↓ move · Enter chooses · Esc cancels
+        ");
+        select.on_key(key(KeyCode::Up));
+        select.on_key(key(KeyCode::Up));
+        select.on_key(key(KeyCode::Up));
+        select.on_key(key(KeyCode::Up));
+        select.on_key(key(KeyCode::Up));
+        select.on_key(key(KeyCode::Up));
+        select.on_key(key(KeyCode::Up));
+        assert_eq!(select.selected(), 11, "wraps to the last");
+        insta::assert_snapshot!(text(&select.lines_within(7)), @r"
+        ? Model?
+          ↑ 9 more
+          10. m10
+          11. m11
+        › 12. m12
+          ↑↓ move · Enter chooses · Esc cancels
+        ");
+        // Everything fits: no "more" lines.
+        assert!(!text(&select.lines_within(40)).contains("more"));
     }
 }

@@ -78,12 +78,12 @@ pub fn wrap(line: &Line, columns: usize) -> Vec<(Line, Break)> {
 }
 
 /// An input field being typed in: `line` (a label, then the text so far) with a cursor at its
-/// end, word-wrapped into rows that fit a terminal `columns` wide. When that takes more than
-/// `max_rows` rows, the last ones are shown (the field scrolls with the cursor), the first of
-/// them led by `…`.
-pub fn field(line: &Line, columns: usize, max_rows: usize) -> Vec<Line> {
+/// end, word-wrapped into live rows of a terminal `width` columns wide
+/// ([`crate::screen::live_columns`]). When that takes more than `max_rows` rows, the last ones
+/// are shown (the field scrolls with the cursor), the first of them led by `…`.
+pub fn field(line: &Line, width: usize, max_rows: usize) -> Vec<Line> {
     let line = line.clone().with("▌", Style::Dim);
-    let columns = columns.saturating_sub(1).max(2);
+    let columns = crate::screen::live_columns(u16::try_from(width).unwrap_or(u16::MAX)).max(2);
     let mut rows: Vec<Line> = wrap(&line, columns)
         .into_iter()
         .map(|(row, _)| row)

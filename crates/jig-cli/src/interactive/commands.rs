@@ -58,12 +58,12 @@ impl App {
                     "shell: !CMD runs CMD in the workspace and shows its output (not sent to the model); !!CMD also sends it\n",
                 );
                 text.push_str(
-                    "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
+                    "keys: Enter sends · Alt-Enter or Ctrl-J new line · Tab completes /commands and @paths\n      Ctrl-P next model of the provider · Esc or Ctrl-C interrupts a turn · typing during a turn queues the next message",
                 );
                 self.note(&text);
             }
             "/quit" | "/exit" => return Ok(Flow::Quit),
-            "/model" => self.model(argument),
+            "/model" => self.model(argument)?,
             "/thinking" => self.thinking(argument),
             "/new" => self.new_session(),
             "/resume" => self.resume()?,
@@ -149,57 +149,6 @@ impl App {
         }
     }
 
-    fn model(&mut self, argument: &str) {
-        if argument.is_empty() {
-            let text = format!(
-                "model: {} (switch with /model ID; the provider stays {})",
-                self.config.model, self.provider_name
-            );
-            self.note(&text);
-            return;
-        }
-        // An id the provider's table does not know is refused (a typo would fail only at the
-        // next request), unless forced; at a local or custom endpoint any id goes.
-        let (forced, argument) = match argument.strip_prefix("--force") {
-            Some(rest) if rest.is_empty() || rest.starts_with(' ') => (true, rest.trim()),
-            _ => (false, argument),
-        };
-        if argument.is_empty() {
-            self.say(&[Line::styled("usage: /model [--force] ID", Style::Error)]);
-            return;
-        }
-        let elsewhere = self.custom_base_url.is_some() || self.custom_endpoint.is_some();
-        if !forced
-            && !elsewhere
-            && let Err(known) = self
-                .config
-                .models
-                .check_model(&self.provider_name, argument)
-            && !known.is_empty()
-        {
-            self.say(&[Line::styled(
-                format!(
-                    "unknown model `{argument}` for {}: known are {}; /model --force {argument} uses it anyway",
-                    self.provider_name,
-                    known.join(", ")
-                ),
-                Style::Error,
-            )]);
-            return;
-        }
-        argument.clone_into(&mut self.config.model);
-        let written = self.printer.session().append_model_change(
-            &self.provider_name,
-            argument,
-            self.custom_base_url.as_deref(),
-            self.custom_endpoint.clone(),
-        );
-        self.report_session_error(written);
-        self.view.status.model = format!("{}/{argument}", self.provider_name);
-        self.reload();
-        self.note(&format!("model: {argument}"));
-    }
-
     fn thinking(&mut self, argument: &str) {
         if argument.is_empty() {
             let text = format!("thinking: {}", thinking_name(self.config.thinking));
@@ -221,7 +170,7 @@ impl App {
         self.note(&format!("thinking: {}", thinking_name(level)));
     }
 
-    fn report_session_error(&mut self, written: Result<(), jig_agent::SessionError>) {
+    pub(super) fn report_session_error(&mut self, written: Result<(), jig_agent::SessionError>) {
         if let Err(error) = written {
             self.say(&[Line::styled(
                 format!("warning: the session could not be saved: {error}"),
@@ -231,7 +180,7 @@ impl App {
     }
 
     /// A new agent on the current session (after a model or thinking change).
-    fn reload(&mut self) {
+    pub(super) fn reload(&mut self) {
         let path = self
             .printer
             .session()

@@ -1,6 +1,6 @@
 //! The prompt editor: reedline with history, multi-line input (Alt-Enter or Ctrl-J for a new
-//! line, bracketed paste), Tab completion of `/commands` and `@path`s of the workspace, and a
-//! prompt whose first line is the status line.
+//! line, bracketed paste), Tab completion of `/commands` and `@path`s of the workspace, Ctrl-P
+//! for the next model, and a prompt whose first line is the status line.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,9 @@ const HISTORY_SIZE: usize = 1_000;
 /// What the editor returns for Ctrl+O (show the last shortened tool result whole); what was
 /// typed stays in the editor.
 pub(super) const EXPAND: &str = "\u{0}expand";
+
+/// What the editor returns (as a host command) for Ctrl-P: switch to the next model.
+pub(super) const NEXT_MODEL: &str = "next-model";
 
 /// The prompt: the status line, then `› `.
 pub(super) struct StatusPrompt {
@@ -190,6 +193,16 @@ pub(super) fn editor(
         ReedlineEvent::UntilFound(vec![
             ReedlineEvent::Menu("completion".to_owned()),
             ReedlineEvent::MenuNext,
+        ]),
+    );
+    // Ctrl-P is the next model (as in Pi), not the previous history line as in Emacs: ↑ still
+    // walks the history, and with the completion menu open Ctrl-P still moves up in it.
+    keybindings.add_binding(
+        KeyModifiers::CONTROL,
+        KeyCode::Char('p'),
+        ReedlineEvent::UntilFound(vec![
+            ReedlineEvent::MenuUp,
+            ReedlineEvent::ExecuteHostCommand(NEXT_MODEL.to_owned()),
         ]),
     );
     let menu = ColumnarMenu::default().with_name("completion");

@@ -12,13 +12,16 @@
 //!   model defaults to the first of their `models`, their base URL and key variable come from
 //!   the entry, and the session records kind, base URL and key variable so `--continue` reaches
 //!   them even when the settings file no longer has the entry.
+//! - The interactive session reaches other providers through [`ProviderSwitch`]: each as
+//!   `--provider NAME` alone would choose it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use jig_agent::CustomEndpoint;
 use jig_llm::{
-    AnthropicProvider, Api, KnownProvider, LlmError, OpenAiProvider, Provider, ProviderConfig,
+    AnthropicProvider, Api, KnownProvider, LlmError, ModelTable, OpenAiProvider, Provider,
+    ProviderConfig,
 };
 
 use jig_protocol::EnvVars;
@@ -151,7 +154,79 @@ pub(super) fn default_provider() -> &'static str {
     }
 }
 
+/// Where and how a provider is reached, before its client is built.
+struct Plan {
+    name: String,
+    target: Target,
+    model: String,
+    base_url: String,
+    /// The endpoint when it is not the provider's default.
+    custom_base_url: Option<String>,
+    api: Api,
+    key_env: Option<String>,
+    api_key: Option<String>,
+}
+
+impl Plan {
+    /// Whether the provider cannot work without the key it lacks.
+    fn lacks_key(&self) -> bool {
+        self.api_key.is_none()
+            && needs_key(&self.target, &self.name, self.custom_base_url.is_some())
+    }
+
+    /// The variable that would hold the key, as messages name it.
+    fn key_variable(&self) -> String {
+        self.key_env
+            .clone()
+            .unwrap_or_else(|| "an API key variable".to_owned())
+    }
+
+    /// The client.
+    fn build(self, connect_timeout: Duration, idle_timeout: Duration) -> Resolved {
+        let mut config = ProviderConfig::new(self.name.clone(), self.base_url, self.api_key);
+        (config.connect_timeout, config.idle_timeout) = (connect_timeout, idle_timeout);
+        let provider = provider_for(self.api, config);
+        let custom = match self.target {
+            Target::Known(_) => None,
+            Target::Custom(custom) => Some(CustomEndpoint {
+                provider_kind: custom.kind.as_str().to_owned(),
+                api_key_env: custom.api_key_env,
+            }),
+        };
+        Resolved {
+            provider,
+            provider_name: self.name,
+            model: self.model,
+            custom_base_url: self.custom_base_url,
+            custom,
+            setup_note: None,
+        }
+    }
+}
+
 pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
+    let plan = plan(args)?;
+    if plan.lacks_key() {
+        let env_var = plan.key_variable();
+        return if args.without_key {
+            Ok(NoKey::resolved(
+                plan.name,
+                env_var,
+                plan.model,
+                plan.custom_base_url,
+            ))
+        } else {
+            Err(CliError::usage(LlmError::MissingApiKey {
+                provider: plan.name,
+                env_var,
+            }))
+        };
+    }
+    Ok(plan.build(args.connect_timeout, args.idle_timeout))
+}
+
+/// The provider, model, endpoint and key `args` choose.
+fn plan(args: &ModelArgs<'_>) -> Result<Plan, CliError> {
     let previous = args.previous.as_ref().filter(|(name, _)| {
         KnownProvider::find(name).is_some()
             || args.providers.find(name).is_some()
@@ -221,34 +296,15 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
         Some(key) => Some(key.to_owned()),
         None => key_env.as_deref().and_then(env_value),
     };
-    if api_key.is_none() && needs_key(&target, &name, custom_base_url.is_some()) {
-        let env_var = key_env.unwrap_or_else(|| "an API key variable".to_owned());
-        return if args.without_key {
-            Ok(NoKey::resolved(name, env_var, model, custom_base_url))
-        } else {
-            Err(CliError::usage(LlmError::MissingApiKey {
-                provider: name,
-                env_var,
-            }))
-        };
-    }
-    let mut config = ProviderConfig::new(name.clone(), base_url, api_key);
-    (config.connect_timeout, config.idle_timeout) = (args.connect_timeout, args.idle_timeout);
-    let provider = provider_for(api, config);
-    let custom = match target {
-        Target::Known(_) => None,
-        Target::Custom(custom) => Some(CustomEndpoint {
-            provider_kind: custom.kind.as_str().to_owned(),
-            api_key_env: custom.api_key_env,
-        }),
-    };
-    Ok(Resolved {
-        provider,
-        provider_name: name,
+    Ok(Plan {
+        name,
+        target,
         model,
+        base_url,
         custom_base_url,
-        custom,
-        setup_note: None,
+        api,
+        key_env,
+        api_key,
     })
 }
 
@@ -349,4 +405,274 @@ fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Targe
         "--provider {name}: unknown provider; known providers: {}{custom} (use openai-compatible with --base-url for any other OpenAI-compatible server)",
         KnownProvider::names()
     )))
+}
+
+/// A provider the interactive session talks to: its client and what the session records.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    pub(crate) name: String,
+    pub(crate) provider: Arc<dyn Provider>,
+    /// The endpoint when it is not the provider's default.
+    pub(crate) custom_base_url: Option<String>,
+    /// How a provider the user defined is reached.
+    pub(crate) custom: Option<CustomEndpoint>,
+}
+
+impl Endpoint {
+    /// Served somewhere else than at the provider's own endpoint (a local server, a custom
+    /// provider): the built-in models are not what it serves.
+    pub(crate) fn elsewhere(&self) -> bool {
+        self.custom_base_url.is_some() || self.custom.is_some()
+    }
+}
+
+/// How the interactive session changes provider. Each provider is resolved as `jig run
+/// --provider NAME` resolves it (keys from the environment, endpoints and models from the
+/// settings), never with the command line's `--api-key` or `--base-url`: those were given for
+/// the provider the session started with, which keeps them.
+pub(crate) struct ProviderSwitch {
+    settings: Settings,
+    providers: Providers,
+    /// The model table with the built-in prices (they are left out for other endpoints).
+    models: ModelTable,
+    connect_timeout: Duration,
+    idle_timeout: Duration,
+    /// `--context-window`.
+    context_window: Option<u64>,
+    /// The providers reached so far: the one the session started with and those switched to.
+    reached: Vec<Endpoint>,
+}
+
+/// A [`CliError`]'s message.
+fn message(error: &CliError) -> String {
+    match error {
+        CliError::Usage(error) | CliError::Failure(error) => format!("{error:#}"),
+        CliError::Reported(code) => format!("exit code {code}"),
+    }
+}
+
+impl ProviderSwitch {
+    /// The switch for a session that started with `started` (resolved from the command line).
+    pub(super) fn new(
+        settings: Settings,
+        providers: Providers,
+        models: ModelTable,
+        (connect_timeout, idle_timeout): (Duration, Duration),
+        context_window: Option<u64>,
+        started: &Resolved,
+    ) -> Self {
+        Self {
+            settings,
+            providers,
+            models,
+            connect_timeout,
+            idle_timeout,
+            context_window,
+            reached: vec![Endpoint {
+                name: started.provider_name.clone(),
+                provider: Arc::clone(&started.provider),
+                custom_base_url: started.custom_base_url.clone(),
+                custom: started.custom.clone(),
+            }],
+        }
+    }
+
+    /// Every provider by name, in order: the built-in ones, then the custom ones.
+    pub(crate) fn names(&self) -> Vec<String> {
+        jig_llm::KNOWN_PROVIDERS
+            .iter()
+            .map(|known| known.name.to_owned())
+            .chain(self.providers.usable.iter().map(|p| p.name.clone()))
+            .collect()
+    }
+
+    /// Whether `name` names a provider (built-in, custom, or a custom entry that cannot be
+    /// used).
+    pub(crate) fn is_provider(&self, name: &str) -> bool {
+        KnownProvider::find(name).is_some()
+            || self.providers.find(name).is_some()
+            || self.providers.bad(name).is_some()
+    }
+
+    /// What `jig run --provider NAME` would choose, with no other flag. The model is the
+    /// caller's to choose: any id stands for it here.
+    fn plan(&self, name: &str) -> Result<Plan, CliError> {
+        plan(&ModelArgs {
+            provider: Some(name),
+            model: Some(""),
+            api_key: None,
+            base_url: None,
+            connect_timeout: self.connect_timeout,
+            idle_timeout: self.idle_timeout,
+            previous: None,
+            previous_base_url: None,
+            previous_custom: None,
+            settings: &self.settings,
+            providers: &self.providers,
+            without_key: false,
+        })
+    }
+
+    /// `name`'s endpoint: the one reached before, else a new client built as `jig run
+    /// --provider NAME` builds it. The error says what to set to use it.
+    pub(crate) fn endpoint(&mut self, name: &str) -> Result<Endpoint, String> {
+        if let Some(reached) = self.reached.iter().find(|e| e.name == name) {
+            return Ok(reached.clone());
+        }
+        let plan = self.plan(name).map_err(|error| message(&error))?;
+        if plan.lacks_key() {
+            return Err(format!(
+                "no API key: set {} and start jig again (or start it with --provider {name} \
+                 --api-key KEY)",
+                plan.key_variable()
+            ));
+        }
+        let resolved = plan.build(self.connect_timeout, self.idle_timeout);
+        let endpoint = Endpoint {
+            name: resolved.provider_name,
+            provider: resolved.provider,
+            custom_base_url: resolved.custom_base_url,
+            custom: resolved.custom,
+        };
+        self.reached.push(endpoint.clone());
+        Ok(endpoint)
+    }
+
+    /// Whether `name` can be used now (reached before, or resolvable with its key), and if so
+    /// whether it is served elsewhere than at its own endpoint ([`Endpoint::elsewhere`]); no
+    /// client is built.
+    pub(crate) fn served_elsewhere(&self, name: &str) -> Option<bool> {
+        if let Some(reached) = self.reached.iter().find(|e| e.name == name) {
+            return Some(reached.elsewhere());
+        }
+        let plan = self.plan(name).ok().filter(|plan| !plan.lacks_key())?;
+        Some(plan.custom_base_url.is_some() || matches!(plan.target, Target::Custom(_)))
+    }
+
+    /// The models known to be served where `name` is reached: at its own endpoint its known
+    /// models, elsewhere only those the settings list. Empty when it cannot be used now.
+    pub(crate) fn known_models(&self, name: &str) -> Vec<String> {
+        match self.served_elsewhere(name) {
+            Some(false) => self.models.known_models(name),
+            Some(true) => self.models.added_models(name),
+            None => Vec::new(),
+        }
+    }
+
+    /// The model table for the provider the session started with.
+    pub(super) fn started_table(&self) -> ModelTable {
+        self.reached
+            .first()
+            .map_or_else(|| self.models.clone(), |started| self.table(started))
+    }
+
+    /// The model table for a session at `endpoint`: at another endpoint than the provider's
+    /// own, a model's built-in price is not its price.
+    pub(crate) fn table(&self, endpoint: &Endpoint) -> ModelTable {
+        if endpoint.custom_base_url.is_some() {
+            self.models.clone().without_builtin_prices()
+        } else {
+            self.models.clone()
+        }
+    }
+
+    /// The context window of `provider`'s `model`, as `jig run` finds it: `--context-window`,
+    /// else the settings file's (when it names this model or none), else the model table's,
+    /// else the default.
+    pub(crate) fn context_window(&self, provider: &str, model: &str) -> u64 {
+        context_window(
+            self.context_window,
+            &self.settings,
+            &self.models,
+            provider,
+            model,
+        )
+    }
+}
+
+/// The context window of `provider`'s `model`: `flag` (`--context-window`), else the settings
+/// file's (when its model is this one, or it names none), else the model table's (custom
+/// providers' models, then the built-in table), else the default.
+pub(super) fn context_window(
+    flag: Option<u64>,
+    settings: &Settings,
+    models: &ModelTable,
+    provider: &str,
+    model: &str,
+) -> u64 {
+    let from_settings = settings
+        .context_window
+        .filter(|_| settings.model.as_deref().is_none_or(|own| own == model));
+    flag.or(from_settings)
+        .or_else(|| models.context_window(provider, model))
+        .unwrap_or(jig_agent::compaction::DEFAULT_CONTEXT_WINDOW)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeouts() -> (Duration, Duration) {
+        (Duration::from_secs(1), Duration::from_secs(1))
+    }
+
+    #[test]
+    fn another_provider_is_usable_with_its_key_and_offers_its_known_models() {
+        let settings: Settings = serde_json::from_value(serde_json::json!({"providers": [
+            {"name": "alpha", "kind": "openai", "baseUrl": "http://127.0.0.1:9/v1",
+             "models": [{"id": "a1"}, {"id": "a2"}]},
+            {"name": "gamma", "kind": "anthropic", "baseUrl": "http://127.0.0.1:9",
+             "apiKeyEnv": "JIG_TEST_KEY_NEVER_SET", "models": [{"id": "g1"}]},
+        ]}))
+        .unwrap();
+        let providers = settings.providers();
+        let (models, problems) = settings.model_table(&providers);
+        assert!(problems.is_empty(), "{problems:?}");
+        let (connect_timeout, idle_timeout) = timeouts();
+        let started = resolve(&ModelArgs {
+            provider: Some("alpha"),
+            model: None,
+            api_key: None,
+            base_url: None,
+            connect_timeout,
+            idle_timeout,
+            previous: None,
+            previous_base_url: None,
+            previous_custom: None,
+            settings: &settings,
+            providers: &providers,
+            without_key: false,
+        })
+        .unwrap();
+        let mut switch = ProviderSwitch::new(
+            settings.clone(),
+            providers.clone(),
+            models,
+            timeouts(),
+            None,
+            &started,
+        );
+        // A custom provider serves the models its entry lists.
+        assert_eq!(switch.served_elsewhere("alpha"), Some(true));
+        assert_eq!(switch.known_models("alpha"), ["a1", "a2"]);
+        // Without its key a provider cannot be used: none of its models is offered, and
+        // switching to it says what to set.
+        assert_eq!(switch.served_elsewhere("gamma"), None);
+        assert!(switch.known_models("gamma").is_empty());
+        let error = switch.endpoint("gamma").err().unwrap();
+        assert!(error.contains("set JIG_TEST_KEY_NEVER_SET"), "{error}");
+        // A local server needs no key, but jig knows none of its models.
+        assert_eq!(switch.served_elsewhere("ollama"), Some(false));
+        assert!(switch.known_models("ollama").is_empty());
+        let ollama = switch.endpoint("ollama").unwrap();
+        assert_eq!(ollama.name, "ollama");
+        assert!(!ollama.elsewhere());
+        assert!(switch.is_provider("gamma") && !switch.is_provider("nope"));
+        assert!(
+            switch
+                .names()
+                .ends_with(&["alpha".to_owned(), "gamma".to_owned()])
+        );
+        assert_eq!(switch.context_window("openai", "gpt-4.1"), 1_047_576);
+    }
 }

@@ -221,7 +221,25 @@ impl Pane {
         }
     }
 
-    /// Waits until no turn runs (the status line no longer offers to interrupt).
+    /// Waits until `then` is on the screen after the last `first` (20 s at most); returns the
+    /// screen.
+    fn wait_for_after(&self, first: &str, then: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if let Some(at) = screen.rfind(first)
+                && screen[at..].contains(then)
+            {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "`{then}` never appeared after `{first}`; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Types `/quit` and waits for the session to exit with 0.
     fn quit(&self) {
         self.type_text("/quit");
@@ -1672,6 +1690,243 @@ async fn model_refuses_an_unknown_id_unless_forced() {
     pane.key("Enter");
     pane.wait_for("openai/my-finetune · ask");
     pane.quit();
+}
+
+/// The terminal sizes the model picker and Ctrl-P are tested at: the smallest supported (the
+/// picker scrolls) and a large one (it fits).
+const SMALL: (u16, u16) = SIZES[0];
+const LARGE: (u16, u16) = SIZES[1];
+
+/// A session at OpenAI's own endpoint (`gpt-4.1`) with Anthropic's key set too, in a pane of
+/// `size`: the picker lists both providers' models. Nothing is sent.
+async fn two_providers(size: (u16, u16)) -> Pane {
+    let pane = Pane::sized(Vec::new(), size).await;
+    pane.start_with(
+        "--provider openai -m gpt-4.1",
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("ANTHROPIC_API_KEY", "sk-ant-test"),
+        ],
+    );
+    pane.wait_for("/help for commands");
+    pane
+}
+
+/// `/model` lists the known models of the provider and of the other usable one, the current
+/// model marked and selected; the one chosen is the model, and the status line says so.
+async fn model_picker_switches(size: (u16, u16)) {
+    let (columns, rows) = size;
+    let pane = two_providers(size).await;
+    pane.type_text("/model");
+    pane.key("Enter");
+    let picker = pane.wait_for("Esc cancels");
+    assert!(picker.contains("›  4. gpt-4.1 (current)"), "{picker}");
+    insta::assert_snapshot!(
+        format!("model_picker_{columns}x{rows}"),
+        pane.normalised(&picker)
+    );
+    pane.key("Down");
+    pane.key("Enter");
+    let screen = pane.wait_for_after(
+        "model: gpt-4.1-mini",
+        "openai/gpt-4.1-mini · ask · ↑0 ↓0\n›",
+    );
+    insta::assert_snapshot!(
+        format!("model_picked_{columns}x{rows}"),
+        pane.normalised(&screen)
+    );
+    pane.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_picker_switches_at_80x24() {
+    if tmux_missing("model_picker_switches_at_80x24") {
+        return;
+    }
+    model_picker_switches(SMALL).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_picker_switches_at_200x50() {
+    if tmux_missing("model_picker_switches_at_200x50") {
+        return;
+    }
+    model_picker_switches(LARGE).await;
+}
+
+/// Esc leaves the picker and the model as they were.
+async fn model_picker_escape(size: (u16, u16)) {
+    let (columns, rows) = size;
+    let pane = two_providers(size).await;
+    pane.type_text("/model");
+    pane.key("Enter");
+    pane.wait_for("Esc cancels");
+    pane.key("Down");
+    pane.key("Escape");
+    let screen = pane.wait_for_after(
+        "model unchanged: gpt-4.1",
+        "openai/gpt-4.1 · ask · ↑0 ↓0\n›",
+    );
+    insta::assert_snapshot!(
+        format!("model_picker_escape_{columns}x{rows}"),
+        pane.normalised(&screen)
+    );
+    pane.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_picker_escape_keeps_the_model_at_80x24() {
+    if tmux_missing("model_picker_escape_keeps_the_model_at_80x24") {
+        return;
+    }
+    model_picker_escape(SMALL).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_picker_escape_keeps_the_model_at_200x50() {
+    if tmux_missing("model_picker_escape_keeps_the_model_at_200x50") {
+        return;
+    }
+    model_picker_escape(LARGE).await;
+}
+
+/// Ctrl-P in the prompt goes to the provider's next known model at once: the prompt is drawn
+/// again with a note and the new status line, the typed text kept; ↑ still walks the history.
+async fn ctrl_p_cycles(size: (u16, u16)) {
+    let (columns, rows) = size;
+    let pane = two_providers(size).await;
+    pane.type_text("/thinking low");
+    pane.key("Enter");
+    pane.wait_for("thinking: low");
+    pane.type_text("hello");
+    pane.wait_for("› hello");
+    pane.key("C-p");
+    let screen = pane.wait_for_after(
+        "model: gpt-4.1-mini",
+        "openai/gpt-4.1-mini · thinking low · ask · ↑0 ↓0\n› hello",
+    );
+    insta::assert_snapshot!(
+        format!("model_cycled_{columns}x{rows}"),
+        pane.normalised(&screen)
+    );
+    pane.key("C-p");
+    let screen = pane.wait_for_after(
+        "model: gpt-4.1-nano",
+        "openai/gpt-4.1-nano · thinking low · ask · ↑0 ↓0\n› hello",
+    );
+    // Drawn in place: the first note made way for the second.
+    assert!(!screen.contains("model: gpt-4.1-mini"), "{screen}");
+    pane.key("C-a");
+    pane.key("C-k");
+    pane.key("Up");
+    pane.wait_for_after("gpt-4.1-nano · thinking low", "› /thinking low");
+    pane.key("C-a");
+    pane.key("C-k");
+    pane.quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_p_cycles_the_model_at_80x24() {
+    if tmux_missing("ctrl_p_cycles_the_model_at_80x24") {
+        return;
+    }
+    ctrl_p_cycles(SMALL).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_p_cycles_the_model_at_200x50() {
+    if tmux_missing("ctrl_p_cycles_the_model_at_200x50") {
+        return;
+    }
+    ctrl_p_cycles(LARGE).await;
+}
+
+/// At an endpoint whose models jig does not know, `/model` and Ctrl-P say so and how to switch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_at_an_unknown_endpoint_says_to_name_the_model() {
+    if tmux_missing("model_at_an_unknown_endpoint_says_to_name_the_model") {
+        return;
+    }
+    let pane = Pane::new(Vec::new()).await;
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/model");
+    pane.key("Enter");
+    pane.wait_for("jig does not know the models of openai at");
+    pane.wait_for("switch with /model ID");
+    pane.key("C-p");
+    pane.wait_for("no known models of openai to cycle through");
+    pane.quit();
+}
+
+/// `/model PROVIDER/ID` switches to another configured provider (its own client: the next
+/// request goes there with its key, and the session records it); a provider without its key
+/// is refused, saying what to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_switches_to_another_configured_provider() {
+    if tmux_missing("model_switches_to_another_configured_provider") {
+        return;
+    }
+    let pane = Pane::new(vec![reply(ScriptedReply::text("from beta"))]).await;
+    let url = format!("{}/v1", pane.server.url());
+    let settings = json!({"providers": [
+        {"name": "alpha", "kind": "openai", "baseUrl": url, "models": [{"id": "a1"}, {"id": "a2"}]},
+        {"name": "beta", "kind": "openai", "baseUrl": url, "apiKeyEnv": "BETA_KEY",
+         "models": [{"id": "b1"}]},
+        {"name": "gamma", "kind": "openai", "baseUrl": url, "apiKeyEnv": "GAMMA_KEY",
+         "models": [{"id": "g1"}]},
+    ]});
+    let config = pane.root.join("config/jig");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(config.join("settings.json"), settings.to_string()).unwrap();
+    pane.start_with("--provider alpha", &[("BETA_KEY", "sk-beta")]);
+    pane.wait_for("/help for commands");
+    pane.type_text("/model");
+    pane.key("Enter");
+    let picker = pane.wait_for("Esc cancels");
+    for listed in [
+        "  alpha",
+        "› 1. a1 (current)",
+        "  2. a2",
+        "  beta",
+        "  3. b1",
+    ] {
+        assert!(picker.contains(listed), "{listed}: {picker}");
+    }
+    assert!(!picker.contains("gamma"), "{picker}");
+    pane.key("Escape");
+    pane.wait_for("model unchanged: a1");
+    pane.type_text("/model gamma/g1");
+    pane.key("Enter");
+    pane.wait_for("set GAMMA_KEY");
+    // Chosen in the picker, then back and forth by name.
+    pane.type_text("/model");
+    pane.key("Enter");
+    pane.wait_for("Esc cancels");
+    pane.key("3");
+    pane.wait_for_after("model: beta/b1", "beta/b1 · ask");
+    pane.type_text("/model alpha/a2");
+    pane.key("Enter");
+    pane.wait_for_after("model: alpha/a2", "alpha/a2 · ask");
+    pane.type_text("/model beta/b1");
+    pane.key("Enter");
+    pane.wait_for_after("model: beta/b1", "beta/b1 · ask");
+    pane.type_text("hi");
+    pane.key("Enter");
+    pane.wait_for("from beta");
+    pane.wait_idle();
+    pane.quit();
+    let request = &pane.server.requests()[0];
+    assert_eq!(request.json()["model"], "b1");
+    assert_eq!(request.header("authorization"), Some("Bearer sk-beta"));
+    let sessions = session_files(&pane.root.join("data"));
+    let change = sessions[0]
+        .iter()
+        .rev()
+        .find(|entry| entry["type"] == "model_change")
+        .unwrap();
+    assert_eq!(change["provider"], "beta");
+    assert_eq!(change["modelId"], "b1");
 }
 
 /// A command the sandbox denied can run again outside it with the user's approval: `y` once
