@@ -434,6 +434,8 @@ struct App {
     /// or Ctrl+O had nothing to show, while the prompt was open: the prompt is drawn again in
     /// place, with the note).
     prompt_note: Option<String>,
+    /// Lines of the open prompt above its input (the status line, and a note over it).
+    prompt_head_rows: usize,
 }
 
 /// What Tab completes after the built-in commands: the extensions' commands, `/skill:NAME`
@@ -628,6 +630,7 @@ impl App {
             knowledge,
             switch,
             prompt_note: None,
+            prompt_head_rows: 1,
         };
         app.install(session);
         app
@@ -739,6 +742,7 @@ impl App {
                     },
                     indicator: "› ",
                 };
+                self.prompt_head_rows = prompt.status.lines().count().max(1);
                 match self.editor.read_line(&prompt)? {
                     Signal::Success(text) => {
                         self.interrupted_prompt = false;
@@ -1152,16 +1156,16 @@ impl App {
         use crossterm::cursor::{MoveToColumn, MoveToPreviousLine};
         use crossterm::terminal::{Clear, ClearType};
         if !self.view.can_expand() {
-            // Said on the prompt's own line: the editor redraws the prompt where it is.
+            // Said above the prompt's status line: the editor draws the prompt again in place.
             self.prompt_note = Some(NOTHING_TO_EXPAND.to_owned());
             return Ok(());
         }
         let (columns, _) = terminal::size().unwrap_or((80, 24));
         let columns = usize::from(columns.max(1));
-        // Rows from the prompt's first (the status line) to the cursor's.
+        // Rows from the prompt's first (a note, the status line) to the cursor's.
         let typed = self.editor.current_buffer_contents();
         let before = &typed[..self.editor.current_insertion_point().min(typed.len())];
-        let mut rows = 1;
+        let mut rows = self.prompt_head_rows;
         let mut lines = before.split('\n').peekable();
         while let Some(line) = lines.next() {
             let width = 2 + Line::plain(line).width();

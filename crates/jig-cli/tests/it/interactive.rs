@@ -2337,7 +2337,7 @@ async fn ctrl_o_expands_a_long_result() {
         pane.key("C-o");
         // The whole result may not fit on the screen: its header is looked for in the
         // scrollback, and the screen waited on for its end and the prompt after it.
-        let history = pane.wait_for_history("⤷ bash for i");
+        pane.wait_for_history("⤷ bash for i");
         let screen = pane.wait_for("  row 30\nopenai/m · full-auto");
         let screen = if screen.contains("› half typed") {
             screen
@@ -2348,6 +2348,8 @@ async fn ctrl_o_expands_a_long_result() {
             snapshot_name("ctrl_o_expanded", size),
             pane.normalised(&screen)
         );
+        // The prompt is back on the screen: the scrollback read now holds all before it.
+        let history = pane.wait_for_history("› half typed");
         let expanded = &history[history.find("⤷ bash").unwrap()..];
         for n in 1..=30 {
             assert!(
