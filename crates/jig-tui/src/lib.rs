@@ -9,6 +9,7 @@
 //! - [`approval`]: that policy as a `before_tool_call` hook ([`approval::PermissionHooks`]);
 //!   asking goes to an [`approval::Approver`] (the interactive prompt), and without one what
 //!   would be asked is denied with a result the model reads.
+//! - [`line`](mod@line): a terminal line as styled spans.
 //! - [`view`]: a run's [`jig_agent::AgentEvent`]s as terminal lines — finished lines for the
 //!   scrollback, and a small live region (the reply's unfinished line, running tools with the
 //!   tail of their output); memory stays bounded whatever the size of a reply or an output.
@@ -22,6 +23,7 @@
 //! The `jig` binary composes them with the prompt editor and the agent.
 
 pub mod approval;
+pub mod line;
 pub mod markdown;
 pub mod policy;
 pub mod prefix;

@@ -23,7 +23,7 @@ use syntect::highlighting::{FontStyle, Theme, ThemeSet};
 use syntect::parsing::SyntaxSet;
 use unicode_width::UnicodeWidthStr as _;
 
-use crate::view::{Color, Line, Rich, Span, Style};
+use crate::line::{Color, Line, Rich, Span, Style};
 
 /// Code lines longer than this are shown without highlighting (minified code would be slow).
 const HIGHLIGHT_MAX: usize = 2_000;

@@ -9,22 +9,13 @@ use crossterm::style::{Attribute, Color, Print, ResetColor, SetAttribute, SetFor
 use crossterm::terminal::{Clear, ClearType};
 use crossterm::{QueueableCommand as _, queue};
 
-use crate::view::{self, Line, Rich, Style};
+use crate::line::{self, Line, Rich, Style};
+pub use crate::wrap::live_columns;
 use crate::wrap::{Break, wrap};
 
 /// True unless `NO_COLOR` is set to a non-empty value (<https://no-color.org>).
 pub fn color_enabled() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
-}
-
-/// The columns a live row may take on a terminal `width` columns wide: a tenth less than the
-/// width. A window dragged narrower re-wraps the live rows a moment before the program hears
-/// of the new width (and two quick steps may arrive as one); rows that still fit keep their
-/// count, so clearing them still clears exactly them (a row as wide as the window would leave
-/// a copy of itself behind).
-pub fn live_columns(width: u16) -> usize {
-    let width = usize::from(width.max(1));
-    width.saturating_sub(1 + width / 10).max(1)
+    std::env::var_os(jig_protocol::EnvVars::NO_COLOR).is_none_or(|value| value.is_empty())
 }
 
 /// An inline renderer writing to `out` (a terminal in raw mode, or any writer in tests and
@@ -181,11 +172,11 @@ impl<W: Write> Screen<W> {
         }
         if let Some(color) = rich.color {
             let color = match color {
-                view::Color::Cyan => Color::Cyan,
-                view::Color::Magenta => Color::Magenta,
-                view::Color::Green => Color::Green,
-                view::Color::Red => Color::Red,
-                view::Color::Rgb(r, g, b) => Color::Rgb { r, g, b },
+                line::Color::Cyan => Color::Cyan,
+                line::Color::Magenta => Color::Magenta,
+                line::Color::Green => Color::Green,
+                line::Color::Red => Color::Red,
+                line::Color::Rgb(r, g, b) => Color::Rgb { r, g, b },
             };
             self.out.queue(SetForegroundColor(color))?;
         }

@@ -9,8 +9,8 @@ use std::io::{self, Write};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::terminal;
 
+use crate::line::{Line, Style};
 use crate::screen::Screen;
-use crate::view::{Line, Style};
 
 /// What a key did to the question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 
 use unicode_width::UnicodeWidthChar as _;
 
-use crate::view::{Line, Span, Style};
+use crate::line::{Line, Span, Style};
 
 /// How a row ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,13 +77,23 @@ pub fn wrap(line: &Line, columns: usize) -> Vec<(Line, Break)> {
     rows
 }
 
+/// The columns a live row may take on a terminal `width` columns wide: a tenth less than the
+/// width. A window dragged narrower re-wraps the live rows a moment before the program hears
+/// of the new width (and two quick steps may arrive as one); rows that still fit keep their
+/// count, so clearing them still clears exactly them (a row as wide as the window would leave
+/// a copy of itself behind).
+pub fn live_columns(width: u16) -> usize {
+    let width = usize::from(width.max(1));
+    width.saturating_sub(1 + width / 10).max(1)
+}
+
 /// An input field being typed in: `line` (a label, then the text so far) with a cursor at its
 /// end, word-wrapped into live rows of a terminal `width` columns wide
-/// ([`crate::screen::live_columns`]). When that takes more than `max_rows` rows, the last ones
+/// ([`live_columns`]). When that takes more than `max_rows` rows, the last ones
 /// are shown (the field scrolls with the cursor), the first of them led by `…`.
 pub fn field(line: &Line, width: usize, max_rows: usize) -> Vec<Line> {
     let line = line.clone().with("▌", Style::Dim);
-    let columns = crate::screen::live_columns(u16::try_from(width).unwrap_or(u16::MAX)).max(2);
+    let columns = live_columns(u16::try_from(width).unwrap_or(u16::MAX)).max(2);
     let mut rows: Vec<Line> = wrap(&line, columns)
         .into_iter()
         .map(|(row, _)| row)
