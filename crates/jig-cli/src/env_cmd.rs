@@ -48,7 +48,7 @@ pub(crate) fn run_env(args: &EnvArgs) -> CliResult {
 
 fn serve() -> CliResult {
     // stdout carries the protocol; logs go to stderr.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("JIG_LOG")
+    let filter = tracing_subscriber::EnvFilter::try_from_env(jig_protocol::EnvVars::JIG_LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

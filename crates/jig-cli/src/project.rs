@@ -825,7 +825,7 @@ pub(crate) async fn start_with_prompt(
         settings_paths: user.extensions.clone(),
         pi_user_dir: user
             .pi_extensions
-            .then(|| std::env::var_os("HOME"))
+            .then(|| std::env::var_os(jig_protocol::EnvVars::HOME))
             .flatten()
             .map(|home| jig_project::pi_user_extensions_dir(Path::new(&home))),
     };

@@ -263,7 +263,7 @@ pub(crate) fn enforce(requested: Requested, remote: bool) -> Result<SandboxPolic
 }
 
 fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
+    std::env::var_os(jig_protocol::EnvVars::HOME)
         .filter(|home| !home.is_empty())
         .map(PathBuf::from)
 }

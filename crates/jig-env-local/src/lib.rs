@@ -148,7 +148,7 @@ impl Default for LocalEnv {
 impl LocalEnv {
     /// The host env; the home directory comes from `$HOME` (none when it is unset or empty).
     pub fn new() -> Self {
-        let home = std::env::var_os("HOME")
+        let home = std::env::var_os(jig_protocol::EnvVars::HOME)
             .filter(|home| !home.is_empty())
             .map(PathBuf::from);
         Self::with_home(home)

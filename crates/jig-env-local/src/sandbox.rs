@@ -37,7 +37,7 @@ use jig_env::{READ_ONLY_SUBDIRS, SandboxMode, SandboxPolicy};
 pub(crate) mod landlock;
 
 /// The variable that forces a mechanism: `bwrap`, `landlock` or `none`.
-pub const MECHANISM_VARIABLE: &str = "JIG_SANDBOX_MECHANISM";
+pub const MECHANISM_VARIABLE: &str = jig_protocol::EnvVars::JIG_SANDBOX_MECHANISM;
 
 /// The mechanism that enforces policies on this host, or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +144,7 @@ fn find_bwrap() -> Result<PathBuf, String> {
                 .to_owned(),
         );
     }
-    let path = std::env::var_os("PATH")
+    let path = std::env::var_os(jig_protocol::EnvVars::PATH)
         .into_iter()
         .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
         .map(|dir| dir.join("bwrap"))

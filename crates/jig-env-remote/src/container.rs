@@ -26,6 +26,7 @@ use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use bollard::query_parameters::UploadToContainerOptions;
 use bytes::Bytes;
 use futures::{Stream, StreamExt as _};
+use jig_protocol::EnvVars;
 use tokio::io::AsyncWrite;
 use tokio_util::io::{ReaderStream, StreamReader};
 use tokio_util::sync::CancellationToken;
@@ -155,9 +156,9 @@ pub fn parse_endpoint(
 /// defaults.
 pub fn default_endpoint(engine: &str) -> Result<Endpoint, String> {
     let variables: &[&str] = if engine == "podman" {
-        &["CONTAINER_HOST", "DOCKER_HOST"]
+        &[EnvVars::CONTAINER_HOST, EnvVars::DOCKER_HOST]
     } else {
-        &["DOCKER_HOST"]
+        &[EnvVars::DOCKER_HOST]
     };
     for variable in variables {
         let Ok(value) = std::env::var(variable) else {
@@ -166,11 +167,11 @@ pub fn default_endpoint(engine: &str) -> Result<Endpoint, String> {
         if value.trim().is_empty() {
             continue;
         }
-        let tls_verify = std::env::var("DOCKER_TLS_VERIFY").ok();
+        let tls_verify = std::env::var(EnvVars::DOCKER_TLS_VERIFY).ok();
         return parse_endpoint(variable, &value, engine, tls_verify.as_deref());
     }
     if engine == "podman" {
-        if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") {
+        if let Some(runtime) = std::env::var_os(EnvVars::XDG_RUNTIME_DIR) {
             let user = PathBuf::from(runtime).join("podman/podman.sock");
             if user.exists() {
                 return Ok(Endpoint::Unix(user));

@@ -571,7 +571,9 @@ async fn run_op(
                         .into_policy()
                         .map_err(|message| EnvError::new(ErrorKind::Invalid, "exec", message))?;
                     // The far side's own secrets are protected too, whatever the near side sent.
-                    if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+                    if let Some(home) = std::env::var_os(jig_protocol::EnvVars::HOME)
+                        .filter(|home| !home.is_empty())
+                    {
                         let home = PathBuf::from(home);
                         for path in jig_env::PROTECTED_HOME_PATHS {
                             let path = home.join(path);

@@ -222,7 +222,7 @@ impl EnvUrl {
             Self::Ssh {
                 destination, port, ..
             } => {
-                let mut argv = program_from_env("JIG_SSH", "ssh");
+                let mut argv = program_from_env(jig_protocol::EnvVars::JIG_SSH, "ssh");
                 argv.push("-T".into());
                 if let Some(port) = port {
                     argv.extend(["-p".into(), port.to_string()]);
@@ -236,7 +236,7 @@ impl EnvUrl {
                 container,
                 ..
             } => {
-                let mut argv = program_from_env("JIG_KUBECTL", "kubectl");
+                let mut argv = program_from_env(jig_protocol::EnvVars::JIG_KUBECTL, "kubectl");
                 argv.extend(["exec".into(), "-i".into(), "-n".into(), namespace.clone()]);
                 argv.push(pod.clone());
                 if let Some(container) = container {

@@ -34,17 +34,22 @@ pub const PI_HOST_FILES: &[(&str, &str)] = &[
 
 /// The directory `jig pi-host install` installs the host into.
 pub fn pi_host_install_dir() -> Option<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
+    let data = std::env::var_os(jig_protocol::EnvVars::XDG_DATA_HOME)
         .filter(|dir| !dir.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".local/share")))?;
+        .or_else(|| {
+            std::env::var_os(jig_protocol::EnvVars::HOME)
+                .map(|home| Path::new(&home).join(".local/share"))
+        })?;
     Some(data.join("jig").join("pi-host"))
 }
 
 /// Where the host is looked for, in order.
 pub fn pi_host_candidates() -> Vec<PathBuf> {
     let mut candidates = Vec::new();
-    if let Some(dir) = std::env::var_os("JIG_PI_HOST").filter(|dir| !dir.is_empty()) {
+    if let Some(dir) =
+        std::env::var_os(jig_protocol::EnvVars::JIG_PI_HOST).filter(|dir| !dir.is_empty())
+    {
         candidates.push(PathBuf::from(dir));
         return candidates;
     }

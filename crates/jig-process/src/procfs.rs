@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, WaitOptions};
 
 /// The environment variable that tags every process a command starts.
-pub const TAG_VARIABLE: &str = "JIG_EXEC_TAG";
+pub const TAG_VARIABLE: &str = jig_protocol::EnvVars::JIG_EXEC_TAG;
 
 /// One row of the process table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -105,7 +105,7 @@ impl UserProjectSettings {
 /// `entry` as an absolute path: `~/x` against `$HOME`, relative paths against `base`.
 fn resolve_entry(base: &Path, entry: &str) -> PathBuf {
     if let Some(rest) = entry.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
+        && let Some(home) = std::env::var_os(jig_protocol::EnvVars::HOME)
     {
         return PathBuf::from(home).join(rest);
     }

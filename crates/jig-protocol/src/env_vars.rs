@@ -20,10 +20,14 @@ impl EnvVars {
 
     /// The user's home directory.
     pub const HOME: &'static str = "HOME";
+    /// Where programs are looked up (`bwrap` for the sandbox).
+    pub const PATH: &'static str = "PATH";
     /// The base directory of user data (sessions); default `$HOME/.local/share`.
     pub const XDG_DATA_HOME: &'static str = "XDG_DATA_HOME";
     /// The base directory of user configuration (settings); default `$HOME/.config`.
     pub const XDG_CONFIG_HOME: &'static str = "XDG_CONFIG_HOME";
+    /// The user's runtime directory (where podman's user socket is).
+    pub const XDG_RUNTIME_DIR: &'static str = "XDG_RUNTIME_DIR";
 
     /// The log filter of `jig mcp` (`tracing` env-filter syntax).
     pub const JIG_LOG: &'static str = "JIG_LOG";
@@ -38,6 +42,26 @@ impl EnvVars {
     /// call is never that quiet (the far side says it is alive every second), so this ends only
     /// stalls.
     pub const JIG_ENV_IDLE_TIMEOUT: &'static str = "JIG_ENV_IDLE_TIMEOUT";
+
+    /// The `ssh` program (and leading arguments) an `ssh://` env runs; default `ssh`.
+    pub const JIG_SSH: &'static str = "JIG_SSH";
+    /// The `kubectl` program (and leading arguments) a `k8s://` env runs; default `kubectl`.
+    pub const JIG_KUBECTL: &'static str = "JIG_KUBECTL";
+    /// The Docker-compatible API a `docker://` env talks to (`unix://…`, `tcp://…`).
+    pub const DOCKER_HOST: &'static str = "DOCKER_HOST";
+    /// The API a `podman://` env talks to, before `DOCKER_HOST`.
+    pub const CONTAINER_HOST: &'static str = "CONTAINER_HOST";
+    /// Set to ask for TLS on a `tcp://` container API (refused: not supported).
+    pub const DOCKER_TLS_VERIFY: &'static str = "DOCKER_TLS_VERIFY";
+    /// The directory of the Pi extension host (`jig pi-host`'s install), instead of the
+    /// default under the user data directory.
+    pub const JIG_PI_HOST: &'static str = "JIG_PI_HOST";
+    /// Set, not empty: no colours or attributes in the terminal (<https://no-color.org>).
+    pub const NO_COLOR: &'static str = "NO_COLOR";
+
+    /// Set for commands: a tag that marks the processes of one call, so a timeout or an abort
+    /// finds every one of them (also those that left the process group).
+    pub const JIG_EXEC_TAG: &'static str = "JIG_EXEC_TAG";
 
     /// Forces the mechanism of the command sandbox: `bwrap`, `landlock` (not built in: a
     /// sandbox that is on then fails with a clear error) or `none` (see docs/sandbox.md).
