@@ -17,8 +17,27 @@ use crate::config::{ABORTED_TEXT, AgentConfig};
 use crate::event::{AgentEvent, AgentObserver, RunEnd, total_cost, usage_by_model};
 use crate::execute::execute_calls;
 
-/// Why [`Agent::compact`] failed when a hook cancelled it.
-pub const COMPACTION_CANCELLED: &str = "the compaction was cancelled by a hook";
+/// Why [`Agent::compact`] did not compact; the conversation is then unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactError {
+    /// [`TurnHooks::cancel_compaction`](crate::TurnHooks::cancel_compaction) cancelled it.
+    #[error("the compaction was cancelled by a hook")]
+    Cancelled,
+    /// The conversation has no turns older than the kept ones.
+    #[error(
+        "nothing to compact: the conversation has no turns older than the {keep} kept verbatim"
+    )]
+    NothingOlder {
+        /// Turns kept verbatim.
+        keep: usize,
+    },
+    /// The summarisation request failed (or was cancelled): the provider's message.
+    #[error("{0}")]
+    Request(String),
+    /// The summarisation reply had no text.
+    #[error("the summarisation reply had no text")]
+    EmptySummary,
+}
 
 /// The result of [`Agent::run`].
 #[derive(Debug, Clone, PartialEq)]
@@ -272,7 +291,8 @@ impl Agent {
                 .await
         {
             self.compact_now(CompactionReason::Threshold, cancel, observer)
-                .await?;
+                .await
+                .map_err(|error| error.to_string())?;
         }
         self.select_active_tools();
         Ok(())
@@ -337,15 +357,15 @@ impl Agent {
     /// then unchanged.
     ///
     /// [`TurnHooks::cancel_compaction`](crate::TurnHooks::cancel_compaction) may cancel it:
-    /// it then fails with `the compaction was cancelled by a hook`.
+    /// it then fails with [`CompactError::Cancelled`].
     pub async fn compact(
         &mut self,
         reason: CompactionReason,
         cancel: &CancellationToken,
         observer: &Arc<dyn AgentObserver>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CompactError> {
         if self.config.turn_hooks.cancel_compaction(reason).await {
-            return Err(COMPACTION_CANCELLED.to_owned());
+            return Err(CompactError::Cancelled);
         }
         self.compact_now(reason, cancel, observer).await
     }
@@ -355,16 +375,14 @@ impl Agent {
         reason: CompactionReason,
         cancel: &CancellationToken,
         observer: &Arc<dyn AgentObserver>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CompactError> {
         let settings = self.config.compaction.unwrap_or_else(|| {
             CompactionConfig::for_window(crate::compaction::DEFAULT_CONTEXT_WINDOW)
         });
         let keep = settings.keep_recent_turns;
         let recent = &self.messages[self.context_start..];
         let Some(cut) = cut_point(recent, keep) else {
-            return Err(format!(
-                "nothing to compact: the conversation has no turns older than the {keep} kept verbatim"
-            ));
+            return Err(CompactError::NothingOlder { keep });
         };
         let text = transcript(
             self.summary.as_deref(),
@@ -382,10 +400,12 @@ impl Agent {
             max_output_tokens: self.config.max_output_tokens,
             on_retry: None,
         };
-        let reply = collect_reply(&self.config, request, cancel).await?;
+        let reply = collect_reply(&self.config, request, cancel)
+            .await
+            .map_err(CompactError::Request)?;
         let summary = reply.text().trim().to_owned();
         if summary.is_empty() {
-            return Err("the summarisation reply had no text".to_owned());
+            return Err(CompactError::EmptySummary);
         }
         let tokens_before = self.last_input_tokens;
         self.summary_replies.push(Message::Assistant(reply.clone()));

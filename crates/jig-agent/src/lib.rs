@@ -33,7 +33,7 @@ mod recorder;
 pub mod session;
 pub mod system_prompt;
 
-pub use agent::{Agent, COMPACTION_CANCELLED, RunOutcome};
+pub use agent::{Agent, CompactError, RunOutcome};
 pub use config::{ABORTED_TEXT, AgentConfig};
 pub use event::{
     AgentEvent, AgentObserver, ModelUsage, NoObserver, RunEnd, total_cost, usage_by_model,

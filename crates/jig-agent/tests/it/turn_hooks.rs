@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use jig_agent::compaction::CompactionReason;
-use jig_agent::{Agent, AgentConfig, AgentObserver, COMPACTION_CANCELLED, RunEnd, TurnHooks};
+use jig_agent::{Agent, AgentConfig, AgentObserver, CompactError, RunEnd, TurnHooks};
 use jig_env_memory::MemoryEnv;
 use jig_llm::scripted::{ScriptedProvider, ScriptedReply};
 use jig_protocol::{AssistantBlock, Message};
@@ -165,6 +165,6 @@ async fn a_hook_cancels_a_compaction() {
             &observer,
         )
         .await;
-    assert_eq!(result, Err(COMPACTION_CANCELLED.to_owned()));
+    assert_eq!(result, Err(CompactError::Cancelled));
     assert!(provider.requests().is_empty());
 }
