@@ -1692,11 +1692,6 @@ async fn model_refuses_an_unknown_id_unless_forced() {
     pane.quit();
 }
 
-/// The terminal sizes the model picker and Ctrl-P are tested at: the smallest supported (the
-/// picker scrolls) and a large one (it fits).
-const SMALL: (u16, u16) = SIZES[0];
-const LARGE: (u16, u16) = SIZES[1];
-
 /// A session at OpenAI's own endpoint (`gpt-4.1`) with Anthropic's key set too, in a pane of
 /// `size`: the picker lists both providers' models. Nothing is sent.
 async fn two_providers(size: (u16, u16)) -> Pane {
@@ -1715,14 +1710,13 @@ async fn two_providers(size: (u16, u16)) -> Pane {
 /// `/model` lists the known models of the provider and of the other usable one, the current
 /// model marked and selected; the one chosen is the model, and the status line says so.
 async fn model_picker_switches(size: (u16, u16)) {
-    let (columns, rows) = size;
     let pane = two_providers(size).await;
     pane.type_text("/model");
     pane.key("Enter");
     let picker = pane.wait_for("Esc cancels");
     assert!(picker.contains("›  4. gpt-4.1 (current)"), "{picker}");
     insta::assert_snapshot!(
-        format!("model_picker_{columns}x{rows}"),
+        snapshot_name("model_picker", size),
         pane.normalised(&picker)
     );
     pane.key("Down");
@@ -1732,31 +1726,24 @@ async fn model_picker_switches(size: (u16, u16)) {
         "openai/gpt-4.1-mini · ask · ↑0 ↓0\n›",
     );
     insta::assert_snapshot!(
-        format!("model_picked_{columns}x{rows}"),
+        snapshot_name("model_picked", size),
         pane.normalised(&screen)
     );
     pane.quit();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn model_picker_switches_at_80x24() {
-    if tmux_missing("model_picker_switches_at_80x24") {
+async fn model_picker_switches_and_the_status_line_follows() {
+    if tmux_missing("model_picker_switches_and_the_status_line_follows") {
         return;
     }
-    model_picker_switches(SMALL).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn model_picker_switches_at_200x50() {
-    if tmux_missing("model_picker_switches_at_200x50") {
-        return;
+    for size in SIZES {
+        model_picker_switches(size).await;
     }
-    model_picker_switches(LARGE).await;
 }
 
 /// Esc leaves the picker and the model as they were.
 async fn model_picker_escape(size: (u16, u16)) {
-    let (columns, rows) = size;
     let pane = two_providers(size).await;
     pane.type_text("/model");
     pane.key("Enter");
@@ -1768,32 +1755,25 @@ async fn model_picker_escape(size: (u16, u16)) {
         "openai/gpt-4.1 · ask · ↑0 ↓0\n›",
     );
     insta::assert_snapshot!(
-        format!("model_picker_escape_{columns}x{rows}"),
+        snapshot_name("model_picker_escape", size),
         pane.normalised(&screen)
     );
     pane.quit();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn model_picker_escape_keeps_the_model_at_80x24() {
-    if tmux_missing("model_picker_escape_keeps_the_model_at_80x24") {
+async fn model_picker_escape_keeps_the_model() {
+    if tmux_missing("model_picker_escape_keeps_the_model") {
         return;
     }
-    model_picker_escape(SMALL).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn model_picker_escape_keeps_the_model_at_200x50() {
-    if tmux_missing("model_picker_escape_keeps_the_model_at_200x50") {
-        return;
+    for size in SIZES {
+        model_picker_escape(size).await;
     }
-    model_picker_escape(LARGE).await;
 }
 
 /// Ctrl-P in the prompt goes to the provider's next known model at once: the prompt is drawn
 /// again with a note and the new status line, the typed text kept; ↑ still walks the history.
 async fn ctrl_p_cycles(size: (u16, u16)) {
-    let (columns, rows) = size;
     let pane = two_providers(size).await;
     pane.type_text("/thinking low");
     pane.key("Enter");
@@ -1806,7 +1786,7 @@ async fn ctrl_p_cycles(size: (u16, u16)) {
         "openai/gpt-4.1-mini · thinking low · ask · ↑0 ↓0\n› hello",
     );
     insta::assert_snapshot!(
-        format!("model_cycled_{columns}x{rows}"),
+        snapshot_name("model_cycled", size),
         pane.normalised(&screen)
     );
     pane.key("C-p");
@@ -1826,19 +1806,13 @@ async fn ctrl_p_cycles(size: (u16, u16)) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_p_cycles_the_model_at_80x24() {
-    if tmux_missing("ctrl_p_cycles_the_model_at_80x24") {
+async fn ctrl_p_cycles_the_model() {
+    if tmux_missing("ctrl_p_cycles_the_model") {
         return;
     }
-    ctrl_p_cycles(SMALL).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_p_cycles_the_model_at_200x50() {
-    if tmux_missing("ctrl_p_cycles_the_model_at_200x50") {
-        return;
+    for size in SIZES {
+        ctrl_p_cycles(size).await;
     }
-    ctrl_p_cycles(LARGE).await;
 }
 
 /// At an endpoint whose models jig does not know, `/model` and Ctrl-P say so and how to switch.
