@@ -44,7 +44,7 @@ use jig_tui::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scop
 use jig_tui::policy::PermissionMode;
 use jig_tui::screen::{Screen, color_enabled, live_columns};
 use jig_tui::view::{Line, Status, Style, View, brief};
-use jig_tui::wrap::field;
+use jig_tui::wrap::{field, text_rows};
 use reedline::{Reedline, Signal};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -267,7 +267,7 @@ impl Asking {
             };
             // Wrapped, not cut: the question says exactly what an allowance covers.
             let room = live_columns(u16::try_from(width).unwrap_or(u16::MAX)).saturating_sub(10);
-            for (index, line) in wrap_words(note, room.max(20)).into_iter().enumerate() {
+            for (index, line) in text_rows(note, room.max(20)).into_iter().enumerate() {
                 let lead = if index == 0 { first } else { rest };
                 lines.push(Line::styled(format!("{lead}{line}"), Style::Dim));
             }
@@ -292,7 +292,7 @@ impl Asking {
         ];
         let note = note.strip_prefix("[sandbox] ").unwrap_or(note);
         let room = live_columns(u16::try_from(width).unwrap_or(u16::MAX)).saturating_sub(2);
-        for line in wrap_words(note, room.max(20)) {
+        for line in text_rows(note, room.max(20)) {
             lines.push(Line::styled(format!("  {line}"), Style::Dim));
         }
         if let Some(reason) = &self.reason {
@@ -323,26 +323,6 @@ impl Asking {
         ));
         lines
     }
-}
-
-/// `text` in lines of at most `width` characters, broken between words (a longer word is a line
-/// of its own).
-fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// The first lines of an edit's or a write's change, `-`/`+`.
@@ -1490,8 +1470,8 @@ mod tests {
         insta::assert_snapshot!(text, @r#"
             ? allow bash git -c core.pager=x log
               [y] yes  [t] always bash (any command) (session)  [T] always (project)
-              no [p]: `git -c` can run or delete other programs' work, so no prefix
-                  allows it
+              no [p]: `git -c` can run or delete other programs' work, so no
+                  prefix allows it
               [n] no, with a reason  [Esc] no
         "#);
     }

@@ -77,6 +77,15 @@ pub fn wrap(line: &Line, columns: usize) -> Vec<(Line, Break)> {
     rows
 }
 
+/// `text` (one line, no styles) in rows of at most `columns` display columns, broken between
+/// words as [`wrap`] breaks them, each row without the space it was broken at.
+pub fn text_rows(text: &str, columns: usize) -> Vec<String> {
+    wrap(&Line::plain(text), columns)
+        .into_iter()
+        .map(|(row, _)| row.text())
+        .collect()
+}
+
 /// The columns a live row may take on a terminal `width` columns wide: a tenth less than the
 /// width. A window dragged narrower re-wraps the live rows a moment before the program hears
 /// of the new width (and two quick steps may arrive as one); rows that still fit keep their
