@@ -482,21 +482,19 @@ fn diff_lines(lines: &[&str]) -> Vec<Line> {
             .take_while(|l| sign(l) == Some(b'+'))
             .count();
         if removed > 0 && removed == added {
+            let mut added_lines = Vec::with_capacity(added);
             for pair in 0..removed {
                 let (old, new) = (lines[index + pair], lines[index + removed + pair]);
                 let changes = similar::utils::diff_words(Algorithm::Myers, &old[1..], &new[1..]);
                 out.push(changed_words(old, &changes, ChangeTag::Delete, Color::Red));
-            }
-            for pair in 0..removed {
-                let (old, new) = (lines[index + pair], lines[index + removed + pair]);
-                let changes = similar::utils::diff_words(Algorithm::Myers, &old[1..], &new[1..]);
-                out.push(changed_words(
+                added_lines.push(changed_words(
                     new,
                     &changes,
                     ChangeTag::Insert,
                     Color::Green,
                 ));
             }
+            out.extend(added_lines);
             index += removed * 2;
             continue;
         }
