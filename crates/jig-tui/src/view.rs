@@ -41,7 +41,14 @@ const EXPANDABLE: usize = 20;
 struct Expandable {
     header: Line,
     text: String,
-    style: Style,
+    /// How its lines are drawn: an edit's diff in colour, other results in one style.
+    shown: Shown,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    Diff,
+    Text(Style),
 }
 
 #[derive(Debug)]
@@ -264,7 +271,7 @@ impl View {
         let Expandable {
             mut header,
             text,
-            style,
+            shown,
         } = expandable;
         let count = text.lines().count();
         if let Some(first) = header.0.first_mut() {
@@ -275,11 +282,19 @@ impl View {
             format!(" · all {count} line{}", if count == 1 { "" } else { "s" }),
             Style::Dim,
         ));
-        for line in text.lines() {
-            self.finished.push(Line::styled(
-                format!("  {}", line.trim_end_matches('\r').replace('\t', "    ")),
-                style,
-            ));
+        match shown {
+            Shown::Diff => {
+                let lines: Vec<&str> = text.lines().collect();
+                self.finished.extend(diff_lines(&lines));
+            }
+            Shown::Text(style) => {
+                for line in text.lines() {
+                    self.finished.push(Line::styled(
+                        format!("  {}", line.trim_end_matches('\r').replace('\t', "    ")),
+                        style,
+                    ));
+                }
+            }
         }
         true
     }
@@ -405,7 +420,7 @@ impl View {
                     ),
                     Style::Dim,
                 ));
-                self.keep_expandable(header, diff.to_owned(), Style::Dim);
+                self.keep_expandable(header, diff.to_owned(), Shown::Diff);
             }
             return;
         }
@@ -449,18 +464,18 @@ impl View {
                 .push(Line::styled("  (ctrl+o shows all)", Style::Dim));
         }
         if hidden > 0 || cut {
-            self.keep_expandable(header, text, style);
+            self.keep_expandable(header, text, Shown::Text(style));
         }
     }
 
-    fn keep_expandable(&mut self, header: Line, text: String, style: Style) {
+    fn keep_expandable(&mut self, header: Line, text: String, shown: Shown) {
         if self.expandable.len() == EXPANDABLE {
             self.expandable.pop_front();
         }
         self.expandable.push_back(Expandable {
             header,
             text,
-            style,
+            shown,
         });
     }
 }
@@ -737,6 +752,33 @@ mod tests {
         assert!(view.expand());
         assert!(view.take_finished()[0].text().starts_with("⤷ bash first"));
         assert!(!view.expand());
+    }
+
+    #[test]
+    fn a_long_diff_expands_in_colour() {
+        let mut view = View::new(60, Status::default());
+        let diff: String = (1..=DIFF_LINES + 5)
+            .map(|n| format!("-{n} old\n+{n} new\n"))
+            .collect();
+        view.apply(&AgentEvent::ToolExecutionEnd {
+            tool_call_id: "e".into(),
+            tool_name: "edit".into(),
+            result: ToolResult::text("ok").with_details(json!({ "diff": diff })),
+            is_error: false,
+        });
+        let shown = view.take_finished();
+        assert!(
+            shown
+                .last()
+                .unwrap()
+                .text()
+                .contains("more diff lines (ctrl+o shows all)")
+        );
+        assert!(view.expand());
+        let expanded = view.take_finished();
+        assert_eq!(expanded.len(), 1 + 2 * (DIFF_LINES + 5));
+        assert_eq!(expanded[1].0[0].style, Style::Removed);
+        assert_eq!(expanded.last().unwrap().0[0].style, Style::Added);
     }
 
     #[test]
