@@ -10,23 +10,8 @@ pub(crate) const TOOL_ERROR: u8 = 1;
 /// The command line was wrong: unknown tool, invalid JSON, bad flag, missing directory.
 pub(crate) const USAGE: u8 = 2;
 
-/// Why a subcommand stopped before producing its normal output.
-#[derive(Debug)]
-pub(crate) enum CliError {
-    /// The command line was wrong; exit 2 with the message on stderr.
-    Usage(anyhow::Error),
-    /// Something failed that the user cannot fix by changing the arguments (exit 1).
-    Failure(anyhow::Error),
-    /// Stop with this exit code; the reason was already printed (startup diagnostics).
-    Reported(u8),
-}
-
-impl CliError {
-    /// A usage error with `message`.
-    pub(crate) fn usage(message: impl std::fmt::Display) -> Self {
-        Self::Usage(anyhow::anyhow!("{message}"))
-    }
-}
+/// Why a subcommand stopped before producing its normal output: the harness's error.
+pub(crate) use jig_session::StartError as CliError;
 
 /// Prints `error` to stderr and returns its exit code. Output that cannot be written because
 /// the reader went away (a closed pipe) is not an error.
@@ -50,7 +35,4 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .any(|cause| cause.kind() == io::ErrorKind::BrokenPipe)
 }
 
-/// `jig: warning: …` on stderr.
-pub(crate) fn warn(message: &str) {
-    let _ = writeln!(io::stderr().lock(), "jig: warning: {message}");
-}
+pub(crate) use jig_session::warn;

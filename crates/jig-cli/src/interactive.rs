@@ -52,9 +52,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
 use crate::exit::CliError;
-use crate::extensions::{IdleTurn, Sent, SessionHost};
-use crate::permissions;
-use crate::run_cmd::{self, Prepared, RunArgs};
+use crate::run_cmd::RunArgs;
+use jig_session::extensions::{IdleTurn, Sent, SessionHost};
+use jig_session::permissions;
+use jig_session::startup::{self, Face, Prepared};
 use session::SessionWriter;
 
 /// The names of the built-in commands (`/help`, …), which prompt templates may not take.
@@ -113,7 +114,7 @@ struct ExtensionQuestions {
 }
 
 #[async_trait]
-impl crate::extensions::ExtensionUi for ExtensionQuestions {
+impl jig_session::extensions::ExtensionUi for ExtensionQuestions {
     async fn ask(&self, extension: &str, request: UiRequest) -> Value {
         let fallback = request.no_ui_answer();
         let (reply, answer) = oneshot::channel();
@@ -405,11 +406,11 @@ struct App {
     /// stops waiting (its text is kept) and the turn starts.
     wake: Arc<AtomicBool>,
     /// Skills (`/skill:NAME`) and prompt templates (`/NAME`).
-    knowledge: run_cmd::skills::Knowledge,
+    knowledge: jig_session::skills::Knowledge,
     /// The agent loop's events for the extensions that subscribe to them.
-    lifecycle: Option<crate::extensions::LifecycleEvents>,
+    lifecycle: Option<jig_session::extensions::LifecycleEvents>,
     /// How `/model` and Ctrl-P reach other providers.
-    switch: run_cmd::ProviderSwitch,
+    switch: jig_session::model::ProviderSwitch,
     /// A note shown above the status line of the next prompt (after Ctrl-P changed the model
     /// or Ctrl+O had nothing to show, while the prompt was open: the prompt is drawn again in
     /// place, with the note).
@@ -422,7 +423,7 @@ struct App {
 /// and the prompt templates, each with its help.
 fn completions(
     runner: &ExtensionRunner,
-    knowledge: &run_cmd::skills::Knowledge,
+    knowledge: &jig_session::skills::Knowledge,
 ) -> Vec<(String, String)> {
     runner
         .commands()
@@ -452,14 +453,15 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         .map_err(CliError::Failure)?;
     // Trust is decided (and asked, when the chain gets that far) before anything the project
     // brings is loaded.
-    let mut opened = runtime.block_on(run_cmd::open(
-        args,
-        "interactive",
+    let options = args.options();
+    let mut opened = runtime.block_on(startup::open(
+        &options,
+        Face::Interactive,
         Some(&trust::TerminalTrustPrompt),
     ))?;
     let (tx, rx) = channel();
     opened.ui = Some(Arc::new(ExtensionQuestions { tx: tx.clone() }));
-    let mut prepared = match runtime.block_on(run_cmd::prepare(args, &opened)) {
+    let mut prepared = match runtime.block_on(startup::prepare(&options, &opened)) {
         Ok(prepared) => prepared,
         Err(error) => {
             runtime.block_on(opened.close());
@@ -472,7 +474,7 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     app.setup_note = setup_note;
     app.trust = opened.project.decision.clone();
     app.sandbox_report.clone_from(&opened.sandbox_report);
-    let forced = run_cmd::forced_skills(args);
+    let forced = startup::forced_skills(&options);
     if !forced.is_empty() {
         app.note(&format!(
             "--skill {} forces a skill into jig run's prompt; here, type /skill:NAME with your \
@@ -525,7 +527,7 @@ impl App {
             ..
         } = prepared;
         if !runner.extensions().is_empty() {
-            config.turn_hooks = Arc::new(crate::extensions::ExtensionTurnHooks {
+            config.turn_hooks = Arc::new(jig_session::extensions::ExtensionTurnHooks {
                 host: Arc::clone(&host),
                 runner: Arc::clone(runner),
             });
@@ -552,7 +554,7 @@ impl App {
         );
         // The permission policy decides first, then the extensions' `tool_call`.
         let shared: Arc<dyn jig_agent::ToolHooks> = hooks.clone();
-        config.hooks = crate::extensions::with_permissions(shared, runner);
+        config.hooks = jig_session::extensions::with_permissions(shared, runner);
         let color = color_enabled();
         let (width, _) = terminal::size().unwrap_or((80, 24));
         let status = Status {
@@ -604,7 +606,7 @@ impl App {
             sandbox_report: String::new(),
             turn_started: None,
             setup_note: None,
-            lifecycle: crate::extensions::LifecycleEvents::start(runner, runtime_handle),
+            lifecycle: jig_session::extensions::LifecycleEvents::start(runner, runtime_handle),
             host,
             wake,
             knowledge,
@@ -644,7 +646,7 @@ impl App {
         });
         self.printer = SessionWriter::new(session);
         self.host
-            .write_into(Arc::clone(&self.printer) as Arc<dyn crate::extensions::EntrySink>);
+            .write_into(Arc::clone(&self.printer) as Arc<dyn jig_session::extensions::EntrySink>);
         self.sync_host();
     }
 
@@ -864,7 +866,7 @@ impl App {
         self.host.set_turn_running(true);
         let driven = self.drive(&cancel, async move {
             let Some((message, system_prompt)) =
-                run_cmd::extension_prompt(&runner, text, base_prompt, source).await
+                startup::extension_prompt(&runner, text, base_prompt, source).await
             else {
                 return (agent, false);
             };

@@ -27,50 +27,19 @@
     reason = "the CLI is the composition root: it reads --args files and stdin on the host"
 )]
 
-/// The metadata methods of a `DynTool` that wraps another one in `self.inner` and changes only
-/// how a call runs (audit records, extension hooks).
-macro_rules! delegate_tool_metadata {
-    () => {
-        fn name(&self) -> &str {
-            self.inner.name()
-        }
-        fn title(&self) -> &str {
-            self.inner.title()
-        }
-        fn description(&self) -> String {
-            self.inner.description()
-        }
-        fn input_schema(&self) -> &serde_json::Value {
-            self.inner.input_schema()
-        }
-        fn details_schema(&self) -> &serde_json::Value {
-            self.inner.details_schema()
-        }
-        fn effects(&self) -> jig_tool::Effects {
-            self.inner.effects()
-        }
-        fn sequential(&self) -> bool {
-            self.inner.sequential()
-        }
-    };
-}
-
-mod audit;
+mod argv;
 mod env_cmd;
 mod exit;
-mod extensions;
+mod flags;
 mod interactive;
 mod mcp_cmd;
-mod permissions;
 mod pi_host_cmd;
-mod project;
 mod render;
 mod run_cmd;
 mod sandbox_cmd;
 mod sessions_cmd;
 mod signals;
 mod tool_cmd;
-mod workspace;
 
 use std::process::ExitCode;
 
@@ -123,14 +92,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(workspace::WATCHDOG_ARG))
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(jig_session::workspace::WATCHDOG_ARG))
     {
         jig_env_local::run_watchdog();
         return ExitCode::SUCCESS;
     }
-    workspace::watch_processes();
+    jig_session::workspace::watch_processes();
     let mut command = Cli::command();
-    let args = project::normalize_args(std::env::args_os(), &command);
+    let args = argv::normalize_args(std::env::args_os(), &command);
     let cli = match command.try_get_matches_from_mut(args).and_then(|matches| {
         Cli::from_arg_matches(&matches).map_err(|error| error.format(&mut Cli::command()))
     }) {

@@ -17,9 +17,11 @@ use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
-use crate::extensions;
-use crate::project::{self, ProjectArgs};
-use crate::workspace::{self, ContainmentArg};
+use crate::flags::ContainmentArg;
+use crate::flags::ProjectArgs;
+use jig_session::extensions;
+use jig_session::project;
+use jig_session::workspace;
 
 /// Shown on stderr when stdin is a terminal.
 const TERMINAL_HINT: &str = "jig mcp: serving MCP over stdin/stdout. An MCP client starts this \
@@ -46,7 +48,7 @@ pub(crate) struct McpArgs {
     #[command(flatten)]
     project: ProjectArgs,
     #[command(flatten)]
-    env: crate::env_cmd::EnvFlags,
+    env: crate::flags::EnvFlags,
     #[command(flatten)]
     pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
 }
@@ -65,7 +67,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         .map_err(CliError::Failure)?;
     let outcome = runtime.block_on(async {
         let (env, far_cwd) =
-            crate::env_cmd::open_env(&args.env, || workspace::open_env(false), None).await?;
+            jig_session::workspace::open_place(&args.env.options(), || workspace::open_env(false), None).await?;
         let termination = crate::signals::termination();
         let shutdown = async move {
             let signal = termination.await;
@@ -80,8 +82,9 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         // The first root is the project: its trust is decided before anything it brings is
         // loaded, and before serving.
-        let place = crate::env_cmd::project_place(&args.env, &env, &base.cwd);
-        let project = match project::start(&args.project, place, "mcp").await {
+        let env_options = args.env.options();
+        let place = jig_session::workspace::project_place(&env_options, &env, &base.cwd);
+        let project = match project::start(&args.project.options(), place, "mcp").await {
             Ok(project) => project,
             Err(error) => {
                 env.cleanup().await;
@@ -90,7 +93,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         };
         tracing::info!(trust = %project.decision.describe(), "project");
         if base.sandbox.is_on()
-            && let Err(error) = crate::sandbox_cmd::add_project_protected(
+            && let Err(error) = jig_session::sandbox::add_project_protected(
                 &mut base.sandbox,
                 project.settings.as_ref(),
             )
@@ -117,7 +120,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             None,
         )
         .await;
-        let registry = crate::audit::registry(extensions::hooked_registry(registry, &runner));
+        let registry = jig_session::audit::registry(extensions::hooked_registry(registry, &runner));
         let options = ServerOptions {
             // The client's roots are its own machine's directories: not the remote env's.
             roots_source: if args.roots.is_empty() && far_cwd.is_none() {
@@ -128,11 +131,11 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             sandbox_report: base
                 .sandbox
                 .is_on()
-                .then(|| crate::sandbox_cmd::report(&base.exec_sandbox(), far_cwd.is_some())),
+                .then(|| jig_session::sandbox::report(&base.exec_sandbox(), far_cwd.is_some())),
             ..ServerOptions::default()
         };
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
-        crate::env_cmd::arm_audit();
+        jig_session::workspace::arm_audit();
         let server = JigMcpServer::new(registry, base, options);
         let outcome_of_serving = serve_stdio(server, shutdown)
             .await
@@ -207,7 +210,7 @@ async fn base_context(
     }
     for root in &args.roots {
         let root = match far_cwd {
-            Some(base) => crate::env_cmd::far_dir(base, Some(root)),
+            Some(base) => jig_session::workspace::far_dir(base, Some(root)),
             None => root.clone(),
         };
         let root = workspace::directory_arg(env.as_ref(), "--root", Some(&root)).await?;
@@ -230,8 +233,9 @@ async fn base_context(
     };
     let requested = args
         .sandbox
-        .resolve(&crate::sandbox_cmd::user_settings()?, default)?;
-    base.sandbox = crate::sandbox_cmd::enforce(requested, far_cwd.is_some())?;
+        .request()
+        .resolve(&jig_session::sandbox::user_settings()?, default)?;
+    base.sandbox = jig_session::sandbox::enforce(requested, far_cwd.is_some())?;
     Ok(base)
 }
 

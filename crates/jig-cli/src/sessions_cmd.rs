@@ -48,19 +48,25 @@ fn project_key(args: &SessionsArgs) -> Result<(PathBuf, PathBuf), CliError> {
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
     runtime.block_on(async {
-        let flags = crate::env_cmd::EnvFlags {
+        let flags = jig_session::workspace::EnvOptions {
             url: Some(url.clone()),
             audit: None,
             audit_best_effort: false,
         };
-        let (env, cwd) = crate::env_cmd::open_env(
+        let (env, cwd) = jig_session::workspace::open_place(
             &flags,
-            || crate::workspace::open_env(false),
+            || jig_session::workspace::open_env(false),
             args.cwd.as_deref(),
         )
         .await?;
-        let dir = crate::workspace::directory_arg(env.as_ref(), "--cwd", cwd.as_deref()).await;
-        let key = dir.map(|dir| (crate::env_cmd::project_place(&flags, &env, &dir).key(), dir));
+        let dir =
+            jig_session::workspace::directory_arg(env.as_ref(), "--cwd", cwd.as_deref()).await;
+        let key = dir.map(|dir| {
+            (
+                jig_session::workspace::project_place(&flags, &env, &dir).key(),
+                dir,
+            )
+        });
         env.cleanup().await;
         key
     })
@@ -130,7 +136,7 @@ pub(crate) fn run_sessions(args: &SessionsArgs) -> CliResult {
     })?;
     let mut rows = Vec::new();
     let mut damaged = Vec::new();
-    crate::run_cmd::tidy_sessions(&store, &key, &cwd);
+    jig_session::session_choice::tidy(&store, &key, &cwd);
     for path in store.sessions(&key, &cwd) {
         match Session::open(&path) {
             Ok(session) => rows.push(row(&session)),

@@ -14,11 +14,13 @@ use serde_json::{Value, json};
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
-use crate::extensions;
-use crate::project::{self, ProjectArgs};
+use crate::flags::ContainmentArg;
+use crate::flags::ProjectArgs;
 use crate::render::render_text;
 use crate::signals;
-use crate::workspace::{self, ContainmentArg};
+use jig_session::extensions;
+use jig_session::project;
+use jig_session::workspace;
 
 /// Arguments of `jig tool`.
 #[derive(Debug, Args)]
@@ -46,7 +48,7 @@ pub(crate) struct ToolArgs {
     #[command(flatten)]
     project: ProjectArgs,
     #[command(flatten)]
-    env: crate::env_cmd::EnvFlags,
+    env: crate::flags::EnvFlags,
     #[command(flatten)]
     pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
 }
@@ -84,8 +86,12 @@ fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
         .context("cannot read the current directory")
         .map_err(CliError::Failure)?;
     runtime.block_on(async {
-        let project =
-            project::start(project_args, project::ProjectPlace::Local(&cwd), "tool").await?;
+        let project = project::start(
+            &project_args.options(),
+            project::ProjectPlace::Local(&cwd),
+            "tool",
+        )
+        .await?;
         extensions::add_tools(&mut registry, &project.extensions);
         project.extensions.shutdown().await;
         Ok(registry)
@@ -110,8 +116,8 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
     let outcome = runtime.block_on(async {
-        let (env, cwd) = crate::env_cmd::open_env(
-            &args.env,
+        let (env, cwd) = workspace::open_place(
+            &args.env.options(),
             || workspace::open_env(args.keep_temp),
             args.cwd.as_deref(),
         )
@@ -119,8 +125,9 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         // One call the user typed themselves: no sandbox unless the flags or settings ask.
         let policy = args
             .sandbox
+            .request()
             .resolve(
-                &crate::sandbox_cmd::user_settings()?,
+                &jig_session::sandbox::user_settings()?,
                 jig_env::SandboxMode::Off,
             )
             // A sandbox no mechanism can enforce fails the bash call itself, saying so.
@@ -147,11 +154,12 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             }
         };
         // The cwd is the project: its trust is decided before anything it brings is loaded.
-        let place = crate::env_cmd::project_place(&args.env, &env, &ctx.cwd);
-        let runner = match project::start(&args.project, place, "tool").await {
+        let env_options = args.env.options();
+        let place = jig_session::workspace::project_place(&env_options, &env, &ctx.cwd);
+        let runner = match project::start(&args.project.options(), place, "tool").await {
             Ok(project) => {
                 let protected = if ctx.sandbox.is_on() {
-                    crate::sandbox_cmd::add_project_protected(
+                    jig_session::sandbox::add_project_protected(
                         &mut ctx.sandbox,
                         project.settings.as_ref(),
                     )
@@ -180,11 +188,11 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry, None).await;
         let mut single = ToolRegistry::new();
         single.register(tool);
-        let tool = crate::audit::registry(extensions::hooked_registry(single, &runner))
+        let tool = jig_session::audit::registry(extensions::hooked_registry(single, &runner))
             .get(&args.name)
             .cloned()
             .unwrap_or_else(|| unreachable!("the tool was just registered"));
-        crate::env_cmd::arm_audit();
+        jig_session::workspace::arm_audit();
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);
@@ -332,7 +340,7 @@ fn tools_text(registry: &ToolRegistry) -> String {
             uncontained.join(", "),
             if uncontained.len() == 1 { "s" } else { "" }
         );
-        let _ = writeln!(out, "{}", crate::sandbox_cmd::defaults_report());
+        let _ = writeln!(out, "{}", jig_session::sandbox::defaults_report());
     }
     out
 }

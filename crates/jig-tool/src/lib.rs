@@ -22,6 +22,36 @@
 //! assert!(ToolError::failed("Path not found: x").is_for_model());
 //! ```
 
+/// The metadata methods of a [`DynTool`] that wraps another one in `self.inner` and changes
+/// only how a call runs (audit records, extension hooks, a rerun question): write
+/// `jig_tool::delegate_tool_metadata!();` inside the `impl DynTool`.
+#[macro_export]
+macro_rules! delegate_tool_metadata {
+    () => {
+        fn name(&self) -> &str {
+            self.inner.name()
+        }
+        fn title(&self) -> &str {
+            self.inner.title()
+        }
+        fn description(&self) -> String {
+            self.inner.description()
+        }
+        fn input_schema(&self) -> &serde_json::Value {
+            self.inner.input_schema()
+        }
+        fn details_schema(&self) -> &serde_json::Value {
+            self.inner.details_schema()
+        }
+        fn effects(&self) -> $crate::Effects {
+            self.inner.effects()
+        }
+        fn sequential(&self) -> bool {
+            self.inner.sequential()
+        }
+    };
+}
+
 mod context;
 mod error;
 mod mutation_queue;

@@ -14,7 +14,7 @@ use reedline::Signal;
 use tokio_util::sync::CancellationToken;
 
 use super::{App, COMMANDS};
-use crate::permissions;
+use jig_session::permissions;
 
 /// Whether the session goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,7 +97,7 @@ impl SandboxRerun {
 
 #[async_trait]
 impl DynTool for SandboxRerun {
-    delegate_tool_metadata!();
+    jig_tool::delegate_tool_metadata!();
 
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
         let result = self.inner.execute(ctx, args.clone()).await?;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use jig_agent::{AgentEvent, AgentObserver, Session, SessionError};
 use serde_json::Value;
 
-use crate::extensions::{EntrySink, Sent};
+use jig_session::extensions::{EntrySink, Sent};
 
 /// Writes the session synchronously; the first error met is kept until read.
 #[derive(Debug)]

@@ -9,7 +9,7 @@ use jig_protocol::Message;
 use serde_json::Value;
 
 use super::OutputMode;
-use crate::extensions::SessionHost;
+use jig_session::extensions::SessionHost;
 
 /// Records messages in the session as they complete and, in JSON mode, prints every event to
 /// stdout.
@@ -277,11 +277,6 @@ pub(crate) fn print_json(value: &Value) {
 }
 
 pub(crate) use crate::exit::warn;
-
-/// `jig: …` on stderr, for information (`--verbose`).
-pub(super) fn note(message: &str) {
-    let _ = writeln!(io::stderr().lock(), "jig: {message}");
-}
 
 /// `jig: …` on stderr.
 pub(crate) fn error(message: &str) {

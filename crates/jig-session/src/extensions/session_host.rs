@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::ExtensionUi;
 
 /// Where `appendEntry` writes once the session exists: the interactive session's writer.
-pub(crate) trait EntrySink: Send + Sync {
+pub trait EntrySink: Send + Sync {
     /// Appends `{"type": "custom", "customType", "data"}` to the session.
     fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), String>;
 }
@@ -35,7 +35,7 @@ enum Entries {
 
 /// Whether and how the actions that change the session reach an agent loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Delivery {
+pub enum Delivery {
     /// No agent loop here (`mcp`, `tool`): they answer `<method> is not available in jig
     /// <mode> mode`.
     Unavailable,
@@ -49,18 +49,18 @@ pub(crate) enum Delivery {
 
 /// How a message an extension sent into the interactive session is shown and recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Sent {
+pub struct Sent {
     /// `sendMessage`'s `customType`.
-    pub(crate) custom_type: Option<String>,
+    pub custom_type: Option<String>,
     /// Whether it is shown in the transcript.
-    pub(crate) display: bool,
+    pub display: bool,
     /// Sent by `sendUserMessage` (shown like a typed message), not `sendMessage`.
-    pub(crate) user: bool,
+    pub user: bool,
 }
 
 /// A turn an extension asked for while the interactive session was idle.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum IdleTurn {
+pub enum IdleTurn {
     /// `sendUserMessage`: sent as if the user had typed it (through `input` and
     /// `before_agent_start`, source `extension`).
     User(String),
@@ -74,7 +74,7 @@ pub(crate) enum IdleTurn {
 /// <mode> mode`; in `jig run` they reach the run ([`Delivery::Run`]), in the interactive
 /// session every turn and the session file, following the session when the user switches
 /// ([`Delivery::Interactive`]).
-pub(crate) struct SessionHost {
+pub struct SessionHost {
     info: Mutex<SessionInfo>,
     delivery: Delivery,
     message_count: AtomicUsize,
@@ -109,6 +109,15 @@ pub(crate) struct SessionHost {
     session_request: Mutex<Option<SessionRequest>>,
 }
 
+impl std::fmt::Debug for SessionHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionHost")
+            .field("delivery", &self.delivery)
+            .field("providers", &self.providers)
+            .finish_non_exhaustive()
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -118,7 +127,7 @@ impl SessionHost {
     /// an agent loop; `ui` answers the extensions' `ui/*` requests (`hasUI` is whether there
     /// is one); `providers` are the providers the extensions registered while loading, already
     /// offered, whose registrations (applied at bind) are accepted.
-    pub(crate) fn new(
+    pub fn new(
         mut info: SessionInfo,
         tools: Vec<String>,
         delivery: Delivery,
@@ -151,12 +160,12 @@ impl SessionHost {
 
     /// Lets `runner`'s extensions register tools after loading, which the agent loop then
     /// offers (see [`ExtensionTurnHooks`]).
-    pub(crate) fn take_late_tools_from(&self, runner: &Arc<ExtensionRunner>) {
+    pub fn take_late_tools_from(&self, runner: &Arc<ExtensionRunner>) {
         let _ = self.late_tools_from.set(Arc::downgrade(runner));
     }
 
     /// From now on `appendEntry` writes through `recorder` (held entries first).
-    pub(crate) fn record_into(&self, recorder: &SessionRecorder) {
+    pub fn record_into(&self, recorder: &SessionRecorder) {
         let mut entries = lock(&self.entries);
         if let Entries::Held(held) = &mut *entries {
             for (custom_type, data) in held.drain(..) {
@@ -168,12 +177,12 @@ impl SessionHost {
 
     /// From now on `appendEntry` writes through `sink` (held entries first): the interactive
     /// session's writer, again each time the user switches session.
-    pub(crate) fn write_into(&self, sink: Arc<dyn EntrySink>) {
+    pub fn write_into(&self, sink: Arc<dyn EntrySink>) {
         let mut entries = lock(&self.entries);
         if let Entries::Held(held) = &mut *entries {
             for (custom_type, data) in held.drain(..) {
                 if let Err(error) = sink.append_custom(&custom_type, data) {
-                    crate::project::warn(&format!("appendEntry: {error}"));
+                    crate::warn(&format!("appendEntry: {error}"));
                 }
             }
         }
@@ -183,25 +192,25 @@ impl SessionHost {
     /// The session became another one (the interactive `/new`, `/resume`) or changed model:
     /// `update` changes what `getSessionInfo` answers; `message_count` is its conversation's
     /// length.
-    pub(crate) fn follow(&self, message_count: usize, update: impl FnOnce(&mut SessionInfo)) {
+    pub fn follow(&self, message_count: usize, update: impl FnOnce(&mut SessionInfo)) {
         update(&mut lock(&self.info));
         self.message_count.store(message_count, Ordering::Relaxed);
     }
 
     /// The run ended: messages can no longer be delivered. Entries still are, until
     /// [`SessionHost::close`].
-    pub(crate) fn finish(&self) {
+    pub fn finish(&self) {
         self.finished.store(true, Ordering::Release);
     }
 
     /// The session is being closed: entries can no longer be written.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         *lock(&self.entries) = Entries::Closed;
     }
 
     /// Interactive: a turn starts (`true`: messages are queued into it from now on) or ended
     /// (`false`: what was queued too late for it becomes a turn of its own).
-    pub(crate) fn set_turn_running(&self, running: bool) {
+    pub fn set_turn_running(&self, running: bool) {
         // Under the idle turns' lock, as in `deliver`: a message is queued either into the
         // turn or after it, never lost in between.
         let mut idle_turns = lock(&self.idle_turns);
@@ -227,13 +236,13 @@ impl SessionHost {
 
     /// Interactive: the user's prompt was sent; the messages held for it follow it before the
     /// first request.
-    pub(crate) fn deliver_next_turn(&self) {
+    pub fn deliver_next_turn(&self) {
         let held = std::mem::take(&mut *lock(&self.next_turn));
         lock(&self.steering).extend(held);
     }
 
     /// Interactive: `flag` is raised whenever a turn is asked for while the agent is idle.
-    pub(crate) fn wake_with(&self, flag: Arc<AtomicBool>) {
+    pub fn wake_with(&self, flag: Arc<AtomicBool>) {
         let _ = self.wake.set(flag);
     }
 
@@ -250,18 +259,18 @@ impl SessionHost {
     }
 
     /// Interactive: the next turn an extension asked for while the agent was idle.
-    pub(crate) fn take_idle_turn(&self) -> Option<IdleTurn> {
+    pub fn take_idle_turn(&self) -> Option<IdleTurn> {
         lock(&self.idle_turns).pop_front()
     }
 
     /// Interactive: queues `messages` to follow the message that starts a turn.
-    pub(crate) fn steer(&self, messages: Vec<Message>) {
+    pub fn steer(&self, messages: Vec<Message>) {
         lock(&self.steering).extend(messages);
     }
 
     /// How `message` shows, when an extension sent it with a `customType` or `display: false`
     /// (forgotten once asked).
-    pub(crate) fn take_sent(&self, message: &Message) -> Option<Sent> {
+    pub fn take_sent(&self, message: &Message) -> Option<Sent> {
         let mut sent = lock(&self.sent);
         let index = sent.iter().position(|(sent, _)| sent == message)?;
         Some(sent.remove(index).1)
@@ -269,12 +278,12 @@ impl SessionHost {
 
     /// What an extension asked to happen to the session (`session/new`, `session/quit`), taken
     /// once the command that asked has finished.
-    pub(crate) fn take_session_request(&self) -> Option<SessionRequest> {
+    pub fn take_session_request(&self) -> Option<SessionRequest> {
         lock(&self.session_request).take()
     }
 
     /// The tools an extension left active with `setActiveTools`; `None` when it never chose.
-    pub(crate) fn chosen_tools(&self) -> Option<Vec<String>> {
+    pub fn chosen_tools(&self) -> Option<Vec<String>> {
         lock(&self.active).clone()
     }
 
@@ -497,15 +506,18 @@ impl ExtensionHost for SessionHost {
     }
 
     fn report_error(&self, error: &ExtensionError) {
-        crate::project::warn(&error.to_string());
+        crate::warn(&error.to_string());
     }
 }
 
 /// The agent's turn hooks for a run with extensions: the host's queued messages and active
 /// tools, and the runner's `context`, `message_end` and `session_before_compact`.
-pub(crate) struct ExtensionTurnHooks {
-    pub(crate) host: Arc<SessionHost>,
-    pub(crate) runner: Arc<ExtensionRunner>,
+#[derive(Debug)]
+pub struct ExtensionTurnHooks {
+    /// The extensions' host: queued messages, active tools.
+    pub host: Arc<SessionHost>,
+    /// The loaded extensions.
+    pub runner: Arc<ExtensionRunner>,
 }
 
 #[async_trait]

@@ -7,17 +7,15 @@
 //! trusted project discovers and loads `.jig/extensions/` and reads `.jig/settings.json`. Then
 //! it prints the diagnostics: warnings let startup go on, any error stops it with exit 1.
 //! Extensions are started and initialised through `jig-extensions` into one
-//! [`ExtensionRunner`], returned unbound; each mode binds it (see `crate::extensions`).
+//! [`ExtensionRunner`], returned unbound; each mode binds it (see [`crate::extensions`]).
 //!
-//! Flags: `-e/--extension PATH` (repeatable), `-ne/--no-extensions`, `-a/--approve`,
-//! `-na/--no-approve`. The two-letter forms and flags written before the subcommand (`jig -ne
-//! run …`) are rewritten by [`normalize_args`] before clap parses.
+//! What the command line says (`-e/--extension PATH`, `-ne/--no-extensions`, `-a/--approve`,
+//! `-na/--no-approve`, `--flag`) arrives as [`ProjectOptions`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::Args;
 use jig_env::ExecutionEnv;
 use jig_extensions::{ExtensionHandle, ExtensionRunner, LoadOptions};
 use jig_project::{
@@ -29,169 +27,28 @@ use jig_project::{
 };
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
-use crate::exit::CliError;
+use crate::StartError;
 
-/// The extension and trust flags of `jig run`, `jig mcp`, `jig tool` and `jig tools`.
-#[derive(Debug, Clone, Default, Args)]
-pub(crate) struct ProjectArgs {
-    /// Load the extension at PATH (repeatable); kept with -ne.
-    #[arg(short = 'e', long = "extension", value_name = "PATH")]
-    pub(crate) extensions: Vec<PathBuf>,
-    /// Do not discover extensions (project, global, settings); -e still loads [short: -ne].
-    #[arg(long = "no-extensions")]
-    pub(crate) no_extensions: bool,
-    /// Trust the project for this run: load its .jig extensions and settings (nothing is saved).
-    #[arg(short = 'a', long = "approve", conflicts_with = "no_approve")]
-    pub(crate) approve: bool,
-    /// Do not trust the project for this run (nothing is saved) [short: -na].
-    #[arg(long = "no-approve")]
-    pub(crate) no_approve: bool,
-    /// Set a flag an extension registers: NAME=VALUE, or NAME alone for a boolean flag
-    /// (repeatable). `--NAME[=VALUE]` does the same for a name jig does not use itself.
-    #[arg(long = "flag", value_name = "NAME[=VALUE]")]
-    pub(crate) flags: Vec<String>,
-}
-
-impl ProjectArgs {
-    fn trust_override(&self) -> Option<bool> {
-        if self.approve {
-            Some(true)
-        } else if self.no_approve {
-            Some(false)
-        } else {
-            None
-        }
-    }
-}
-
-/// The subcommands that take [`ProjectArgs`].
-const PROJECT_SUBCOMMANDS: &[&str] = &["run", "mcp", "tool", "tools"];
-
-/// The command line with the two-letter flags spelled long (`-ne` → `--no-extensions`, `-na`
-/// → `--no-approve`), those flags, when written before the subcommand (`jig -ne run …`), moved
-/// after it, and the long options the subcommand does not know (`--plan`, `--label=x`) spelled
-/// as the extension flags they name (`--flag=plan`, `--flag=label=x`): extensions register
-/// their flags only once they are loaded, which is after the command line is read. Nothing
-/// after a `--` is touched. `cli` is the command line's definition.
-pub(crate) fn normalize_args(
-    args: impl IntoIterator<Item = OsString>,
-    cli: &clap::Command,
-) -> Vec<OsString> {
-    let mut args: Vec<OsString> = args.into_iter().collect();
-    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
-    for arg in &mut args[..end] {
-        if arg == "-ne" {
-            *arg = "--no-extensions".into();
-        } else if arg == "-na" {
-            *arg = "--no-approve".into();
-        }
-    }
-    // Leading project flags (and extension flags), then a subcommand that takes them.
-    let mut index = 1;
-    while index < end {
-        let arg = args[index].to_string_lossy();
-        let takes_value = arg == "-e" || arg == "--extension" || arg == "--flag";
-        let extension_flag = arg
-            .strip_prefix("--")
-            .is_some_and(|name| !name.is_empty() && !matches!(name, "help" | "version"));
-        let is_flag = takes_value || extension_flag || matches!(arg.as_ref(), "-a" | "-ne" | "-na");
-        if !is_flag {
-            break;
-        }
-        index += if takes_value { 2 } else { 1 };
-    }
-    let mut end = end;
-    if index > 1 {
-        // `jig -ne` or `jig -e PATH`: the interactive session, which is `jig run` without a
-        // prompt. Before another subcommand (`jig -ne sessions`) clap reports them.
-        let next = args[index.min(end)..end]
-            .first()
-            .map(|a| a.to_string_lossy().into_owned());
-        let names_a_subcommand = next.as_deref().is_some_and(|name| {
-            name == "help" || cli.get_subcommands().any(|sub| sub.get_name() == name)
-        });
-        if !names_a_subcommand {
-            args.insert(index.min(end), "run".into());
-            end += 1;
-        }
-    }
-    let subcommand = args.get(index).map(|a| a.to_string_lossy().into_owned());
-    if let Some(name) = subcommand
-        .as_deref()
-        .filter(|name| index < end && PROJECT_SUBCOMMANDS.contains(name))
-    {
-        if index > 1 {
-            let flags: Vec<OsString> = args.drain(1..index).collect();
-            let at = 2;
-            for (offset, flag) in flags.into_iter().enumerate() {
-                args.insert(at + offset, flag);
-            }
-        }
-        if let Some(command) = cli.find_subcommand(name) {
-            spell_extension_flags(&mut args[2..end], command);
-        }
-    }
-    args
-}
-
-/// Whether `name` is close enough to a long option of `command` to be a misspelling of it.
-fn resembles_an_option(name: &str, command: &clap::Command) -> bool {
-    command
-        .get_arguments()
-        .filter_map(clap::Arg::get_long)
-        .any(|long| strsim::jaro_winkler(name, long) >= TYPO_SIMILARITY)
-}
-
-/// How alike (Jaro-Winkler) an unknown option and one of jig's must be to be taken for a typo.
-const TYPO_SIMILARITY: f64 = 0.9;
-
-/// Rewrites each long option `command` does not define, `--NAME` or `--NAME=VALUE`, as
-/// `--flag=NAME[=VALUE]`; the values of the options it does define are skipped. A name close
-/// to one of the command's own (`--modle`) is most likely a typo: it is left for clap to
-/// report with its suggestion (`--flag modle` still reaches such an extension flag).
-fn spell_extension_flags(args: &mut [OsString], command: &clap::Command) {
-    let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
-    let mut index = 0;
-    while index < args.len() {
-        let word = args[index].to_string_lossy().into_owned();
-        index += 1;
-        if let Some(option) = word.strip_prefix("--").filter(|o| !o.is_empty()) {
-            let (name, value) = match option.split_once('=') {
-                Some((name, _)) => (name, true),
-                None => (option, false),
-            };
-            match command.get_arguments().find(|arg| {
-                arg.get_long_and_visible_aliases()
-                    .is_some_and(|l| l.contains(&name))
-            }) {
-                Some(arg) => {
-                    if takes_value(arg) && !value {
-                        index += 1;
-                    }
-                }
-                None if name == "help" || name == "version" => {}
-                None if resembles_an_option(name, command) => {}
-                None => args[index - 1] = format!("--flag={option}").into(),
-            }
-        } else if let Some(shorts) = word.strip_prefix('-').filter(|s| !s.is_empty()) {
-            // `-e PATH` takes the next word; `-ePATH` and clusters of switches do not.
-            let first = shorts.chars().next();
-            let defined = command
-                .get_arguments()
-                .find(|arg| arg.get_short().is_some() && arg.get_short() == first);
-            if shorts.chars().count() == 1 && defined.is_some_and(takes_value) {
-                index += 1;
-            }
-        }
-    }
+/// What the command line says about extensions and trust (`-e`, `-ne`, `-a`/`-na`, `--flag`).
+#[derive(Debug, Clone, Default)]
+pub struct ProjectOptions {
+    /// Extensions to load (`-e PATH`), kept with `no_extensions`.
+    pub extensions: Vec<PathBuf>,
+    /// Do not discover extensions (project, global, settings).
+    pub no_extensions: bool,
+    /// Trust (`Some(true)`) or distrust (`Some(false)`) the project for this run, saving
+    /// nothing; `None` lets the trust chain decide.
+    pub trust: Option<bool>,
+    /// The values of extension flags, `NAME=VALUE` or `NAME`.
+    pub flags: Vec<String>,
 }
 
 /// Where the project the tools act on is: a directory of this machine, or of the remote
 /// environment `--env` names. A remote project is never looked for on this machine (a
 /// directory of the same name here is another directory): what it brings is read through the
 /// env, and it is trusted under its URL.
-#[derive(Clone, Copy)]
-pub(crate) enum ProjectPlace<'a> {
+#[derive(Debug, Clone, Copy)]
+pub enum ProjectPlace<'a> {
     /// A directory of this machine (canonical).
     Local(&'a Path),
     /// A directory (canonical, far side) of the env `url` names.
@@ -209,7 +66,7 @@ impl ProjectPlace<'_> {
     /// The project's name in the trust store, the saved permissions and the session store,
     /// and what extensions are told: the directory itself, or for a remote one its URL (`ssh://box/srv/repo`), so
     /// a decision about one never applies to the other.
-    pub(crate) fn key(&self) -> PathBuf {
+    pub fn key(&self) -> PathBuf {
         match self {
             Self::Local(dir) => dir.to_path_buf(),
             Self::Remote { url, dir, .. } => {
@@ -238,7 +95,7 @@ impl ProjectPlace<'_> {
     async fn resolve_trust(
         &self,
         inputs: &TrustInputs<'_>,
-        args: &ProjectArgs,
+        args: &ProjectOptions,
         diagnostics: &mut Diagnostics,
     ) -> Result<TrustDecision, jig_project::TrustError> {
         // An override decides without looking (as the local chain does): no round trips for
@@ -298,20 +155,20 @@ fn without_extensions(gated: Vec<GatedResource>) -> Vec<GatedResource> {
 
 /// What startup decided about the project.
 #[derive(Debug)]
-pub(crate) struct ProjectStartup {
+pub struct ProjectStartup {
     /// The project's name for trust, saved permissions and the session store
     /// ([`ProjectPlace::key`]).
-    pub(crate) key: PathBuf,
+    pub key: PathBuf,
     /// The trust decision (for `--verbose`).
-    pub(crate) decision: TrustDecision,
+    pub decision: TrustDecision,
     /// The trusted project's `.jig/settings.json`; `None` when untrusted or absent.
-    pub(crate) settings: Option<ProjectSettings>,
+    pub settings: Option<ProjectSettings>,
     /// The loaded extensions, in load order, not yet bound to a host.
-    pub(crate) extensions: Arc<ExtensionRunner>,
+    pub extensions: Arc<ExtensionRunner>,
 }
 
 /// The extensions loaded so far, and the pre-trust extensions' `project_trust` event.
-pub(crate) struct LoadedExtensions {
+pub struct LoadedExtensions {
     /// The extensions; shared with [`trust_hook`](Self::trust_hook) while trust is decided.
     runner: Arc<ExtensionRunner>,
     /// How many extensions came from `-e` (project extensions load right after them).
@@ -360,7 +217,7 @@ fn timeouts(diagnostics: &mut Diagnostics) -> (jig_extensions::Timeouts, std::ti
 
 /// A positive number of seconds: digits with an optional decimal fraction (`60`, `2.5`), at most
 /// about 31 years.
-pub(crate) fn parse_timeout(value: &str) -> Option<std::time::Duration> {
+pub fn parse_timeout(value: &str) -> Option<std::time::Duration> {
     let value = value.trim();
     let (whole, fraction) = value.split_once('.').unwrap_or((value, "0"));
     let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
@@ -413,12 +270,12 @@ impl std::fmt::Debug for LoadedExtensions {
 
 /// What [`load_extensions`] is asked to load.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct LoadRequest<'a> {
+pub struct LoadRequest<'a> {
     /// Extensions to load, in order.
-    pub(crate) extensions: &'a [DiscoveredExtension],
+    pub extensions: &'a [DiscoveredExtension],
     /// The trusted project's settings, whose `extensions` and `hooks` name more extensions and
     /// commands to run on events.
-    pub(crate) project_settings: Option<&'a ProjectSettings>,
+    pub project_settings: Option<&'a ProjectSettings>,
 }
 
 /// The pre-trust extensions' `project_trust` event as a step of the trust chain. Failing
@@ -629,7 +486,7 @@ fn extension_shutdown(extension: Arc<dyn ExtensionHandle>) {
 /// command-hook extension named by the settings file. Failures are load errors; tool and flag
 /// name conflicts are conflict errors. Afterwards `loaded`'s trust hook asks the extensions
 /// that subscribe to `project_trust`.
-pub(crate) async fn load_extensions(
+pub async fn load_extensions(
     request: LoadRequest<'_>,
     loaded: &mut LoadedExtensions,
     diagnostics: &mut Diagnostics,
@@ -773,24 +630,18 @@ fn parse_settings_hooks(hooks: &serde_json::Value) -> Result<Vec<Hooks>, String>
     Ok(layers)
 }
 
-/// Prints `jig: warning: <message>` on stderr.
-pub(crate) fn warn(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "jig: warning: {message}");
-}
-
 /// Resolves the trust of `project_dir` (canonical) and loads what it allows; prints the
 /// diagnostics. An error diagnostic (or a damaged trust store) stops startup with exit 1.
 /// For the commands that run no model (`jig tool`, `jig tools`, `jig mcp`) a user settings file
 /// `jig run` would refuse is a warning: they use only its trust and extension keys, but a typo
 /// there must not pass unnoticed.
-pub(crate) async fn start(
-    args: &ProjectArgs,
+pub async fn start(
+    args: &ProjectOptions,
     place: ProjectPlace<'_>,
     mode: &str,
-) -> Result<ProjectStartup, CliError> {
-    if let Some(problem) = crate::run_cmd::settings::user_problem() {
-        warn(&format!(
+) -> Result<ProjectStartup, StartError> {
+    if let Some(problem) = crate::settings::user_problem() {
+        crate::warn(&format!(
             "{problem}; `jig run` stops on it, this command reads only its defaultProjectTrust and extensions"
         ));
     }
@@ -803,12 +654,12 @@ pub(crate) async fn start(
     clippy::too_many_lines,
     reason = "the startup steps in order: pre-trust extensions, trust, what the project brings"
 )]
-pub(crate) async fn start_with_prompt(
-    args: &ProjectArgs,
+pub async fn start_with_prompt(
+    args: &ProjectOptions,
     place: ProjectPlace<'_>,
     mode: &str,
     prompt: Option<&dyn TrustPrompt>,
-) -> Result<ProjectStartup, CliError> {
+) -> Result<ProjectStartup, StartError> {
     let key = place.key();
     let project_dir = key.as_path();
     let mut diagnostics = Diagnostics::default();
@@ -857,7 +708,7 @@ pub(crate) async fn start_with_prompt(
     let store = config_dir.as_deref().map(TrustStore::in_config_dir);
     let trust_inputs = TrustInputs {
         project_dir,
-        trust_override: args.trust_override(),
+        trust_override: args.trust,
         hook: loaded
             .trust_hook
             .as_deref()
@@ -871,7 +722,7 @@ pub(crate) async fn start_with_prompt(
         .await
         .map_err(|error| {
             let _ = diagnostics.report_to_stderr();
-            CliError::Failure(
+            StartError::Failure(
                 anyhow::Error::new(error).context("cannot decide the project's trust"),
             )
         })?;
@@ -929,7 +780,7 @@ pub(crate) async fn start_with_prompt(
         }),
         StartupVerdict::Exit(code) => {
             loaded.runner.shutdown().await;
-            Err(CliError::Reported(code))
+            Err(StartError::Reported(code))
         }
     }
 }
@@ -943,7 +794,7 @@ fn warn_invalid_settings(
     runs_hooks: bool,
     diagnostics: &mut Diagnostics,
 ) {
-    let Some(problem) = crate::run_cmd::settings::project_problem(settings) else {
+    let Some(problem) = crate::settings::project_problem(settings) else {
         return;
     };
     let loads_hooks = runs_hooks
@@ -1030,97 +881,5 @@ mod tests {
         ] {
             assert_eq!(parse_timeout(bad), None, "{bad:?}");
         }
-    }
-
-    fn normalized(line: &str) -> String {
-        use clap::CommandFactory as _;
-        normalize_args(line.split(' ').map(OsString::from), &crate::Cli::command())
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    #[test]
-    fn two_letter_flags_and_leading_flags_are_rewritten() {
-        assert_eq!(normalized("jig run -ne hi"), "jig run --no-extensions hi");
-        assert_eq!(normalized("jig mcp -na"), "jig mcp --no-approve");
-        assert_eq!(
-            normalized("jig -ne -e x.py -a run hi"),
-            "jig run --no-extensions -e x.py -a hi"
-        );
-        assert_eq!(
-            normalized("jig --extension=x tool read"),
-            "jig tool --extension=x read"
-        );
-        // Not before a subcommand that takes them, or after `--`: untouched.
-        assert_eq!(
-            normalized("jig -ne sessions"),
-            "jig --no-extensions sessions"
-        );
-        // Without a subcommand: the interactive session, `jig run`.
-        assert_eq!(normalized("jig -ne"), "jig run --no-extensions");
-        assert_eq!(
-            normalized("jig -e x.py -a --strict"),
-            "jig run -e x.py -a --flag=strict"
-        );
-        assert_eq!(normalized("jig -na fix"), "jig run --no-approve fix");
-        assert_eq!(normalized("jig --help"), "jig --help");
-        assert_eq!(normalized("jig"), "jig");
-        // An extension flag before the subcommand moves with the others.
-        assert_eq!(
-            normalized("jig -e x --strict tool ls"),
-            "jig tool -e x --flag=strict ls"
-        );
-        assert_eq!(normalized("jig run -- -ne"), "jig run -- -ne");
-    }
-
-    #[test]
-    fn unknown_long_options_are_spelled_as_extension_flags() {
-        assert_eq!(
-            normalized("jig run --plan --label=nightly hi"),
-            "jig run --flag=plan --flag=label=nightly hi"
-        );
-        // jig's own options and their values are left alone, wherever they are.
-        assert_eq!(
-            normalized("jig run --model --plan --tools=read --strict"),
-            "jig run --model --plan --tools=read --flag=strict"
-        );
-        assert_eq!(
-            normalized("jig tool read --args --x --cwd /w -e x.py --json --dry"),
-            "jig tool read --args --x --cwd /w -e x.py --json --flag=dry"
-        );
-        assert_eq!(
-            normalized("jig -ne mcp --strict"),
-            "jig mcp --no-extensions --flag=strict"
-        );
-        assert_eq!(
-            normalized("jig run --help --flag x"),
-            "jig run --help --flag x"
-        );
-        // A likely typo of one of jig's options is left for clap to report.
-        assert_eq!(normalized("jig run --modle x hi"), "jig run --modle x hi");
-        assert_eq!(normalized("jig run --sesion=a"), "jig run --sesion=a");
-        for typo in ["modle", "provder", "continu", "sytem-prompt", "max-turn"] {
-            let line = format!("jig run --{typo} hi");
-            assert_eq!(normalized(&line), line);
-        }
-        for flag in [
-            "plan",
-            "strict",
-            "dry",
-            "protect-reads",
-            "label",
-            "fast",
-            "debug",
-        ] {
-            assert_eq!(
-                normalized(&format!("jig run --{flag} hi")),
-                format!("jig run --flag={flag} hi")
-            );
-        }
-        // After `--`, and in subcommands without extensions: untouched.
-        assert_eq!(normalized("jig run -- --plan"), "jig run -- --plan");
-        assert_eq!(normalized("jig sessions --plan"), "jig sessions --plan");
     }
 }

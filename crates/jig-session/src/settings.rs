@@ -32,22 +32,22 @@ use jig_llm::{Api, KnownProvider, ModelCost, ModelInfo, ModelTable, ThinkingLeve
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::exit::CliError;
+use crate::StartError;
 
 /// What the settings file says.
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct Settings {
+pub struct Settings {
     /// The provider used when neither `--provider` nor a resumed session names one.
-    pub(super) provider: Option<String>,
+    pub provider: Option<String>,
     /// The model for that provider.
-    pub(super) model: Option<String>,
+    pub model: Option<String>,
     /// The base URL for that provider.
-    pub(super) base_url: Option<String>,
+    pub base_url: Option<String>,
     /// The reasoning level when neither `--thinking` nor a resumed session sets one.
-    pub(super) thinking: Option<ThinkingLevel>,
+    pub thinking: Option<ThinkingLevel>,
     /// The context window of the settings' model (of any model when `model` is not set).
-    pub(super) context_window: Option<u64>,
+    pub context_window: Option<u64>,
     /// `defaultProjectTrust`, `extensions`, `hooks`: read by `jig_project` and the extension
     /// loader, accepted here so they are not unknown keys.
     #[serde(rename = "defaultProjectTrust")]
@@ -66,22 +66,22 @@ pub(super) struct Settings {
     #[serde(default)]
     models: Vec<Value>,
     /// The permission mode when `--permission-mode` is not given.
-    pub(super) permission_mode: Option<jig_tui::policy::PermissionMode>,
+    pub permission_mode: Option<jig_tui::policy::PermissionMode>,
     /// More skills: paths of skill directories, `SKILL.md` files or directories of skills
     /// (relative to the settings file's directory; `~/` is the home directory).
-    pub(super) skills: Option<Vec<String>>,
+    pub skills: Option<Vec<String>>,
     /// Also read prompt templates from `.claude/commands/` (the project's, once trusted, and
     /// `~/.claude/commands/`).
-    pub(super) claude_commands: Option<bool>,
+    pub claude_commands: Option<bool>,
     /// The command sandbox (`mode`, `network`, `protectedPaths`); see docs/sandbox.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) sandbox: Option<crate::sandbox_cmd::SandboxSettings>,
+    pub sandbox: Option<crate::sandbox::SandboxSettings>,
 }
 
 /// The protocol a custom provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(super) enum ProviderKind {
+pub enum ProviderKind {
     /// OpenAI Chat Completions.
     Openai,
     /// Anthropic Messages.
@@ -89,21 +89,24 @@ pub(super) enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub(super) fn api(self) -> Api {
+    /// The wire protocol it speaks.
+    pub fn api(self) -> Api {
         match self {
             Self::Openai => Api::OpenAiCompletions,
             Self::Anthropic => Api::AnthropicMessages,
         }
     }
 
-    pub(super) fn as_str(self) -> &'static str {
+    /// Its name in the settings.
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Openai => "openai",
             Self::Anthropic => "anthropic",
         }
     }
 
-    pub(super) fn parse(text: &str) -> Option<Self> {
+    /// The kind a settings file names.
+    pub fn parse(text: &str) -> Option<Self> {
         match text {
             "openai" => Some(Self::Openai),
             "anthropic" => Some(Self::Anthropic),
@@ -115,20 +118,20 @@ impl ProviderKind {
 /// A custom provider from the settings' `providers`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct CustomProvider {
+pub struct CustomProvider {
     /// The name `--provider` selects (and the session records).
-    pub(super) name: String,
+    pub name: String,
     /// `openai` or `anthropic`.
-    pub(super) kind: ProviderKind,
+    pub kind: ProviderKind,
     /// The endpoint (`https://…/v1` for `openai`, the part before `/v1/messages` for
     /// `anthropic`).
-    pub(super) base_url: String,
+    pub base_url: String,
     /// The environment variable holding the API key; none for endpoints without keys.
     #[serde(default)]
-    pub(super) api_key_env: Option<String>,
+    pub api_key_env: Option<String>,
     /// The models it serves; the first is the default.
     #[serde(default)]
-    pub(super) models: Vec<ModelInfo>,
+    pub models: Vec<ModelInfo>,
 }
 
 /// An entry of the settings' `models`: a built-in provider's model with other prices or window.
@@ -145,34 +148,36 @@ struct ModelOverride {
 
 /// A `providers` entry that cannot be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct BadEntry {
+pub struct BadEntry {
     /// Its `name`, when it has one.
-    pub(super) name: Option<String>,
+    pub name: Option<String>,
     /// How the warning names it: ``provider `corp` `` or `providers[2]`.
-    pub(super) label: String,
+    pub label: String,
     /// What is wrong, for the user.
-    pub(super) problem: String,
+    pub problem: String,
     /// The extension that registered it; none for the settings file's entries.
-    pub(super) extension: Option<String>,
+    pub extension: Option<String>,
 }
 
 /// The settings' custom providers: the usable ones and the bad entries.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct Providers {
-    pub(super) usable: Vec<CustomProvider>,
-    pub(super) bad: Vec<BadEntry>,
+pub struct Providers {
+    /// The entries that can be used.
+    pub usable: Vec<CustomProvider>,
+    /// The entries left out, and why.
+    pub bad: Vec<BadEntry>,
     /// The names of the usable ones that extensions registered.
-    pub(super) from_extensions: Vec<String>,
+    pub from_extensions: Vec<String>,
 }
 
 impl Providers {
     /// The usable provider called `name`.
-    pub(super) fn find(&self, name: &str) -> Option<&CustomProvider> {
+    pub fn find(&self, name: &str) -> Option<&CustomProvider> {
         self.usable.iter().find(|provider| provider.name == name)
     }
 
     /// The bad entry called `name`.
-    pub(super) fn bad(&self, name: &str) -> Option<&BadEntry> {
+    pub fn bad(&self, name: &str) -> Option<&BadEntry> {
         self.bad
             .iter()
             .find(|entry| entry.name.as_deref() == Some(name))
@@ -183,7 +188,7 @@ impl Settings {
     /// The custom providers, each entry checked on its own: a valid name (not a built-in
     /// provider's, not used twice), `kind` `openai` or `anthropic`, an `http(s)://` base URL, a
     /// variable name for the key, models with ids.
-    pub(super) fn providers(&self) -> Providers {
+    pub fn providers(&self) -> Providers {
         let mut providers = Providers::default();
         for (index, raw) in self.providers.iter().enumerate() {
             let name = raw.get("name").and_then(Value::as_str).map(str::to_owned);
@@ -205,7 +210,7 @@ impl Settings {
 
     /// The model table: the built-in models, the settings' `models` overrides and the custom
     /// providers' models. Bad `models` entries are returned as problems.
-    pub(super) fn model_table(&self, providers: &Providers) -> (ModelTable, Vec<String>) {
+    pub fn model_table(&self, providers: &Providers) -> (ModelTable, Vec<String>) {
         let mut table = ModelTable::builtin();
         let mut problems = Vec::new();
         for (index, raw) in self.models.iter().enumerate() {
@@ -273,7 +278,8 @@ impl Providers {
     /// is read like a settings entry; `api` (`openai-completions`, `anthropic-messages`) may
     /// stand for `kind`, and a model's other fields (display name, capabilities) are ignored.
     /// An entry that cannot be used is a bad entry naming the extension.
-    pub(super) fn with_extensions(mut self, runner: &jig_extensions::ExtensionRunner) -> Self {
+    #[must_use]
+    pub fn with_extensions(mut self, runner: &jig_extensions::ExtensionRunner) -> Self {
         for extension in runner.extensions() {
             for raw in &extension.registrations().providers {
                 let name = raw.get("name").and_then(Value::as_str).map(str::to_owned);
@@ -348,7 +354,7 @@ fn extension_entry(raw: &Value) -> Result<Value, String> {
 }
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
-pub(crate) fn path() -> Option<PathBuf> {
+pub fn path() -> Option<PathBuf> {
     Some(jig_project::config_dir()?.join("settings.json"))
 }
 
@@ -356,7 +362,7 @@ pub(crate) fn path() -> Option<PathBuf> {
 /// is an error naming it.
 ///
 /// A trusted project's settings are merged over these by [`with_project`].
-pub(super) fn load() -> Result<Settings, CliError> {
+pub fn load() -> Result<Settings, StartError> {
     match path() {
         Some(path) => load_from(&path),
         None => Ok(Settings::default()),
@@ -364,7 +370,7 @@ pub(super) fn load() -> Result<Settings, CliError> {
 }
 
 /// Every top-level key of a settings file, as the error about an unknown key lists them.
-pub(crate) const KEYS: &[&str] = &[
+pub const KEYS: &[&str] = &[
     "provider",
     "model",
     "baseUrl",
@@ -384,7 +390,7 @@ pub(crate) const KEYS: &[&str] = &[
 
 /// Why a trusted project's `.jig/settings.json` is not valid settings (an unknown key, a value
 /// of the wrong type), for the warning every mode prints at startup; `None` when it is valid.
-pub(crate) fn project_problem(project: &jig_project::ProjectSettings) -> Option<String> {
+pub fn project_problem(project: &jig_project::ProjectSettings) -> Option<String> {
     serde_json::from_value::<Settings>(project.value.clone())
         .err()
         .map(|error| format!("{error} (keys: {})", KEYS.join(", ")))
@@ -392,7 +398,7 @@ pub(crate) fn project_problem(project: &jig_project::ProjectSettings) -> Option<
 
 /// The `permissionMode` a trusted project's valid settings ask for (it may only narrow the
 /// user's mode: `SettingsModes::resolve`).
-pub(crate) fn project_permission_mode(
+pub fn project_permission_mode(
     project: &jig_project::ProjectSettings,
 ) -> Option<jig_tui::policy::PermissionMode> {
     serde_json::from_value::<Settings>(project.value.clone())
@@ -402,10 +408,7 @@ pub(crate) fn project_permission_mode(
 
 /// The `user` settings with a trusted project's settings merged over them. Project settings
 /// that are not valid settings ([`project_problem`], warned about at startup) are not used.
-pub(super) fn with_project(
-    user: Settings,
-    project: Option<&jig_project::ProjectSettings>,
-) -> Settings {
+pub fn with_project(user: Settings, project: Option<&jig_project::ProjectSettings>) -> Settings {
     let Some(project) = project.filter(|project| project_problem(project).is_none()) else {
         return user;
     };
@@ -414,7 +417,7 @@ pub(super) fn with_project(
     match serde_json::from_value::<Settings>(merged) {
         Ok(merged) => merged,
         Err(error) => {
-            super::output::warn(&format!(
+            crate::warn(&format!(
                 "Invalid settings file {}: merged over yours: {error}; ignoring it",
                 project.path.display()
             ));
@@ -423,15 +426,15 @@ pub(super) fn with_project(
     }
 }
 
-fn load_from(path: &Path) -> Result<Settings, CliError> {
-    read_from(path).map_err(CliError::usage)
+fn load_from(path: &Path) -> Result<Settings, StartError> {
+    read_from(path).map_err(StartError::usage)
 }
 
 /// What is wrong with the user's settings file (unreadable, not JSON, an unknown key, a value of
 /// the wrong type), for the commands that do not run a model: they read only its
 /// `defaultProjectTrust` and `extensions`, so for them it is a warning, where `jig run` stops.
 /// A file that is not JSON at all is left to `jig_project`, which already warns about it.
-pub(crate) fn user_problem() -> Option<String> {
+pub fn user_problem() -> Option<String> {
     let path = path()?;
     let text = std::fs::read_to_string(&path).ok()?;
     serde_json::from_str::<Value>(&text).ok()?;

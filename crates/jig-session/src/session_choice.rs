@@ -4,16 +4,18 @@ use std::path::Path;
 
 use jig_agent::{Session, SessionStore};
 
-use crate::exit::CliError;
+use crate::StartError;
 
 /// The chosen session.
-pub(super) struct Choice {
-    pub(super) session: Session,
+#[derive(Debug)]
+pub struct Choice {
+    /// The session, new or resumed.
+    pub session: Session,
 }
 
-fn store() -> Result<SessionStore, CliError> {
+fn store() -> Result<SessionStore, StartError> {
     SessionStore::from_env().ok_or_else(|| {
-        CliError::Failure(anyhow::anyhow!(
+        StartError::Failure(anyhow::anyhow!(
             "cannot find a data directory for sessions: set XDG_DATA_HOME or HOME, or pass --no-session"
         ))
     })
@@ -21,9 +23,9 @@ fn store() -> Result<SessionStore, CliError> {
 
 /// The project's sessions moved out of the directory earlier versions named it by, and a
 /// warning for each file in its directory that belongs to another directory.
-pub(crate) fn tidy(store: &SessionStore, key: &Path, cwd: &Path) {
+pub fn tidy(store: &SessionStore, key: &Path, cwd: &Path) {
     if let Err(error) = store.migrate(key, cwd) {
-        crate::exit::warn(&format!(
+        crate::warn(&format!(
             "the sessions of {} could not be moved from {} to {}: {error}",
             key.display(),
             store.legacy_dir_for(key).display(),
@@ -31,7 +33,7 @@ pub(crate) fn tidy(store: &SessionStore, key: &Path, cwd: &Path) {
         ));
     }
     for (path, other) in store.foreign(key, cwd) {
-        crate::exit::warn(&format!(
+        crate::warn(&format!(
             "ignoring the session {}: it was created in {}, not {}",
             path.display(),
             other.display(),
@@ -40,21 +42,21 @@ pub(crate) fn tidy(store: &SessionStore, key: &Path, cwd: &Path) {
     }
 }
 
-fn open_file(path: &Path) -> Result<Session, CliError> {
-    Session::open(path).map_err(|error| CliError::Failure(error.into()))
+fn open_file(path: &Path) -> Result<Session, StartError> {
+    Session::open(path).map_err(|error| StartError::Failure(error.into()))
 }
 
 /// `cwd` is the tools' working directory (recorded in a new session); `key` names the
 /// project in the store (`ProjectPlace::key`: the directory itself, or for a remote project
 /// its URL), so a remote project and a directory of the same path on this machine have
 /// separate sessions.
-pub(super) fn open(
+pub fn open(
     cwd: &Path,
     key: &Path,
     session: Option<&str>,
     continue_session: bool,
     no_session: bool,
-) -> Result<Choice, CliError> {
+) -> Result<Choice, StartError> {
     if no_session {
         return Ok(Choice {
             session: Session::in_memory(cwd),
@@ -68,7 +70,7 @@ pub(super) fn open(
                 .is_some_and(|ext| ext.eq_ignore_ascii_case("jsonl"));
         if looks_like_path {
             let path = std::path::absolute(argument)
-                .map_err(|error| CliError::usage(format!("--session {argument}: {error}")))?;
+                .map_err(|error| StartError::usage(format!("--session {argument}: {error}")))?;
             if path.exists() {
                 return Ok(Choice {
                     session: open_file(&path)?,
@@ -85,7 +87,7 @@ pub(super) fn open(
                 session: open_file(&path)?,
             });
         }
-        return Err(CliError::usage(format!(
+        return Err(StartError::usage(format!(
             "--session {argument}: no session has this id or id prefix (`jig sessions` lists this directory's sessions; to start a new session in a file, pass a path such as ./{argument}.jsonl)"
         )));
     }

@@ -26,43 +26,54 @@ use jig_llm::{
 
 use jig_protocol::EnvVars;
 
-use super::settings::{CustomProvider, ProviderKind, Providers, Settings};
-use crate::exit::CliError;
+use crate::StartError;
+use crate::settings::{CustomProvider, ProviderKind, Providers, Settings};
 
 /// What the command line (and a resumed session) say about the model.
-pub(super) struct ModelArgs<'a> {
-    pub(super) provider: Option<&'a str>,
-    pub(super) model: Option<&'a str>,
-    pub(super) api_key: Option<&'a str>,
-    pub(super) base_url: Option<&'a str>,
-    pub(super) connect_timeout: Duration,
-    pub(super) idle_timeout: Duration,
+#[derive(Debug)]
+pub struct ModelArgs<'a> {
+    /// The provider's name.
+    pub provider: Option<&'a str>,
+    /// The model id.
+    pub model: Option<&'a str>,
+    /// The API key.
+    pub api_key: Option<&'a str>,
+    /// The provider's base URL.
+    pub base_url: Option<&'a str>,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// How long the server may stay silent.
+    pub idle_timeout: Duration,
     /// `(provider, model)` of the resumed session.
-    pub(super) previous: Option<(String, String)>,
+    pub previous: Option<(String, String)>,
     /// The resumed session's endpoint, when it was not the provider's default.
-    pub(super) previous_base_url: Option<String>,
+    pub previous_base_url: Option<String>,
     /// How the resumed session's provider is reached when the user defined it.
-    pub(super) previous_custom: Option<CustomEndpoint>,
+    pub previous_custom: Option<CustomEndpoint>,
     /// The user's settings file.
-    pub(super) settings: &'a Settings,
+    pub settings: &'a Settings,
     /// Its custom providers.
-    pub(super) providers: &'a Providers,
+    pub providers: &'a Providers,
     /// Open without a key the provider needs (the interactive session): every request then
     /// fails saying how to configure one, and [`Resolved::setup_note`] says so at the start.
-    pub(super) without_key: bool,
+    pub without_key: bool,
 }
 
 /// A ready provider.
-pub(super) struct Resolved {
-    pub(super) provider: Arc<dyn Provider>,
-    pub(super) provider_name: String,
-    pub(super) model: String,
+#[derive(Debug)]
+pub struct Resolved {
+    /// Its client.
+    pub provider: Arc<dyn Provider>,
+    /// Its name (`openai`, a custom provider's name, …).
+    pub provider_name: String,
+    /// The model id.
+    pub model: String,
     /// The endpoint when it is not the provider's default (what the session records).
-    pub(super) custom_base_url: Option<String>,
+    pub custom_base_url: Option<String>,
     /// For a custom provider: what the session records to reach it again.
-    pub(super) custom: Option<CustomEndpoint>,
+    pub custom: Option<CustomEndpoint>,
     /// How to configure a provider, when the session opened without the key it needs.
-    pub(super) setup_note: Option<String>,
+    pub setup_note: Option<String>,
 }
 
 /// A provider with no key: every request fails with `error` (how to configure one).
@@ -144,7 +155,7 @@ fn env_value(name: &str) -> Option<String> {
 }
 
 /// The provider used when neither `--provider` nor a resumed session names one.
-pub(super) fn default_provider() -> &'static str {
+pub fn default_provider() -> &'static str {
     if env_value(EnvVars::ANTHROPIC_API_KEY).is_some()
         && env_value(EnvVars::OPENAI_API_KEY).is_none()
     {
@@ -204,7 +215,12 @@ impl Plan {
     }
 }
 
-pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
+/// The provider and model `args` ask for, ready to use.
+///
+/// # Errors
+/// An unknown provider, a missing key (unless `without_key`), a bad base URL: usage errors
+/// that say what to set.
+pub fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, StartError> {
     let plan = plan(args)?;
     if plan.lacks_key() {
         let env_var = plan.key_variable();
@@ -216,7 +232,7 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
                 plan.custom_base_url,
             ))
         } else {
-            Err(CliError::usage(LlmError::MissingApiKey {
+            Err(StartError::usage(LlmError::MissingApiKey {
                 provider: plan.name,
                 env_var,
             }))
@@ -226,7 +242,7 @@ pub(super) fn resolve(args: &ModelArgs<'_>) -> Result<Resolved, CliError> {
 }
 
 /// The provider, model, endpoint and key `args` choose.
-fn plan(args: &ModelArgs<'_>) -> Result<Plan, CliError> {
+fn plan(args: &ModelArgs<'_>) -> Result<Plan, StartError> {
     let previous = args.previous.as_ref().filter(|(name, _)| {
         KnownProvider::find(name).is_some()
             || args.providers.find(name).is_some()
@@ -285,7 +301,7 @@ fn plan(args: &ModelArgs<'_>) -> Result<Plan, CliError> {
         ),
     };
     let Some(base_url) = base_url else {
-        return Err(CliError::usage(format!(
+        return Err(StartError::usage(format!(
             "--provider {name} needs --base-url (e.g. http://localhost:8080/v1)"
         )));
     };
@@ -334,13 +350,13 @@ fn default_model_of(
     target: &Target,
     name: &str,
     settings_model: Option<&str>,
-) -> Result<String, CliError> {
+) -> Result<String, StartError> {
     let listed = match target {
         Target::Known(_) => default_model(name).map(str::to_owned),
         Target::Custom(custom) => custom.models.first().map(|model| model.id.clone()),
     };
     settings_model.map(str::to_owned).or(listed).ok_or_else(|| {
-        CliError::usage(format!(
+        StartError::usage(format!(
             "--provider {name} needs --model (the id of a model the server has loaded)"
         ))
     })
@@ -349,7 +365,7 @@ fn default_model_of(
 /// The built-in provider, the settings' custom provider, or the custom provider a resumed
 /// session recorded, called `name`. A bad settings entry of that name is an error saying what to
 /// fix.
-fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Target, CliError> {
+fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Target, StartError> {
     if let Some(known) = KnownProvider::find(name) {
         return Ok(Target::Known(known));
     }
@@ -358,16 +374,16 @@ fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Targe
     }
     if let Some(bad) = args.providers.bad(name) {
         if let Some(extension) = &bad.extension {
-            return Err(CliError::usage(format!(
+            return Err(StartError::usage(format!(
                 "provider `{name}` of extension {extension} cannot be used: {}; fix its registration",
                 bad.problem
             )));
         }
-        let file = super::settings::path().map_or_else(
+        let file = crate::settings::path().map_or_else(
             || "the settings file".to_owned(),
             |path| path.display().to_string(),
         );
-        return Err(CliError::usage(format!(
+        return Err(StartError::usage(format!(
             "provider `{name}` from the settings file cannot be used: {}; fix its entry in {file}",
             bad.problem
         )));
@@ -401,27 +417,29 @@ fn target(args: &ModelArgs<'_>, name: &str, same_provider: bool) -> Result<Targe
             custom.join(", ")
         )
     };
-    Err(CliError::usage(format!(
+    Err(StartError::usage(format!(
         "--provider {name}: unknown provider; known providers: {}{custom} (use openai-compatible with --base-url for any other OpenAI-compatible server)",
         KnownProvider::names()
     )))
 }
 
 /// A provider the interactive session talks to: its client and what the session records.
-#[derive(Clone)]
-pub(crate) struct Endpoint {
-    pub(crate) name: String,
-    pub(crate) provider: Arc<dyn Provider>,
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// The provider's name.
+    pub name: String,
+    /// Its client.
+    pub provider: Arc<dyn Provider>,
     /// The endpoint when it is not the provider's default.
-    pub(crate) custom_base_url: Option<String>,
+    pub custom_base_url: Option<String>,
     /// How a provider the user defined is reached.
-    pub(crate) custom: Option<CustomEndpoint>,
+    pub custom: Option<CustomEndpoint>,
 }
 
 impl Endpoint {
     /// Served somewhere else than at the provider's own endpoint (a local server, a custom
     /// provider): the built-in models are not what it serves.
-    pub(crate) fn elsewhere(&self) -> bool {
+    pub fn elsewhere(&self) -> bool {
         self.custom_base_url.is_some() || self.custom.is_some()
     }
 }
@@ -430,7 +448,8 @@ impl Endpoint {
 /// --provider NAME` resolves it (keys from the environment, endpoints and models from the
 /// settings), never with the command line's `--api-key` or `--base-url`: those were given for
 /// the provider the session started with, which keeps them.
-pub(crate) struct ProviderSwitch {
+#[derive(Debug)]
+pub struct ProviderSwitch {
     settings: Settings,
     providers: Providers,
     /// The model table with the built-in prices (they are left out for other endpoints).
@@ -443,17 +462,17 @@ pub(crate) struct ProviderSwitch {
     reached: Vec<Endpoint>,
 }
 
-/// A [`CliError`]'s message.
-fn message(error: &CliError) -> String {
+/// A [`StartError`]'s message.
+fn message(error: &StartError) -> String {
     match error {
-        CliError::Usage(error) | CliError::Failure(error) => format!("{error:#}"),
-        CliError::Reported(code) => format!("exit code {code}"),
+        StartError::Usage(error) | StartError::Failure(error) => format!("{error:#}"),
+        StartError::Reported(code) => format!("exit code {code}"),
     }
 }
 
 impl ProviderSwitch {
     /// The switch for a session that started with `started` (resolved from the command line).
-    pub(super) fn new(
+    pub fn new(
         settings: Settings,
         providers: Providers,
         models: ModelTable,
@@ -478,7 +497,7 @@ impl ProviderSwitch {
     }
 
     /// Every provider by name, in order: the built-in ones, then the custom ones.
-    pub(crate) fn names(&self) -> Vec<String> {
+    pub fn names(&self) -> Vec<String> {
         jig_llm::KNOWN_PROVIDERS
             .iter()
             .map(|known| known.name.to_owned())
@@ -488,7 +507,7 @@ impl ProviderSwitch {
 
     /// Whether `name` names a provider (built-in, custom, or a custom entry that cannot be
     /// used).
-    pub(crate) fn is_provider(&self, name: &str) -> bool {
+    pub fn is_provider(&self, name: &str) -> bool {
         KnownProvider::find(name).is_some()
             || self.providers.find(name).is_some()
             || self.providers.bad(name).is_some()
@@ -496,7 +515,7 @@ impl ProviderSwitch {
 
     /// What `jig run --provider NAME` would choose, with no other flag. The model is the
     /// caller's to choose: any id stands for it here.
-    fn plan(&self, name: &str) -> Result<Plan, CliError> {
+    fn plan(&self, name: &str) -> Result<Plan, StartError> {
         plan(&ModelArgs {
             provider: Some(name),
             model: Some(""),
@@ -515,7 +534,7 @@ impl ProviderSwitch {
 
     /// `name`'s endpoint: the one reached before, else a new client built as `jig run
     /// --provider NAME` builds it. The error says what to set to use it.
-    pub(crate) fn endpoint(&mut self, name: &str) -> Result<Endpoint, String> {
+    pub fn endpoint(&mut self, name: &str) -> Result<Endpoint, String> {
         if let Some(reached) = self.reached.iter().find(|e| e.name == name) {
             return Ok(reached.clone());
         }
@@ -541,7 +560,7 @@ impl ProviderSwitch {
     /// Whether `name` can be used now (reached before, or resolvable with its key), and if so
     /// whether it is served elsewhere than at its own endpoint ([`Endpoint::elsewhere`]); no
     /// client is built.
-    pub(crate) fn served_elsewhere(&self, name: &str) -> Option<bool> {
+    pub fn served_elsewhere(&self, name: &str) -> Option<bool> {
         if let Some(reached) = self.reached.iter().find(|e| e.name == name) {
             return Some(reached.elsewhere());
         }
@@ -551,7 +570,7 @@ impl ProviderSwitch {
 
     /// The models known to be served where `name` is reached: at its own endpoint its known
     /// models, elsewhere only those the settings list. Empty when it cannot be used now.
-    pub(crate) fn known_models(&self, name: &str) -> Vec<String> {
+    pub fn known_models(&self, name: &str) -> Vec<String> {
         match self.served_elsewhere(name) {
             Some(false) => self.models.known_models(name),
             Some(true) => self.models.added_models(name),
@@ -560,7 +579,7 @@ impl ProviderSwitch {
     }
 
     /// The model table for the provider the session started with.
-    pub(super) fn started_table(&self) -> ModelTable {
+    pub fn started_table(&self) -> ModelTable {
         self.reached
             .first()
             .map_or_else(|| self.models.clone(), |started| self.table(started))
@@ -568,7 +587,7 @@ impl ProviderSwitch {
 
     /// The model table for a session at `endpoint`: at another endpoint than the provider's
     /// own, a model's built-in price is not its price.
-    pub(crate) fn table(&self, endpoint: &Endpoint) -> ModelTable {
+    pub fn table(&self, endpoint: &Endpoint) -> ModelTable {
         if endpoint.custom_base_url.is_some() {
             self.models.clone().without_builtin_prices()
         } else {
@@ -579,7 +598,7 @@ impl ProviderSwitch {
     /// The context window of `provider`'s `model`, as `jig run` finds it: `--context-window`,
     /// else the settings file's (when it names this model or none), else the model table's,
     /// else the default.
-    pub(crate) fn context_window(&self, provider: &str, model: &str) -> u64 {
+    pub fn context_window(&self, provider: &str, model: &str) -> u64 {
         context_window(
             self.context_window,
             &self.settings,
@@ -593,7 +612,7 @@ impl ProviderSwitch {
 /// The context window of `provider`'s `model`: `flag` (`--context-window`), else the settings
 /// file's (when its model is this one, or it names none), else the model table's (custom
 /// providers' models, then the built-in table), else the default.
-pub(super) fn context_window(
+pub fn context_window(
     flag: Option<u64>,
     settings: &Settings,
     models: &ModelTable,

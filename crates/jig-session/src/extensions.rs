@@ -20,19 +20,17 @@ use serde_json::Value;
 
 mod session_host;
 
-pub(crate) use session_host::{
-    Delivery, EntrySink, ExtensionTurnHooks, IdleTurn, Sent, SessionHost,
-};
+pub use session_host::{Delivery, EntrySink, ExtensionTurnHooks, IdleTurn, Sent, SessionHost};
 
 /// Whether any extension sees tool calls or their results.
-pub(crate) fn hooks_tools(runner: &ExtensionRunner) -> bool {
+pub fn hooks_tools(runner: &ExtensionRunner) -> bool {
     runner.has_handlers(events::TOOL_CALL) || runner.has_handlers(events::TOOL_RESULT)
 }
 
 /// `registry` with the extensions' tools added (after the built-ins, in load order). Name
 /// conflicts were refused at load, except a tool that declares it replaces a built-in (Pi's
 /// rule), which takes the built-in's place here.
-pub(crate) fn add_tools(registry: &mut ToolRegistry, runner: &ExtensionRunner) {
+pub fn add_tools(registry: &mut ToolRegistry, runner: &ExtensionRunner) {
     for tool in runner.tools() {
         registry.register(tool);
     }
@@ -40,10 +38,7 @@ pub(crate) fn add_tools(registry: &mut ToolRegistry, runner: &ExtensionRunner) {
 
 /// Every tool of `registry` wrapped so that `tool_call` and `tool_result` run around it — or
 /// `registry` unchanged when no extension subscribes to either.
-pub(crate) fn hooked_registry(
-    registry: ToolRegistry,
-    runner: &Arc<ExtensionRunner>,
-) -> ToolRegistry {
+pub fn hooked_registry(registry: ToolRegistry, runner: &Arc<ExtensionRunner>) -> ToolRegistry {
     if !hooks_tools(runner) {
         return registry;
     }
@@ -70,7 +65,7 @@ struct HookedTool {
 
 #[async_trait]
 impl DynTool for HookedTool {
-    delegate_tool_metadata!();
+    jig_tool::delegate_tool_metadata!();
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
         let call_id = format!("call-{}", self.call_ids.fetch_add(1, Ordering::Relaxed));
         let name = self.inner.name();
@@ -89,7 +84,7 @@ impl DynTool for HookedTool {
 
 /// Asks the user on an extension's behalf (`ui/*`), in a mode with a user interface.
 #[async_trait]
-pub(crate) trait ExtensionUi: Send + Sync {
+pub trait ExtensionUi: Send + Sync {
     /// The answer to `request` from the extension at `extension` (as `ui/*` answers it).
     async fn ask(&self, extension: &str, request: UiRequest) -> Value;
 }
@@ -98,7 +93,7 @@ pub(crate) trait ExtensionUi: Send + Sync {
 /// of `registry`'s tools answer; actions that change a session say they are not available.
 /// `ui` answers the extensions' `ui/*` requests (without it they are answered as without a user
 /// interface, and `hasUI` is false).
-pub(crate) async fn bind(
+pub async fn bind(
     runner: &ExtensionRunner,
     info: SessionInfo,
     registry: &ToolRegistry,
@@ -127,12 +122,12 @@ fn registered_providers(runner: &ExtensionRunner) -> Vec<String> {
 }
 
 /// The names of `registry`'s tools.
-pub(crate) fn tool_names(registry: &ToolRegistry) -> Vec<String> {
+pub fn tool_names(registry: &ToolRegistry) -> Vec<String> {
     registry.names().iter().map(|n| (*n).to_owned()).collect()
 }
 
 /// The session info of a mode without a session (`mcp`, `tool`).
-pub(crate) fn info(mode: &str, cwd: &std::path::Path) -> SessionInfo {
+pub fn info(mode: &str, cwd: &std::path::Path) -> SessionInfo {
     SessionInfo {
         cwd: cwd.display().to_string(),
         mode: mode.to_owned(),
@@ -142,7 +137,7 @@ pub(crate) fn info(mode: &str, cwd: &std::path::Path) -> SessionInfo {
 
 /// The agent loop's hooks for `runner`: `None` (keep the pass-through hooks) when no extension
 /// subscribes to `tool_call` or `tool_result`.
-pub(crate) fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHooks>> {
+pub fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHooks>> {
     hooks_tools(runner).then(|| {
         Arc::new(ExtensionToolHooks {
             runner: Arc::clone(runner),
@@ -153,7 +148,7 @@ pub(crate) fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHo
 /// The permission policy's hooks, then the extensions' `tool_call` and `tool_result` (when any
 /// extension subscribes): a call the policy blocks never reaches the extensions; arguments it
 /// changed are what they see.
-pub(crate) fn with_permissions(
+pub fn with_permissions(
     permissions: Arc<dyn ToolHooks>,
     runner: &Arc<ExtensionRunner>,
 ) -> Arc<dyn ToolHooks> {
@@ -238,7 +233,8 @@ impl ToolHooks for ExtensionToolHooks {
 /// to the extensions that subscribe to them: in the order they happen, as notifications, from a
 /// task of its own so the run never waits for an extension. [`LifecycleEvents::finish`]
 /// delivers what is still queued.
-pub(crate) struct LifecycleEvents {
+#[derive(Debug)]
+pub struct LifecycleEvents {
     tx: tokio::sync::mpsc::UnboundedSender<Lifecycle>,
     task: tokio::task::JoinHandle<()>,
     subscribed: Vec<&'static str>,
@@ -255,10 +251,7 @@ enum Lifecycle {
 impl LifecycleEvents {
     /// The forwarder, its task on `runtime`, or `None` when no extension subscribes to any of
     /// these events.
-    pub(crate) fn start(
-        runner: &Arc<ExtensionRunner>,
-        runtime: &tokio::runtime::Handle,
-    ) -> Option<Self> {
+    pub fn start(runner: &Arc<ExtensionRunner>, runtime: &tokio::runtime::Handle) -> Option<Self> {
         let subscribed: Vec<&'static str> = events::LIFECYCLE
             .iter()
             .copied()
@@ -287,7 +280,7 @@ impl LifecycleEvents {
     }
 
     /// `inner` with the subscribed events also sent to the extensions.
-    pub(crate) fn observer(
+    pub fn observer(
         &self,
         inner: Arc<dyn jig_agent::AgentObserver>,
     ) -> Arc<dyn jig_agent::AgentObserver> {
@@ -299,7 +292,7 @@ impl LifecycleEvents {
     }
 
     /// Delivers every event still queued (once the runs are over); later ones are dropped.
-    pub(crate) async fn finish(self) {
+    pub async fn finish(self) {
         let (done, delivered) = tokio::sync::oneshot::channel();
         if self.tx.send(Lifecycle::Flush(done)).is_ok() {
             let _ = delivered.await;

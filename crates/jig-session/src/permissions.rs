@@ -28,7 +28,7 @@ struct Saved {
 }
 
 /// Where `project`'s allowlist is saved; `None` without a config directory.
-pub(crate) fn path(project: &Path) -> Option<PathBuf> {
+pub fn path(project: &Path) -> Option<PathBuf> {
     // The same spelling of a directory as the session store's.
     let store = SessionStore::new(jig_project::config_dir()?.join("permissions"));
     Some(json_file(store.dir_for(project)))
@@ -65,7 +65,7 @@ fn migrate(project: &Path, path: &Path) {
         return;
     }
     if let Err(error) = std::fs::rename(&legacy, path) {
-        crate::exit::warn(&format!(
+        crate::warn(&format!(
             "the saved permissions {} could not be moved to {}: {error}",
             legacy.display(),
             path.display()
@@ -75,7 +75,7 @@ fn migrate(project: &Path, path: &Path) {
 
 /// `project`'s saved allowlist (empty when there is none; a damaged file, or one saved for
 /// another project, is reported and ignored: it then allows nothing).
-pub(crate) fn load(project: &Path) -> Allowlist {
+pub fn load(project: &Path) -> Allowlist {
     let Some(path) = path(project) else {
         return Allowlist::default();
     };
@@ -85,7 +85,7 @@ pub(crate) fn load(project: &Path) -> Allowlist {
     };
     match serde_json::from_str::<Saved>(&text) {
         Ok(saved) if saved.project != project => {
-            crate::exit::warn(&format!(
+            crate::warn(&format!(
                 "ignoring the saved permissions {}: they are for {}, not {}",
                 path.display(),
                 saved.project.display(),
@@ -95,7 +95,7 @@ pub(crate) fn load(project: &Path) -> Allowlist {
         }
         Ok(saved) => saved.allow,
         Err(error) => {
-            crate::exit::warn(&format!(
+            crate::warn(&format!(
                 "ignoring the saved permissions {}: {error}",
                 path.display()
             ));
@@ -120,7 +120,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Saves `allow` for `project`.
-pub(crate) fn save(project: &Path, allow: &Allowlist) -> Result<PathBuf, String> {
+pub fn save(project: &Path, allow: &Allowlist) -> Result<PathBuf, String> {
     let path = path(project).ok_or("no config directory: set XDG_CONFIG_HOME or HOME")?;
     if let Some(dir) = path.parent() {
         use std::os::unix::fs::DirBuilderExt as _;

@@ -22,23 +22,23 @@ use jig_agent::system_prompt::ContextFile;
 use jig_env::{ErrorKind, ExecutionEnv, FileKind};
 
 /// The most of one context file that reaches the system prompt (256 KiB).
-pub(crate) const MAX_CONTEXT_FILE_BYTES: usize = 256 * 1024;
+pub const MAX_CONTEXT_FILE_BYTES: usize = 256 * 1024;
 
 /// The names looked for in each directory, in this order.
 const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 
 /// What was found: the files for the prompt and what to tell the user.
 #[derive(Debug, Default)]
-pub(crate) struct ContextFiles {
+pub struct ContextFiles {
     /// Outermost directory first.
-    pub(crate) files: Vec<ContextFile>,
+    pub files: Vec<ContextFile>,
     /// Warnings: a file skipped or cut, and why.
-    pub(crate) warnings: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 impl ContextFiles {
     /// The `--verbose` line naming the files loaded (`None` when there are none).
-    pub(crate) fn loaded_note(&self, trusted: bool) -> Option<String> {
+    pub fn loaded_note(&self, trusted: bool) -> Option<String> {
         if self.files.is_empty() {
             return None;
         }
@@ -58,7 +58,7 @@ impl ContextFiles {
 
 /// Who may have written a directory's files.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Owners {
+pub enum Owners {
     /// The host checks the directory's owner too (the local machine).
     Local,
     /// Only the mode is known (over `--env`).
@@ -66,7 +66,7 @@ pub(crate) enum Owners {
 }
 
 /// The context files of `cwd` (absolute, canonical) and its ancestors, read through `env`.
-pub(crate) async fn load(env: &Arc<dyn ExecutionEnv>, cwd: &Path, owners: Owners) -> ContextFiles {
+pub async fn load(env: &Arc<dyn ExecutionEnv>, cwd: &Path, owners: Owners) -> ContextFiles {
     let mut found = ContextFiles::default();
     let dirs: Vec<&Path> = cwd.ancestors().collect();
     for dir in dirs.into_iter().rev() {

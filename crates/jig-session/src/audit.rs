@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 static LOG: OnceLock<AuditLog> = OnceLock::new();
 
 /// Remembers the log the env records into.
-pub(crate) fn set_log(log: AuditLog) {
+pub fn set_log(log: AuditLog) {
     let _ = LOG.set(log);
 }
 
@@ -87,7 +87,7 @@ fn finished(log: &AuditLog, call: Option<&str>, tool: &str, result: ToolResult) 
 
 /// `inner`, with every decision and result recorded when `--audit` is on (`jig run`, the
 /// interactive session).
-pub(crate) fn hooks(inner: Arc<dyn ToolHooks>) -> Arc<dyn ToolHooks> {
+pub fn hooks(inner: Arc<dyn ToolHooks>) -> Arc<dyn ToolHooks> {
     match LOG.get() {
         Some(log) => Arc::new(AuditedHooks {
             inner,
@@ -150,7 +150,7 @@ impl ToolHooks for AuditedHooks {
 
 /// `registry` with every call recorded when `--audit` is on (`jig mcp`, `jig tool`; wrap the
 /// registry the extensions' hooks already wrap, so a call they block is recorded too).
-pub(crate) fn registry(registry: ToolRegistry) -> ToolRegistry {
+pub fn registry(registry: ToolRegistry) -> ToolRegistry {
     let Some(log) = LOG.get() else {
         return registry;
     };
@@ -172,7 +172,7 @@ struct AuditedTool {
 
 #[async_trait]
 impl DynTool for AuditedTool {
-    delegate_tool_metadata!();
+    jig_tool::delegate_tool_metadata!();
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
         let result = self.inner.run(ctx, args).await;
         Ok(finished(&self.log, None, self.inner.name(), result))

@@ -10,56 +10,59 @@ use jig_project::{
 };
 use jig_protocol::EnvVars;
 
-use super::settings::Settings;
-use crate::exit::CliError;
+use crate::StartError;
+use crate::settings::Settings;
 
 /// The prefix of a command that forces a skill in.
-pub(crate) const SKILL_COMMAND: &str = "/skill:";
+pub const SKILL_COMMAND: &str = "/skill:";
 
 /// What the session offers from skills and prompt templates.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Knowledge {
+pub struct Knowledge {
     /// Valid skills, in precedence order.
-    pub(crate) skills: Vec<Skill>,
+    pub skills: Vec<Skill>,
     /// Prompt templates, in precedence order.
-    pub(crate) templates: Vec<PromptTemplate>,
+    pub templates: Vec<PromptTemplate>,
 }
 
 /// Where discovery looks.
-pub(super) struct Sources<'a> {
+#[derive(Debug)]
+pub struct Sources<'a> {
     /// `--skill` values.
-    pub(super) skill_args: &'a [String],
+    pub skill_args: &'a [String],
     /// `--no-skills`.
-    pub(super) no_skills: bool,
+    pub no_skills: bool,
     /// The directory relative `--skill` paths are taken from.
-    pub(super) base_dir: &'a Path,
+    pub base_dir: &'a Path,
     /// The working directory of the session.
-    pub(super) cwd: &'a Path,
+    pub cwd: &'a Path,
     /// The user's settings (their `skills` are relative to the config directory).
-    pub(super) user_settings: &'a Settings,
+    pub user_settings: &'a Settings,
     /// The trusted project; `None` when the project is not trusted.
-    pub(super) project: Option<&'a TrustedProject>,
+    pub project: Option<&'a TrustedProject>,
     /// The trusted project's settings' `skills` (relative to the project directory).
-    pub(super) project_skills: Vec<String>,
+    pub project_skills: Vec<String>,
     /// The `claudeCommands` setting (the project's over the user's).
-    pub(super) claude_commands: bool,
+    pub claude_commands: bool,
     /// Where the project is.
-    pub(super) place: Place,
+    pub place: Place,
 }
 
 /// Where the project's files are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Place {
+pub enum Place {
     /// On this machine.
     Local,
-    /// On another machine (`--env`): its files are not this machine's. `has_instructions`: it
-    /// has skills or prompt templates (`.agents/skills/`, …).
-    Remote { has_instructions: bool },
+    /// On another machine (`--env`): its files are not this machine's.
+    Remote {
+        /// It has skills or prompt templates (`.agents/skills/`, …).
+        has_instructions: bool,
+    },
 }
 
 /// `--skill` values that are paths (they contain `/`, or start with `.` or `~`) and names (a
 /// skill to force into the prompt).
-pub(super) fn split_skill_args(values: &[String], base_dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
+pub fn split_skill_args(values: &[String], base_dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
     let mut paths = Vec::new();
     let mut names = Vec::new();
     for value in values {
@@ -83,7 +86,7 @@ fn expand_home(value: &str, base_dir: &Path) -> PathBuf {
 }
 
 /// Discovers skills and templates; problems are printed as warnings, never an exit.
-pub(super) fn discover(sources: &Sources<'_>, reserved: &[&str]) -> Knowledge {
+pub fn discover(sources: &Sources<'_>, reserved: &[&str]) -> Knowledge {
     let mut diagnostics = Diagnostics::default();
     let config_dir = jig_project::config_dir();
     let home = std::env::var_os(EnvVars::HOME)
@@ -154,14 +157,14 @@ pub(super) fn discover(sources: &Sources<'_>, reserved: &[&str]) -> Knowledge {
 
 impl Knowledge {
     /// The skill named `name`.
-    pub(crate) fn skill(&self, name: &str) -> Option<&Skill> {
+    pub fn skill(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|skill| skill.name == name)
     }
 
     /// `text` with a leading `/skill:NAME` or `/TEMPLATE` expanded: `None` when it starts with
     /// neither (a built-in command, an extension's, a path), an error when the skill cannot be
     /// read or is unknown.
-    pub(crate) fn expand(&self, text: &str) -> Option<Result<String, String>> {
+    pub fn expand(&self, text: &str) -> Option<Result<String, String>> {
         let trimmed = text.trim_start();
         let (head, arguments) = trimmed
             .split_once(char::is_whitespace)
@@ -187,7 +190,7 @@ impl Knowledge {
     }
 
     /// The message for a skill name that is not offered.
-    pub(crate) fn unknown_skill(&self, name: &str) -> String {
+    pub fn unknown_skill(&self, name: &str) -> String {
         if self.skills.is_empty() {
             format!("unknown skill \"{name}\": no skills were found (see docs/skills.md)")
         } else {
@@ -203,17 +206,17 @@ impl Knowledge {
     }
 
     /// The prompt with each skill of `names` forced in before it (`jig run --skill NAME`).
-    pub(super) fn force(&self, names: &[String], prompt: String) -> Result<String, CliError> {
+    pub fn force(&self, names: &[String], prompt: String) -> Result<String, StartError> {
         let mut prompt = prompt;
         for name in names.iter().rev() {
-            prompt = self.invoke(name, &prompt).map_err(CliError::usage)?;
+            prompt = self.invoke(name, &prompt).map_err(StartError::usage)?;
         }
         Ok(prompt)
     }
 
     /// `(usage, description)` of each command these add: `/skill:NAME` per skill, then the
     /// templates, for completion and `/help`.
-    pub(crate) fn commands(&self) -> Vec<(String, String)> {
+    pub fn commands(&self) -> Vec<(String, String)> {
         self.skills
             .iter()
             .map(|skill| {

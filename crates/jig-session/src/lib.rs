@@ -1,0 +1,40 @@
+//! The harness every face of jig drives (`jig tool`, `jig mcp`, `jig run`, the interactive
+//! session): it opens the environment, decides project trust, reads the settings, loads the
+//! extensions, chooses the tools and wraps them, picks the model and opens or resumes the
+//! session. A face parses its own input and renders its own output; what happens between is
+//! here, once.
+//!
+//! Modules:
+//! - [`workspace`]: the env and the tool context (containment roots, canonical cwd).
+//! - [`settings`]: the settings files' typed model (user, then a trusted project's).
+//! - [`extensions`]: the loaded extensions at work: their tools, `tool_call`/`tool_result`
+//!   around each call, the host side of their actions ([`extensions::SessionHost`]).
+//! - [`model`]: which provider and model a session talks to ([`model::resolve`]) and how the
+//!   interactive session switches provider.
+//! - [`skills`], [`context_files`]: what the system prompt carries.
+//! - [`session_choice`]: the session a run opens (new, resumed, none).
+//! - [`permissions`]: a project's saved allowlist.
+//! - [`audit`]: `--audit` records of each tool call.
+//!
+//! Errors are [`StartError`]s; warnings go to stderr through [`warn`] with the same text in
+//! every face.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the harness reads the user's settings and the process's cwd on the host, and opens the --audit file"
+)]
+
+pub mod audit;
+pub mod context_files;
+mod error;
+pub mod extensions;
+pub mod model;
+pub mod permissions;
+pub mod project;
+pub mod sandbox;
+pub mod session_choice;
+pub mod settings;
+pub mod skills;
+pub mod startup;
+pub mod workspace;
+
+pub use error::{StartError, note, warn};

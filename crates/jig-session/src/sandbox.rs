@@ -1,0 +1,300 @@
+//! The command sandbox a session runs with: the user's `sandbox` settings, a trusted project's
+//! protected paths, whether a mechanism can enforce it here, and the one-line report.
+
+use std::path::PathBuf;
+
+use jig_env::{SandboxMode, SandboxPolicy};
+use serde::{Deserialize, Serialize};
+
+use crate::StartError;
+
+/// A sandbox mode as the settings (and `--sandbox`) name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModeSetting {
+    /// Write only inside the workspace roots and a private temporary directory.
+    WorkspaceWrite,
+    /// Write nothing but a private temporary directory.
+    ReadOnly,
+    /// No sandbox: commands run with your full rights.
+    Off,
+}
+
+impl From<ModeSetting> for SandboxMode {
+    fn from(value: ModeSetting) -> Self {
+        match value {
+            ModeSetting::WorkspaceWrite => Self::WorkspaceWrite,
+            ModeSetting::ReadOnly => Self::ReadOnly,
+            ModeSetting::Off => Self::Off,
+        }
+    }
+}
+
+/// What the command line asks of the sandbox (`--sandbox`, `--network`); `None` leaves it to
+/// the settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SandboxRequest {
+    /// The mode.
+    pub mode: Option<SandboxMode>,
+    /// Whether sandboxed commands may use the network.
+    pub network: Option<bool>,
+}
+
+impl SandboxRequest {
+    /// The policy this asks for, over the user's `settings`, with the subcommand's `default`
+    /// mode when neither names one.
+    ///
+    /// # Errors
+    /// A protected path in the settings that is empty or climbs out with `..`.
+    pub fn resolve(
+        &self,
+        settings: &SandboxSettings,
+        default: SandboxMode,
+    ) -> Result<Requested, StartError> {
+        let (mode, source) = match (self.mode, settings.mode) {
+            (Some(mode), _) => (mode, Source::Flag),
+            (None, Some(mode)) => (mode.into(), Source::Settings),
+            (None, None) => (default, Source::Default),
+        };
+        let network = self.network.unwrap_or(settings.network.unwrap_or(false));
+        let mut policy = policy(mode, network, Vec::new());
+        add_protected(&mut policy, &settings.protected_paths, "your settings")?;
+        Ok(Requested { policy, source })
+    }
+}
+
+/// The `sandbox` section of a settings file. The user's may set everything; a trusted project's
+/// may only add `protectedPaths` (a repository must not loosen what protects the user from it).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// The mode when `--sandbox` is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ModeSetting>,
+    /// Whether sandboxed commands may use the network when `--network` is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
+    /// More protected paths: `~/…` in the home directory, absolute paths, or names relative to
+    /// each writable root (`secrets/*`, `.npmrc`); a last component ending in `*` is a prefix.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_paths: Vec<String>,
+}
+
+/// Who turned the sandbox on (or off), for the fallback rule and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `--sandbox` or `--network` on the command line.
+    Flag,
+    /// The user's settings file.
+    Settings,
+    /// The built-in default of the subcommand.
+    Default,
+}
+
+/// The sandbox a subcommand asks for, before the workspace roots are added.
+#[derive(Debug, Clone)]
+pub struct Requested {
+    /// The policy.
+    pub policy: SandboxPolicy,
+    /// Where its mode came from.
+    pub source: Source,
+}
+
+/// Adds `paths` (as written in the settings of `whose`) to the policy's protected paths.
+pub fn add_protected(
+    policy: &mut SandboxPolicy,
+    paths: &[String],
+    whose: &str,
+) -> Result<(), StartError> {
+    let home = home();
+    for written in paths {
+        let path = PathBuf::from(written);
+        if written.trim().is_empty()
+            || path
+                .components()
+                .any(|part| part == std::path::Component::ParentDir)
+        {
+            return Err(StartError::usage(format!(
+                "sandbox.protectedPaths in {whose}: `{written}` is not a path jig can protect; write `~/…`, an absolute path, or a name inside the workspace, without `..`"
+            )));
+        }
+        let path = match (written.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            (Some(_), None) => continue,
+            (None, _) => path,
+        };
+        if !policy.protected.contains(&path) {
+            policy.protected.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Adds what a trusted project's settings add to the protected paths; a project's `mode` or
+/// `network` is ignored with a warning (only the user loosens or tightens those).
+///
+/// # Errors
+/// The project's `sandbox` section is not valid, or a path in it is not one jig can protect.
+pub fn add_project_protected(
+    policy: &mut SandboxPolicy,
+    project: Option<&jig_project::ProjectSettings>,
+) -> Result<(), StartError> {
+    let Some(project) = project else {
+        return Ok(());
+    };
+    let Some(section) = project.value.get("sandbox") else {
+        return Ok(());
+    };
+    let whose = project.path.display().to_string();
+    let settings: SandboxSettings = serde_json::from_value(section.clone()).map_err(|error| {
+        StartError::usage(format!(
+            "the `sandbox` section of {whose} is not valid: {error}"
+        ))
+    })?;
+    if settings.mode.is_some() || settings.network.is_some() {
+        crate::warn(&format!(
+            "{whose}: sandbox.mode and sandbox.network are ignored in a project's settings; a project may only add sandbox.protectedPaths"
+        ));
+    }
+    add_protected(policy, &settings.protected_paths, &whose)
+}
+
+/// The user's `sandbox` settings (none when there is no settings file). Read strictly whatever
+/// the subcommand: a sandbox setting that cannot be understood must not be ignored.
+///
+/// # Errors
+/// The file cannot be read, is not JSON, or its `sandbox` section is not valid.
+pub fn user_settings() -> Result<SandboxSettings, StartError> {
+    let Some(path) = crate::settings::path() else {
+        return Ok(SandboxSettings::default());
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(SandboxSettings::default());
+        }
+        Err(error) => {
+            return Err(StartError::usage(format!(
+                "cannot read the settings file {}: {error}",
+                path.display()
+            )));
+        }
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
+        StartError::usage(format!(
+            "the settings file {} is not valid JSON: {error}",
+            path.display()
+        ))
+    })?;
+    match value.get("sandbox") {
+        None => Ok(SandboxSettings::default()),
+        Some(section) => serde_json::from_value(section.clone()).map_err(|error| {
+            StartError::usage(format!(
+                "the `sandbox` section of {} is not valid: {error} (keys: mode, network, \
+                 protectedPaths)",
+                path.display()
+            ))
+        }),
+    }
+}
+
+/// The policy to run with, once it is known whether commands run here (`remote` false).
+///
+/// A sandbox asked for by a flag or the settings that no mechanism can enforce here is an
+/// error. One that is on only by default runs commands unsandboxed instead, with a loud
+/// warning saying so and how to fix it: a machine without bubblewrap or Landlock must not
+/// lose the use of `bash`, nor hide that commands are not contained.
+///
+/// # Errors
+/// The sandbox was asked for and cannot be enforced.
+pub fn enforce(requested: Requested, remote: bool) -> Result<SandboxPolicy, StartError> {
+    let Requested { policy, source } = requested;
+    if !policy.is_on() || remote {
+        return Ok(policy);
+    }
+    match jig_env_local::sandbox::mechanism() {
+        jig_env_local::sandbox::Mechanism::Unavailable(reason) if source == Source::Default => {
+            crate::warn(&format!(
+                "NO SANDBOX: commands run with your full rights, because no mechanism can \
+                 enforce the default {} sandbox here: {reason}. Install bubblewrap, or use a \
+                 kernel with Landlock; pass --sandbox off (or set sandbox.mode to \"off\" in \
+                 your settings) to run without it and silence this warning",
+                policy.mode
+            ));
+            Ok(SandboxPolicy::off())
+        }
+        jig_env_local::sandbox::Mechanism::Unavailable(reason) => Err(StartError::usage(format!(
+            "the {} sandbox ({}) cannot be enforced: {reason}. To run commands without a \
+             sandbox, pass --sandbox off",
+            policy.mode,
+            match source {
+                Source::Flag => "--sandbox",
+                _ => "sandbox.mode in your settings",
+            }
+        ))),
+        jig_env_local::sandbox::Mechanism::Bubblewrap(_)
+        | jig_env_local::sandbox::Mechanism::Landlock(_) => Ok(policy),
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os(jig_protocol::EnvVars::HOME)
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+}
+
+/// A policy with the default protected paths of this user's home.
+pub fn policy(mode: SandboxMode, network: bool, roots: Vec<PathBuf>) -> SandboxPolicy {
+    SandboxPolicy::for_roots(mode, network, roots, home())
+}
+
+/// One line for reports: the mechanism and what the policy enforces (`remote`: the far side of
+/// `--env` enforces it with its own mechanism).
+pub fn report(policy: &SandboxPolicy, remote: bool) -> String {
+    let mechanism = jig_env_local::sandbox::mechanism();
+    if policy.is_on() && remote {
+        format!("sandbox: {}; enforced by the remote env", policy.summary())
+    } else if policy.is_on() {
+        format!(
+            "sandbox: {}; mechanism {}",
+            policy.summary(),
+            mechanism.describe()
+        )
+    } else {
+        format!(
+            "sandbox: off (commands run with your full rights); available mechanism: {}",
+            mechanism.describe()
+        )
+    }
+}
+
+/// What `jig tools` says about the sandbox: the mode each subcommand starts with here (from the
+/// user's settings or the built-in defaults) and the mechanism that would enforce it.
+pub fn defaults_report() -> String {
+    let settings = user_settings();
+    let (mode, network, from) = match &settings {
+        Ok(SandboxSettings {
+            mode: Some(mode), ..
+        }) => (
+            SandboxMode::from(*mode).to_string(),
+            settings.as_ref().ok().and_then(|s| s.network),
+            "your settings",
+        ),
+        Ok(settings) => (
+            "workspace-write (off for jig tool and --env)".to_owned(),
+            settings.network,
+            "the default",
+        ),
+        Err(_) => (
+            "unknown".to_owned(),
+            None,
+            "your settings, which are not valid",
+        ),
+    };
+    let network = if network == Some(true) { "on" } else { "off" };
+    format!(
+        "Sandbox for commands (docs/sandbox.md): {mode}, network {network}, from {from}; \
+         --sandbox and --network change it. Mechanism here: {}.",
+        jig_env_local::sandbox::mechanism().describe()
+    )
+}
