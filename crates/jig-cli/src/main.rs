@@ -31,7 +31,6 @@ mod argv;
 mod env_cmd;
 mod exit;
 mod flags;
-mod interactive;
 mod mcp_cmd;
 mod pi_host_cmd;
 mod render;
@@ -117,7 +116,7 @@ fn main() -> ExitCode {
         Some(Command::Mcp(args)) => mcp_cmd::run_mcp(&args),
         Some(Command::Run(args)) => run_cmd::check_args(&args).and_then(|()| {
             if args.is_interactive() {
-                interactive::run(&args)
+                jig_tui::interactive::run(&args.options())
             } else {
                 run_cmd::run(*args)
             }
@@ -130,7 +129,7 @@ fn main() -> ExitCode {
         None => {
             use std::io::IsTerminal as _;
             if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-                interactive::run(&run_cmd::RunArgs::defaults())
+                jig_tui::interactive::run(&run_cmd::RunArgs::defaults().options())
             } else {
                 // Not a terminal: what `jig` alone always did, help as a usage error.
                 use std::io::Write as _;

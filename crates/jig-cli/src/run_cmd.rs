@@ -26,10 +26,10 @@ use jig_agent::{Agent, AgentObserver, RunEnd, RunOutcome, SessionRecorder};
 use jig_extensions::events;
 use jig_llm::ThinkingLevel;
 use jig_protocol::Message;
+use jig_session::approval::PermissionHooks;
+use jig_session::policy::PermissionMode;
 use jig_session::startup::{self, Face, Opened, Prepared, RunOptions};
 use jig_session::{extensions, permissions};
-use jig_tui::approval::PermissionHooks;
-use jig_tui::policy::PermissionMode;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -197,7 +197,8 @@ impl RunArgs {
             session: self.session.clone(),
             continue_session: self.continue_session,
             no_session: self.no_session,
-            reserved_commands: crate::interactive::command_names(),
+            permission_mode: self.permission_mode,
+            reserved_commands: jig_tui::interactive::command_names(),
         }
     }
 

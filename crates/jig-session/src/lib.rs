@@ -13,6 +13,13 @@
 //!   interactive session switches provider.
 //! - [`skills`], [`context_files`]: what the system prompt carries.
 //! - [`session_choice`]: the session a run opens (new, resumed, none).
+//! - [`policy`]: permission modes (`read-only`, `ask`, `auto-edit`, `full-auto`), allowlists
+//!   by tool and bash command prefix, and [`policy::decide`], the one function that decides
+//!   whether a call runs, is asked about or is denied, in every face; [`prefix`]: bash command
+//!   prefixes (which is offered, which commands a saved one allows); [`approval`]: that policy
+//!   as a `before_tool_call` hook ([`approval::PermissionHooks`]), asking through an
+//!   [`approval::Approver`] where a face can ask, denying with a reason the model reads where
+//!   it cannot.
 //! - [`permissions`]: a project's saved allowlist.
 //! - [`audit`]: `--audit` records of each tool call.
 //!
@@ -23,12 +30,15 @@
     reason = "the harness reads the user's settings and the process's cwd on the host, and opens the --audit file"
 )]
 
+pub mod approval;
 pub mod audit;
 pub mod context_files;
 mod error;
 pub mod extensions;
 pub mod model;
 pub mod permissions;
+pub mod policy;
+pub mod prefix;
 pub mod project;
 pub mod sandbox;
 pub mod session_choice;

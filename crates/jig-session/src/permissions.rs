@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::policy::Allowlist;
 use jig_agent::SessionStore;
-use jig_tui::policy::Allowlist;
 use serde::{Deserialize, Serialize};
 
 /// The saved file.

@@ -66,7 +66,7 @@ pub struct Settings {
     #[serde(default)]
     models: Vec<Value>,
     /// The permission mode when `--permission-mode` is not given.
-    pub permission_mode: Option<jig_tui::policy::PermissionMode>,
+    pub permission_mode: Option<crate::policy::PermissionMode>,
     /// More skills: paths of skill directories, `SKILL.md` files or directories of skills
     /// (relative to the settings file's directory; `~/` is the home directory).
     pub skills: Option<Vec<String>>,
@@ -400,7 +400,7 @@ pub fn project_problem(project: &jig_project::ProjectSettings) -> Option<String>
 /// user's mode: `SettingsModes::resolve`).
 pub fn project_permission_mode(
     project: &jig_project::ProjectSettings,
-) -> Option<jig_tui::policy::PermissionMode> {
+) -> Option<crate::policy::PermissionMode> {
     serde_json::from_value::<Settings>(project.value.clone())
         .ok()?
         .permission_mode

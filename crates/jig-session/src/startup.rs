@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::policy::PermissionMode;
 use jig_agent::compaction::CompactionConfig;
 use jig_agent::system_prompt::{SystemPromptOptions, build_system_prompt};
 use jig_agent::{AgentConfig, Session};
@@ -14,7 +15,6 @@ use jig_llm::{ModelTable, ThinkingLevel};
 use jig_protocol::Message;
 use jig_tool::{ContainmentMode, ToolRegistry};
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
-use jig_tui::policy::PermissionMode;
 
 use crate::model::{self, ProviderSwitch};
 use crate::project::{self, ProjectOptions};
@@ -103,6 +103,9 @@ pub struct RunOptions {
     pub continue_session: bool,
     /// Do not save the session.
     pub no_session: bool,
+    /// What runs without asking (`--permission-mode`) [default: the settings', else the
+    /// face's].
+    pub permission_mode: Option<PermissionMode>,
     /// The face's own commands (`/help`, …), which prompt templates may not take.
     pub reserved_commands: Vec<&'static str>,
 }

@@ -1,14 +1,7 @@
-//! The pieces of jig's interactive terminal session that do not need a terminal:
+//! jig's interactive terminal session: the rendering pieces, which need no terminal, and the
+//! session itself over `jig-session`'s harness (the permission policy lives there too, shared
+//! with print mode):
 //!
-//! - [`policy`]: permission modes (`read-only`, `ask`, `auto-edit`, `full-auto`), allowlists by
-//!   tool and bash command prefix, and [`policy::decide`] — the one function that decides
-//!   whether a call runs, is asked about or is denied, used by interactive and print mode alike.
-//! - [`prefix`]: bash command prefixes — which is offered, which commands a saved one allows
-//!   (one simple command, never a program that deletes or runs others, never a denied
-//!   argument such as `find -exec`).
-//! - [`approval`]: that policy as a `before_tool_call` hook ([`approval::PermissionHooks`]);
-//!   asking goes to an [`approval::Approver`] (the interactive prompt), and without one what
-//!   would be asked is denied with a result the model reads.
 //! - [`line`](mod@line): a terminal line as styled spans.
 //! - [`view`]: a run's [`jig_agent::AgentEvent`]s as terminal lines — finished lines for the
 //!   scrollback, and a small live region (the reply's unfinished line, running tools with the
@@ -20,13 +13,16 @@
 //! - [`select`]: a question with a few choices (the project-trust prompt, `/trust`), its keys
 //!   and lines, and [`select::Select::run`], which asks in the terminal.
 //!
-//! The `jig` binary composes them with the prompt editor and the agent.
+//! - [`interactive`]: the session itself: the prompt editor (reedline), the agent's turns, the
+//!   approval questions, slash commands; `jig` alone in a terminal runs it.
 
-pub mod approval;
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the session reads its prompt history and writes /export files on the host"
+)]
+pub mod interactive;
 pub mod line;
 pub mod markdown;
-pub mod policy;
-pub mod prefix;
 pub mod screen;
 pub mod select;
 pub mod view;

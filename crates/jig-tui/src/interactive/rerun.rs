@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use jig_env::SandboxPolicy;
 use jig_protocol::{ContentBlock, ToolResult};
+use jig_session::approval::{Answer, ApprovalRequest, Approver};
+use jig_session::policy::bash_command;
 use jig_tool::{DynTool, ToolContext, ToolError, ToolRegistry};
-use jig_tui::approval::{Answer, ApprovalRequest, Approver};
-use jig_tui::policy::bash_command;
 use serde_json::Value;
 
 /// What the user allowed to run again outside the sandbox without asking, this session.
@@ -61,7 +61,7 @@ impl SandboxRerun {
             || allowed
                 .prefixes
                 .iter()
-                .any(|prefix| jig_tui::prefix::prefix_matches(prefix, command))
+                .any(|prefix| jig_session::prefix::prefix_matches(prefix, command))
     }
 
     /// Asks the user; `Ok(())` to run it again, `Err(reason)` when declined.
@@ -275,10 +275,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_prefix_covers_its_commands_only_and_any_covers_all() {
-        let offered = jig_tui::policy::suggested_prefix("cargo build").unwrap();
+        let offered = jig_session::policy::suggested_prefix("cargo build").unwrap();
         let (wrapper, bash, script, ctx) = session(vec![
-            Answer::AllowPrefix(offered.clone(), jig_tui::approval::Scope::Project),
-            Answer::AllowTool(jig_tui::approval::Scope::Session),
+            Answer::AllowPrefix(offered.clone(), jig_session::approval::Scope::Project),
+            Answer::AllowTool(jig_session::approval::Scope::Session),
         ]);
         call(&wrapper, &ctx, "cargo build").await;
         call(&wrapper, &ctx, &format!("{offered} --release")).await;

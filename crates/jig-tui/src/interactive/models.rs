@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::io;
 use std::sync::Arc;
 
-use jig_tui::select::Select;
-use jig_tui::view::{Line, Style};
+use crate::select::Select;
+use crate::view::{Line, Style};
 
 use super::App;
 

@@ -3,13 +3,13 @@
 use std::fmt::Write as _;
 use std::io;
 
+use crate::view::{Line, Style};
 use jig_agent::Session;
 use jig_agent::compaction::CompactionReason;
 use jig_extensions::SessionRequest;
 use jig_llm::ThinkingLevel;
 use jig_protocol::Message;
-use jig_tui::policy::PermissionMode;
-use jig_tui::view::{Line, Style};
+use jig_session::policy::PermissionMode;
 use reedline::Signal;
 use tokio_util::sync::CancellationToken;
 
@@ -437,7 +437,7 @@ fn describe(session: &Session) -> String {
 /// older jig for a program no prefix allows, such as `rm`) says so.
 fn shown_prefix(prefix: &str) -> String {
     let program = prefix.split_whitespace().next().unwrap_or_default();
-    if jig_tui::prefix::never_allowed(program) {
+    if jig_session::prefix::never_allowed(program) {
         format!("`{prefix} …` (never matches: `{program}` can delete files or run other programs)")
     } else {
         format!("`{prefix} …`")

@@ -1,10 +1,10 @@
 //! An extension's `ui/select`, `ui/confirm` and `ui/input` as a question in the live region
 //! (`ui/notify` is a line, answered at once).
 
+use crate::select::{Outcome, Select};
+use crate::view::{Line, Style};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jig_extensions::UiRequest;
-use jig_tui::select::{Outcome, Select};
-use jig_tui::view::{Line, Style};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -72,7 +72,7 @@ impl ExtensionQuestion {
                     Style::Dim,
                 ));
             } else {
-                lines.extend(jig_tui::wrap::field(
+                lines.extend(crate::wrap::field(
                     &Line::styled("› ", Style::Accent).with(&self.text, Style::Plain),
                     width,
                     super::FIELD_ROWS,

@@ -33,6 +33,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
+use crate::screen::{Screen, color_enabled, live_columns};
+use crate::view::{Line, Status, Style, View, brief};
+use crate::wrap::{field, text_rows};
 use anyhow::Context as _;
 use async_trait::async_trait;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -40,26 +43,22 @@ use crossterm::terminal;
 use jig_agent::{Agent, AgentConfig, AgentEvent, AgentObserver, Session, SessionStore};
 use jig_extensions::{ExtensionRunner, UiRequest, events};
 use jig_protocol::Message;
-use jig_tui::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scope};
-use jig_tui::policy::PermissionMode;
-use jig_tui::screen::{Screen, color_enabled, live_columns};
-use jig_tui::view::{Line, Status, Style, View, brief};
-use jig_tui::wrap::{field, text_rows};
+use jig_session::approval::{Answer, ApprovalRequest, Approver, PermissionHooks, Scope};
+use jig_session::policy::PermissionMode;
 use reedline::{Reedline, Signal};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::CliResult;
-use crate::exit::CliError;
-use crate::run_cmd::RunArgs;
+use jig_session::StartError;
 use jig_session::extensions::{IdleTurn, Sent, SessionHost};
 use jig_session::permissions;
+use jig_session::startup::RunOptions;
 use jig_session::startup::{self, Face, Prepared};
 use session::SessionWriter;
 
 /// The names of the built-in commands (`/help`, …), which prompt templates may not take.
-pub(crate) fn command_names() -> Vec<&'static str> {
+pub fn command_names() -> Vec<&'static str> {
     COMMANDS.iter().map(|(name, _)| *name).collect()
 }
 
@@ -444,24 +443,27 @@ fn completions(
         .collect()
 }
 
-/// Runs the interactive session.
-pub(crate) fn run(args: &RunArgs) -> CliResult {
+/// Runs the interactive session asked for by `options` in this terminal, until the user
+/// leaves it.
+///
+/// # Errors
+/// Startup failed (the env, trust, settings, the model), or the terminal failed.
+pub fn run(options: &RunOptions) -> Result<ExitCode, StartError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
-        .map_err(CliError::Failure)?;
+        .map_err(StartError::Failure)?;
     // Trust is decided (and asked, when the chain gets that far) before anything the project
     // brings is loaded.
-    let options = args.options();
     let mut opened = runtime.block_on(startup::open(
-        &options,
+        options,
         Face::Interactive,
         Some(&trust::TerminalTrustPrompt),
     ))?;
     let (tx, rx) = channel();
     opened.ui = Some(Arc::new(ExtensionQuestions { tx: tx.clone() }));
-    let mut prepared = match runtime.block_on(startup::prepare(&options, &opened)) {
+    let mut prepared = match runtime.block_on(startup::prepare(options, &opened)) {
         Ok(prepared) => prepared,
         Err(error) => {
             runtime.block_on(opened.close());
@@ -470,11 +472,11 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
     };
     let runner = opened.runner();
     let setup_note = prepared.setup_note.take();
-    let mut app = App::new(runtime, prepared, args, &runner, (tx, rx));
+    let mut app = App::new(runtime, prepared, options, &runner, (tx, rx));
     app.setup_note = setup_note;
     app.trust = opened.project.decision.clone();
     app.sandbox_report.clone_from(&opened.sandbox_report);
-    let forced = startup::forced_skills(&options);
+    let forced = startup::forced_skills(options);
     if !forced.is_empty() {
         app.note(&format!(
             "--skill {} forces a skill into jig run's prompt; here, type /skill:NAME with your \
@@ -502,7 +504,7 @@ pub(crate) fn run(args: &RunArgs) -> CliResult {
         host.close();
         opened.close().await;
     });
-    ended.map_err(|e| CliError::Failure(e.into()))?;
+    ended.map_err(|e| StartError::Failure(e.into()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -510,7 +512,7 @@ impl App {
     fn new(
         runtime: tokio::runtime::Runtime,
         prepared: Prepared,
-        args: &RunArgs,
+        args: &RunOptions,
         runner: &Arc<ExtensionRunner>,
         (tx, rx): (Sender<UiMsg>, Receiver<UiMsg>),
     ) -> Self {
@@ -1433,7 +1435,7 @@ mod tests {
     use std::path::Path;
 
     /// The question's lines as text.
-    fn question(request: jig_tui::approval::ApprovalRequest) -> String {
+    fn question(request: jig_session::approval::ApprovalRequest) -> String {
         let (reply, _answer) = oneshot::channel();
         Asking {
             request,
@@ -1451,7 +1453,7 @@ mod tests {
     fn a_question_about_a_protected_file_says_why_it_is_asked() {
         let args =
             serde_json::json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = x\n"});
-        let text = question(jig_tui::approval::ApprovalRequest::new(
+        let text = question(jig_session::approval::ApprovalRequest::new(
             "write",
             &args,
             Some(".git"),
@@ -1464,7 +1466,7 @@ mod tests {
               [y] yes  [t] always write (session)  [T] always (project)
               [n] no, with a reason  [Esc] no
         "#);
-        let text = question(jig_tui::approval::ApprovalRequest::new(
+        let text = question(jig_session::approval::ApprovalRequest::new(
             "bash",
             &serde_json::json!({"command": "git -c core.pager=x log"}),
             None,

@@ -4,14 +4,14 @@
 use std::io;
 use std::path::Path;
 
+use crate::screen::{Screen, color_enabled};
+use crate::select::Select;
+use crate::view::{Line, Style};
 use async_trait::async_trait;
 use crossterm::terminal;
 use jig_project::{
     GatedResource, TrustChoice, TrustPrompt, TrustStep, TrustStore, config_dir, prompt_title,
 };
-use jig_tui::screen::{Screen, color_enabled};
-use jig_tui::select::Select;
-use jig_tui::view::{Line, Style};
 
 use super::App;
 
