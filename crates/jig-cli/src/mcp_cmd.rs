@@ -12,16 +12,13 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 use jig_mcp_server::{JigMcpServer, RootsSource, ServerOptions, serve_stdio};
-use jig_tool::{Containment, ContainmentMode, ToolRegistry};
-use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
+use jig_session::startup::{self, Face, OpenOptions};
+use jig_tool::ToolRegistry;
+use jig_tool_builtins::BuiltinsConfig;
 
 use crate::CliResult;
 use crate::exit::{self, CliError};
-use crate::flags::ContainmentArg;
-use crate::flags::ProjectArgs;
-use jig_session::extensions;
-use jig_session::project;
-use jig_session::workspace;
+use crate::flags::{ContainmentArg, ProjectArgs};
 
 /// Shown on stderr when stdin is a terminal.
 const TERMINAL_HINT: &str = "jig mcp: serving MCP over stdin/stdout. An MCP client starts this \
@@ -66,81 +63,45 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
     let outcome = runtime.block_on(async {
-        let (env, far_cwd) =
-            jig_session::workspace::open_place(&args.env.options(), || workspace::open_env(false), None).await?;
         let termination = crate::signals::termination();
         let shutdown = async move {
             let signal = termination.await;
             tracing::info!(signal = signal.name(), "stopping");
         };
-        let mut base = match base_context(env.clone(), args, far_cwd.as_deref()).await {
-            Ok(base) => base,
-            Err(error) => {
-                env.cleanup().await;
-                return Err(error);
-            }
-        };
         // The first root is the project: its trust is decided before anything it brings is
         // loaded, and before serving.
-        let env_options = args.env.options();
-        let place = jig_session::workspace::project_place(&env_options, &env, &base.cwd);
-        let project = match project::start(&args.project.options(), place, "mcp").await {
-            Ok(project) => project,
-            Err(error) => {
-                env.cleanup().await;
-                return Err(error);
-            }
-        };
-        tracing::info!(trust = %project.decision.describe(), "project");
-        if base.sandbox.is_on()
-            && let Err(error) = jig_session::sandbox::add_project_protected(
-                &mut base.sandbox,
-                project.settings.as_ref(),
-            )
-        {
-            project.extensions.shutdown().await;
-            env.cleanup().await;
-            return Err(error);
-        }
-        let runner = project.extensions;
-        let mut registry = builtin_registry(&BuiltinsConfig::default());
-        extensions::add_tools(&mut registry, &runner);
-        let registry = match select_tools(registry, args.tools.as_deref(), args.read_only) {
+        let opened = startup::open(&args.options(), Face::Mcp, None).await?;
+        tracing::info!(trust = %opened.project.decision.describe(), "project");
+        let registry = match select_tools(
+            opened.tools(&BuiltinsConfig::default()),
+            args.tools.as_deref(),
+            args.read_only,
+        ) {
             Ok(registry) => registry,
             Err(error) => {
-                runner.shutdown().await;
-                env.cleanup().await;
+                opened.close().await;
                 return Err(error);
             }
         };
-        extensions::bind(
-            &runner,
-            extensions::info("mcp", &base.cwd),
-            &registry,
-            None,
-        )
-        .await;
-        let registry = jig_session::audit::registry(extensions::hooked_registry(registry, &runner));
+        let registry = opened.serve(registry).await;
         let options = ServerOptions {
             // The client's roots are its own machine's directories: not the remote env's.
-            roots_source: if args.roots.is_empty() && far_cwd.is_none() {
+            roots_source: if args.roots.is_empty() && !opened.remote {
                 RootsSource::ClientOrDefault
             } else {
                 RootsSource::Fixed
             },
-            sandbox_report: base
-                .sandbox
-                .is_on()
-                .then(|| jig_session::sandbox::report(&base.exec_sandbox(), far_cwd.is_some())),
+            sandbox_report: (!opened.sandbox_report.is_empty())
+                .then(|| opened.sandbox_report.clone()),
             ..ServerOptions::default()
         };
+        let base = opened.tool_context.clone();
         tracing::info!(tools = ?registry.names(), roots = ?base.containment.roots, "serving over stdio");
-        jig_session::workspace::arm_audit();
         let server = JigMcpServer::new(registry, base, options);
         let outcome_of_serving = serve_stdio(server, shutdown)
             .await
             .map_err(|error| CliError::Failure(error.into()));
-        runner.shutdown().await;
+        opened.close().await;
         outcome_of_serving
     });
     // A blocking stdin read (stdin not a pipe) must not keep the process alive.
@@ -195,48 +156,20 @@ fn select_tools(
     Ok(registry)
 }
 
-/// The context every call starts from: the first root as cwd, all roots canonical.
-/// With `--env`, `far_cwd` is the remote working directory: the default root, and what
-/// relative roots are taken against.
-async fn base_context(
-    env: std::sync::Arc<dyn jig_env::ExecutionEnv>,
-    args: &McpArgs,
-    far_cwd: Option<&std::path::Path>,
-) -> Result<jig_tool::ToolContext, CliError> {
-    let mode: ContainmentMode = args.containment.into();
-    let mut roots: Vec<PathBuf> = Vec::new();
-    if args.roots.is_empty() {
-        roots.push(workspace::directory_arg(env.as_ref(), "--root", far_cwd).await?);
-    }
-    for root in &args.roots {
-        let root = match far_cwd {
-            Some(base) => jig_session::workspace::far_dir(base, Some(root)),
-            None => root.clone(),
-        };
-        let root = workspace::directory_arg(env.as_ref(), "--root", Some(&root)).await?;
-        if !roots.contains(&root) {
-            roots.push(root);
+impl McpArgs {
+    /// Where the server runs and what it may bring in, as the harness takes it.
+    fn options(&self) -> OpenOptions {
+        OpenOptions {
+            env: self.env.options(),
+            roots: self.roots.clone(),
+            roots_flag: "--root",
+            containment: self.containment.into(),
+            sandbox: self.sandbox.request(),
+            project: self.project.options(),
+            verbose: false,
+            keep_temp_files: false,
         }
     }
-    let mut base = jig_tool::ToolContext::new(env, roots[0].clone());
-    base.containment = Containment {
-        mode,
-        roots,
-        read_only_roots: Vec::new(),
-    };
-    // As in `jig run`: sandboxed on this machine unless the user or the client's configuration
-    // says otherwise (`--sandbox off`); with --env only when asked.
-    let default = if far_cwd.is_some() {
-        jig_env::SandboxMode::Off
-    } else {
-        jig_env::SandboxMode::WorkspaceWrite
-    };
-    let requested = args
-        .sandbox
-        .request()
-        .resolve(&jig_session::sandbox::user_settings()?, default)?;
-    base.sandbox = jig_session::sandbox::enforce(requested, far_cwd.is_some())?;
-    Ok(base)
 }
 
 /// Logs to stderr only: stdout belongs to the protocol.

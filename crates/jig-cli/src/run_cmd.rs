@@ -28,7 +28,7 @@ use jig_llm::ThinkingLevel;
 use jig_protocol::Message;
 use jig_session::approval::PermissionHooks;
 use jig_session::policy::PermissionMode;
-use jig_session::startup::{self, Face, Opened, Prepared, RunOptions};
+use jig_session::startup::{self, Face, OpenOptions, Opened, Prepared, RunOptions};
 use jig_session::{extensions, permissions};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -172,12 +172,16 @@ impl RunArgs {
     /// What the session is asked for, as the harness takes it.
     pub(crate) fn options(&self) -> RunOptions {
         RunOptions {
-            env: self.env.options(),
-            cwd: self.cwd.clone(),
-            containment: self.containment.into(),
-            sandbox: self.sandbox.request(),
-            project: self.project.options(),
-            verbose: self.verbose,
+            open: OpenOptions {
+                env: self.env.options(),
+                roots: self.cwd.iter().cloned().collect(),
+                roots_flag: "--cwd",
+                containment: self.containment.into(),
+                sandbox: self.sandbox.request(),
+                project: self.project.options(),
+                verbose: self.verbose,
+                keep_temp_files: false,
+            },
             provider: self.provider.clone(),
             model: self.model.clone(),
             api_key: self.api_key.clone(),
@@ -309,7 +313,7 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 
 async fn run_async(args: RunArgs, prompt: String) -> CliResult {
     let options = args.options();
-    let opened = startup::open(&options, Face::Print, None).await?;
+    let opened = startup::open(&options.open, Face::Print, None).await?;
     let outcome = run_with_project(&args, &options, prompt, &opened).await;
     opened.close().await;
     outcome

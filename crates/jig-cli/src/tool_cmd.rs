@@ -18,9 +18,8 @@ use crate::flags::ContainmentArg;
 use crate::flags::ProjectArgs;
 use crate::render::render_text;
 use crate::signals;
-use jig_session::extensions;
-use jig_session::project;
-use jig_session::workspace;
+use jig_session::startup::{self, Face, OpenOptions};
+use jig_session::{extensions, project};
 
 /// Arguments of `jig tool`.
 #[derive(Debug, Args)]
@@ -51,6 +50,22 @@ pub(crate) struct ToolArgs {
     env: crate::flags::EnvFlags,
     #[command(flatten)]
     pub(crate) sandbox: crate::sandbox_cmd::SandboxFlags,
+}
+
+impl ToolArgs {
+    /// Where the call runs and what it may bring in, as the harness takes it.
+    fn options(&self) -> OpenOptions {
+        OpenOptions {
+            env: self.env.options(),
+            roots: self.cwd.iter().cloned().collect(),
+            roots_flag: "--cwd",
+            containment: self.containment.into(),
+            sandbox: self.sandbox.request(),
+            project: self.project.options(),
+            verbose: false,
+            keep_temp_files: self.keep_temp,
+        }
+    }
 }
 
 /// Arguments of `jig tools`.
@@ -99,10 +114,6 @@ fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
 }
 
 /// Runs `jig tool`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "open, run and clean up one call read best in one place"
-)]
 pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
     // The env is cleaned when this one call ends, so bash offers a full-output file only when
     // temp files are kept: never a path to a file that is already gone.
@@ -116,83 +127,21 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
     let outcome = runtime.block_on(async {
-        let (env, cwd) = workspace::open_place(
-            &args.env.options(),
-            || workspace::open_env(args.keep_temp),
-            args.cwd.as_deref(),
-        )
-        .await?;
-        // One call the user typed themselves: no sandbox unless the flags or settings ask.
-        let policy = args
-            .sandbox
-            .request()
-            .resolve(
-                &jig_session::sandbox::user_settings()?,
-                jig_env::SandboxMode::Off,
-            )
-            // A sandbox no mechanism can enforce fails the bash call itself, saying so.
-            .map(|requested| requested.policy);
-        let policy = match policy {
-            Ok(policy) => policy,
-            Err(error) => {
-                env.cleanup().await;
-                return Err(error);
-            }
-        };
-        let mut ctx = match workspace::tool_context(
-            env.clone(),
-            cwd.as_deref(),
-            args.containment.into(),
-            policy,
-        )
-        .await
-        {
-            Ok(ctx) => ctx,
-            Err(error) => {
-                env.cleanup().await;
-                return Err(error);
-            }
-        };
         // The cwd is the project: its trust is decided before anything it brings is loaded.
-        let env_options = args.env.options();
-        let place = jig_session::workspace::project_place(&env_options, &env, &ctx.cwd);
-        let runner = match project::start(&args.project.options(), place, "tool").await {
-            Ok(project) => {
-                let protected = if ctx.sandbox.is_on() {
-                    jig_session::sandbox::add_project_protected(
-                        &mut ctx.sandbox,
-                        project.settings.as_ref(),
-                    )
-                } else {
-                    Ok(())
-                };
-                if let Err(error) = protected {
-                    project.extensions.shutdown().await;
-                    env.cleanup().await;
-                    return Err(error);
-                }
-                project.extensions
-            }
-            Err(error) => {
-                env.cleanup().await;
-                return Err(error);
-            }
-        };
-        let mut registry = builtin_registry(&config);
-        extensions::add_tools(&mut registry, &runner);
-        let Some(tool) = registry.get(&args.name).cloned() else {
-            runner.shutdown().await;
-            env.cleanup().await;
-            return Err(unknown_tool(&args.name, &registry));
-        };
-        extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry, None).await;
-        let mut single = ToolRegistry::new();
-        single.register(tool);
-        let tool = jig_session::audit::registry(extensions::hooked_registry(single, &runner))
+        let opened = startup::open(&args.options(), Face::Tool, None).await?;
+        let registry = opened.tools(&config);
+        if registry.get(&args.name).is_none() {
+            let error = unknown_tool(&args.name, &registry);
+            opened.close().await;
+            return Err(error);
+        }
+        let tool = opened
+            .serve(registry)
+            .await
             .get(&args.name)
             .cloned()
-            .unwrap_or_else(|| unreachable!("the tool was just registered"));
-        jig_session::workspace::arm_audit();
+            .unwrap_or_else(|| unreachable!("the tool is registered"));
+        let ctx = opened.tool_context.clone();
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);
@@ -207,8 +156,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             }
         };
         let elapsed = started.elapsed();
-        runner.shutdown().await;
-        env.cleanup().await;
+        opened.close().await;
         Ok((result, elapsed, stopped_by))
     });
     let (result, elapsed, stopped_by) = outcome?;

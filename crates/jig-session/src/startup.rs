@@ -33,6 +33,10 @@ pub enum Face {
     Print,
     /// A person at a terminal (`jig` alone).
     Interactive,
+    /// Tools served to another agent (`jig mcp`).
+    Mcp,
+    /// One tool call typed by the user (`jig tool`).
+    Tool,
 }
 
 impl Face {
@@ -41,23 +45,41 @@ impl Face {
         match self {
             Self::Print => "print",
             Self::Interactive => "interactive",
+            Self::Mcp => "mcp",
+            Self::Tool => "tool",
+        }
+    }
+
+    /// Whether the face runs jig's own agent (and so reads the model's settings).
+    pub fn runs_model(self) -> bool {
+        matches!(self, Self::Print | Self::Interactive)
+    }
+
+    /// The sandbox when neither the command line nor the settings name one: on this machine,
+    /// commands are sandboxed (except the one command `jig tool` runs by hand); with `--env`
+    /// the far machine or container is the boundary, and the far side sandboxes only when
+    /// asked.
+    pub fn default_sandbox(self, remote: bool) -> jig_env::SandboxMode {
+        if remote || self == Self::Tool {
+            jig_env::SandboxMode::Off
+        } else {
+            jig_env::SandboxMode::WorkspaceWrite
         }
     }
 }
 
-/// What a session is asked for: the command line of `jig run` (and of the interactive
-/// session), as data.
-#[derive(Debug, Clone)]
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "each bool is one independent switch of the command line"
-)]
-pub struct RunOptions {
+/// Where a session runs and what it may bring in: the part of the command line every face
+/// has.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
     /// Where the tools run and what is recorded.
     pub env: EnvOptions,
-    /// The working directory [default: the process's].
-    pub cwd: Option<PathBuf>,
-    /// Whether file tools are confined to the working directory.
+    /// The workspace roots; the first is the working directory [default: the process's
+    /// current directory, or the `--env` URL's directory].
+    pub roots: Vec<PathBuf>,
+    /// The flag that gave the roots, for errors (`--cwd`, `--root`).
+    pub roots_flag: &'static str,
+    /// Whether file tools are confined to the roots.
     pub containment: ContainmentMode,
     /// The sandbox the command line asks for.
     pub sandbox: SandboxRequest,
@@ -65,6 +87,16 @@ pub struct RunOptions {
     pub project: ProjectOptions,
     /// Say more on stderr (trust decision, sandbox, context files).
     pub verbose: bool,
+    /// Keep the temporary files commands leave (full-output files) after the session.
+    pub keep_temp_files: bool,
+}
+
+/// What a session is asked for: the command line of `jig run` (and of the interactive
+/// session), as data.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Where the session runs and what it may bring in.
+    pub open: OpenOptions,
     /// The provider's name.
     pub provider: Option<String>,
     /// The model id.
@@ -143,13 +175,18 @@ fn select_tools(
 /// The env (local or `--env`), the user's settings and the project's startup (trust and the
 /// extensions it allows): what every session opens first and closes last.
 pub struct Opened {
-    env: Arc<dyn jig_env::ExecutionEnv>,
-    tool_context: jig_tool::ToolContext,
+    /// The env the tools act in.
+    pub env: Arc<dyn jig_env::ExecutionEnv>,
+    /// The context every tool call starts from: cwd, roots, sandbox.
+    pub tool_context: jig_tool::ToolContext,
+    /// The user's settings (a face that runs no model reads only their sandbox section).
     user_settings: settings::Settings,
+    /// With `--env`: the project is far side.
+    pub remote: bool,
     /// The project's trust decision and what it allowed (settings, extensions).
     pub project: project::ProjectStartup,
-    /// What the sandbox enforces for commands, in one line (`/permissions`, `--verbose`);
-    /// empty where neither shows it.
+    /// What the sandbox enforces for commands, in one line (`/permissions`, `--verbose`, the
+    /// MCP server's instructions); empty where none shows it.
     pub sandbox_report: String,
     /// The face that opened it.
     pub face: Face,
@@ -173,6 +210,31 @@ impl Opened {
         Arc::clone(&self.project.extensions)
     }
 
+    /// The built-in tools made with `config`, then the extensions' tools.
+    pub fn tools(&self, config: &BuiltinsConfig) -> ToolRegistry {
+        let mut registry = builtin_registry(config);
+        extensions::add_tools(&mut registry, &self.project.extensions);
+        registry
+    }
+
+    /// `registry` ready to serve in a face without an agent loop (`jig mcp`, `jig tool`): the
+    /// extensions bound (their actions on a session answer that there is none), each tool
+    /// wrapped in the extensions' `tool_call`/`tool_result` and the `--audit` records; from
+    /// here on a record that cannot be written fails its call.
+    pub async fn serve(&self, registry: ToolRegistry) -> ToolRegistry {
+        let runner = self.runner();
+        extensions::bind(
+            &runner,
+            extensions::info(self.face.name(), &self.tool_context.cwd),
+            &registry,
+            None,
+        )
+        .await;
+        let registry = crate::audit::registry(extensions::hooked_registry(registry, &runner));
+        workspace::arm_audit();
+        registry
+    }
+
     /// Shuts the extensions down, then kills the commands the session left behind and removes
     /// temporary files, however it ended.
     pub async fn close(self) {
@@ -181,74 +243,104 @@ impl Opened {
     }
 }
 
-/// Opens the env, reads the user's settings and starts the project; extensions are told
-/// `mode`.
+/// Opens the env, reads the user's settings, decides the project's trust and loads what it
+/// allows: the first stages of every face, in this order (place, sandbox, trust, settings,
+/// extensions). `prompt` asks about trust where the face can ask (the interactive session).
+///
+/// # Errors
+/// A bad root, an env that cannot be reached, a settings file or sandbox that cannot be used,
+/// a startup diagnostic that stops the session. The env is cleaned up before returning one.
 pub async fn open(
-    args: &RunOptions,
+    options: &OpenOptions,
     face: Face,
     prompt: Option<&dyn jig_project::TrustPrompt>,
 ) -> Result<Opened, StartError> {
-    let mode = face.name();
-    let (env, cwd) = crate::workspace::open_place(
-        &args.env,
-        || workspace::open_env(false),
-        args.cwd.as_deref(),
-    )
-    .await?;
+    let keep = options.keep_temp_files;
+    let (env, far_base) =
+        workspace::open_place(&options.env, || workspace::open_env(keep), None).await?;
     let started = async {
-        let user_settings = settings::load()?;
-        let remote = args.env.url.is_some();
-        // On this machine, commands are sandboxed unless the user says otherwise; with --env
-        // the far machine or container is the boundary, and the far side enforces a sandbox
-        // only when asked.
-        let default = if remote {
-            jig_env::SandboxMode::Off
+        let remote = options.env.url.is_some();
+        // A face that runs the model reads the whole settings file strictly; one that only
+        // serves tools reads its sandbox section strictly (project::start warns about the rest).
+        let user_settings = if face.runs_model() {
+            settings::load()?
         } else {
-            jig_env::SandboxMode::WorkspaceWrite
+            let mut settings = settings::Settings::default();
+            settings.sandbox = Some(crate::sandbox::user_settings()?);
+            settings
         };
-        let requested = args
-            .sandbox
-            .resolve(&user_settings.sandbox.clone().unwrap_or_default(), default)?;
-        let policy = crate::sandbox::enforce(requested, remote)?;
-        let mut tool_context =
-            workspace::tool_context(Arc::clone(&env), cwd.as_deref(), args.containment, policy)
-                .await?;
-        let place = crate::workspace::project_place(&args.env, &env, &tool_context.cwd);
-        let project = start_project(args, place, mode, prompt).await?;
-        if tool_context.sandbox.is_on() {
-            crate::sandbox::add_project_protected(
-                &mut tool_context.sandbox,
-                project.settings.as_ref(),
-            )?;
-        }
-        // Only where it is shown: the report names the mechanism, and finding it may start
-        // `bwrap` once, which a sandbox that is off would not otherwise need.
-        let sandbox_report = if args.verbose || face == Face::Interactive {
-            crate::sandbox::report(&tool_context.exec_sandbox(), remote)
+        let requested = options.sandbox.resolve(
+            &user_settings.sandbox.clone().unwrap_or_default(),
+            face.default_sandbox(remote),
+        )?;
+        let policy = if face == Face::Tool {
+            // One call the user typed: a sandbox no mechanism can enforce fails the bash call
+            // itself, saying so.
+            requested.policy
         } else {
-            String::new()
+            crate::sandbox::enforce(requested, remote)?
         };
-        if args.verbose {
-            crate::note(&sandbox_report);
+        let mut tool_context = workspace::tool_context(
+            Arc::clone(&env),
+            far_base.as_deref(),
+            &options.roots,
+            options.roots_flag,
+            options.containment,
+            policy,
+        )
+        .await?;
+        let place = workspace::project_place(&options.env, &env, &tool_context.cwd);
+        let project = if face.runs_model() {
+            project::start_with_prompt(&options.project, place, face.name(), prompt).await?
+        } else {
+            project::start(&options.project, place, face.name()).await?
+        };
+        // Only when it mattered: a project with nothing to gate is not worth a line.
+        if options.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
+            crate::note(&project.decision.describe());
         }
-        Ok::<_, StartError>((tool_context, user_settings, project, sandbox_report))
-    }
-    .await;
-    match started {
-        Ok((tool_context, user_settings, project, sandbox_report)) => Ok(Opened {
-            env,
-            tool_context,
+        let opened = Opened {
+            env: Arc::clone(&env),
+            tool_context: tool_context.clone(),
             user_settings,
             project,
-            sandbox_report,
+            sandbox_report: String::new(),
+            remote,
             face,
             ui: None,
-        }),
-        Err(error) => {
-            env.cleanup().await;
-            Err(error)
+        };
+        if tool_context.sandbox.is_on()
+            && let Err(error) = crate::sandbox::add_project_protected(
+                &mut tool_context.sandbox,
+                opened.project.settings.as_ref(),
+            )
+        {
+            opened.project.extensions.shutdown().await;
+            return Err(error);
         }
+        let mut opened = Opened {
+            tool_context,
+            ..opened
+        };
+        // Only where it is shown: the report names the mechanism, and finding it may start
+        // `bwrap` once, which a sandbox that is off would not otherwise need.
+        if options.verbose
+            || face == Face::Interactive
+            || (face == Face::Mcp && opened.tool_context.sandbox.is_on())
+        {
+            opened.sandbox_report =
+                crate::sandbox::report(&opened.tool_context.exec_sandbox(), remote);
+        }
+        if options.verbose {
+            crate::note(&opened.sandbox_report);
+        }
+        Ok::<_, StartError>(opened)
     }
+    .await;
+    if started.is_err() {
+        env.cleanup().await;
+    }
+    started
 }
 
 /// Everything a session needs before its first prompt: the agent's configuration (no hooks
@@ -324,7 +416,7 @@ async fn context_files(
     opened: &Opened,
     cwd: &Path,
 ) -> Vec<jig_agent::system_prompt::ContextFile> {
-    let owners = if args.env.url.is_none() {
+    let owners = if args.open.env.url.is_none() {
         context_files::Owners::Local
     } else {
         context_files::Owners::ModeOnly
@@ -333,7 +425,7 @@ async fn context_files(
     for warning in &found.warnings {
         crate::warn(warning);
     }
-    if args.verbose
+    if args.open.verbose
         && let Some(note) = found.loaded_note(opened.project.decision.trusted_project().is_some())
     {
         crate::note(&note);
@@ -353,7 +445,7 @@ fn offered_skills(
     let project = &opened.project;
     let cwd = tool_context.cwd.clone();
     let trusted = project.decision.trusted_project();
-    let place = if args.env.url.is_some() {
+    let place = if args.open.env.url.is_some() {
         skills::Place::Remote {
             has_instructions: project
                 .decision
@@ -561,22 +653,6 @@ async fn bind_session_host(
         .bind(Arc::clone(&host) as Arc<dyn jig_extensions::ExtensionHost>)
         .await;
     host
-}
-
-/// The project's trust and what it allows, decided before anything the project brings is
-/// loaded or read as configuration.
-async fn start_project(
-    args: &RunOptions,
-    place: project::ProjectPlace<'_>,
-    mode: &str,
-    prompt: Option<&dyn jig_project::TrustPrompt>,
-) -> Result<project::ProjectStartup, StartError> {
-    let project = project::start_with_prompt(&args.project, place, mode, prompt).await?;
-    // Only when it mattered: a project with nothing to gate is not worth a line.
-    if args.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
-        crate::note(&project.decision.describe());
-    }
-    Ok(project)
 }
 
 /// What extensions see of the session (`mode`: `print` or `interactive`).

@@ -60,22 +60,40 @@ pub fn local_env() -> jig_env_local::LocalEnv {
     }
 }
 
-/// The context for tool calls in `cwd` (default: the process's current directory).
+/// The context for tool calls in `roots`: the first is the working directory, and all of
+/// them are the containment roots (default: the process's current directory, or `far_base`
+/// for a remote env). With a remote env (`far_base` its working directory) relative roots
+/// are taken against `far_base`.
 ///
-/// The cwd is canonicalised (so a cwd reached through a symlink works and relative paths
-/// resolve against its real location) and is the single containment root. A cwd that does not
-/// exist or is not a directory is a usage error naming `--cwd`.
+/// Each root is canonicalised (so a root reached through a symlink works and relative paths
+/// resolve against its real location); one that does not exist or is not a directory is a
+/// usage error naming `flag`.
 pub async fn tool_context(
     env: Arc<dyn ExecutionEnv>,
-    cwd: Option<&Path>,
+    far_base: Option<&Path>,
+    roots: &[PathBuf],
+    flag: &str,
     containment: ContainmentMode,
     sandbox: jig_env::SandboxPolicy,
 ) -> Result<ToolContext, StartError> {
-    let canonical = directory_arg(env.as_ref(), "--cwd", cwd).await?;
-    let mut ctx = ToolContext::new(env, canonical.clone());
+    let mut canonical: Vec<PathBuf> = Vec::new();
+    if roots.is_empty() {
+        canonical.push(directory_arg(env.as_ref(), flag, far_base).await?);
+    }
+    for root in roots {
+        let root = match far_base {
+            Some(base) => far_dir(base, Some(root)),
+            None => root.clone(),
+        };
+        let root = directory_arg(env.as_ref(), flag, Some(&root)).await?;
+        if !canonical.contains(&root) {
+            canonical.push(root);
+        }
+    }
+    let mut ctx = ToolContext::new(env, canonical[0].clone());
     ctx.containment = Containment {
         mode: containment,
-        roots: vec![canonical],
+        roots: canonical,
         read_only_roots: Vec::new(),
     };
     ctx.sandbox = sandbox;

@@ -457,7 +457,7 @@ pub fn run(options: &RunOptions) -> Result<ExitCode, StartError> {
     // Trust is decided (and asked, when the chain gets that far) before anything the project
     // brings is loaded.
     let mut opened = runtime.block_on(startup::open(
-        options,
+        &options.open,
         Face::Interactive,
         Some(&trust::TerminalTrustPrompt),
     ))?;
