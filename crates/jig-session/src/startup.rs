@@ -776,3 +776,6 @@ fn warn_damaged(session: &Session) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests;
