@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use jig_env::{ExecRequest, ExecSink, ExecutionEnv as _, SandboxMode};
-use jig_session::sandbox::{SandboxRequest, add_protected, policy, report, user_settings};
+use jig_session::sandbox::{SandboxRequest, add_protected, policy, report};
 
 use crate::CliResult;
 use crate::exit::CliError;
@@ -122,7 +122,10 @@ pub(crate) fn run_sandbox(args: &SandboxArgs) -> CliResult {
         );
         add_protected(
             &mut policy,
-            &user_settings()?.protected_paths,
+            &jig_session::settings::load()?
+                .sandbox
+                .unwrap_or_default()
+                .protected_paths,
             "your settings",
         )?;
         if args.verbose {

@@ -18,6 +18,7 @@ use crate::flags::ContainmentArg;
 use crate::flags::ProjectArgs;
 use crate::render::render_text;
 use crate::signals;
+use jig_session::settings::{SandboxSettings, Settings};
 use jig_session::startup::{self, Face, OpenOptions};
 use jig_session::{extensions, project};
 
@@ -89,7 +90,7 @@ fn unknown_tool(name: &str, registry: &ToolRegistry) -> CliError {
 
 /// The registry the CLI offers in the current directory: the built-in tools, then the tools of
 /// the extensions loaded there (after the project's trust is decided).
-fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
+fn registry(project_args: &ProjectArgs, settings: &Settings) -> Result<ToolRegistry, CliError> {
     let mut registry = builtin_registry(&BuiltinsConfig::default());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -103,6 +104,7 @@ fn registry(project_args: &ProjectArgs) -> Result<ToolRegistry, CliError> {
     runtime.block_on(async {
         let project = project::start(
             &project_args.options(),
+            settings,
             project::ProjectPlace::Local(&cwd),
             "tool",
         )
@@ -220,7 +222,8 @@ fn parse_call_args(raw: Option<&str>) -> Result<Value, CliError> {
 
 /// Runs `jig tools`.
 pub(crate) fn run_tools(args: &ToolsArgs) -> CliResult {
-    let registry = registry(&args.project)?;
+    let settings = jig_session::settings::load()?;
+    let registry = registry(&args.project, &settings)?;
     let output = if args.json {
         let tools: Vec<Value> = registry
             .iter()
@@ -232,7 +235,7 @@ pub(crate) fn run_tools(args: &ToolsArgs) -> CliResult {
         text.push('\n');
         text
     } else {
-        tools_text(&registry)
+        tools_text(&registry, &settings.sandbox.unwrap_or_default())
     };
     write_stdout(&output)?;
     Ok(ExitCode::from(exit::SUCCESS))
@@ -257,7 +260,7 @@ fn tool_json(tool: &dyn DynTool) -> Value {
     })
 }
 
-fn tools_text(registry: &ToolRegistry) -> String {
+fn tools_text(registry: &ToolRegistry, sandbox: &SandboxSettings) -> String {
     let mut out = String::new();
     for tool in registry.iter() {
         let _ = writeln!(out, "{} — {}", tool.name(), tool.title());
@@ -288,7 +291,7 @@ fn tools_text(registry: &ToolRegistry) -> String {
             uncontained.join(", "),
             if uncontained.len() == 1 { "s" } else { "" }
         );
-        let _ = writeln!(out, "{}", jig_session::sandbox::defaults_report());
+        let _ = writeln!(out, "{}", jig_session::sandbox::defaults_report(sandbox));
     }
     out
 }

@@ -1,9 +1,7 @@
-//! The settings this crate reads.
+//! The settings this crate takes and reads.
 //!
-//! From the user's settings (`$XDG_CONFIG_HOME/jig/settings.json`), only two keys, leniently:
-//! `defaultProjectTrust` (`"always"`, `"never"` or `"ask"`, the default) and `extensions` (an
-//! array of paths, relative ones against the config directory). A problem with either is a
-//! warning, and the key reads as its default.
+//! From the user's settings, what trust and discovery use ([`UserProjectSettings`]), typed by
+//! the caller from the one parse of that file (`jig_session::settings`).
 //!
 //! The project's settings (`<project>/.jig/settings.json`) are returned only for a trusted
 //! project ([`read_project_settings`] takes a [`TrustedProject`]), as a JSON object the caller
@@ -11,14 +9,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::PROJECT_DIR_NAME;
 use crate::diagnostics::Diagnostics;
 use crate::json_file::{ReadOutcome, read_json_object};
 use crate::trust::{DefaultProjectTrust, TrustedProject};
 
-/// The keys of the user's settings that project trust and discovery use.
+/// What project trust and discovery take from the user's settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserProjectSettings {
     /// `defaultProjectTrust` (default `ask`).
@@ -29,87 +27,6 @@ pub struct UserProjectSettings {
     /// `piExtensions`: also discover Pi's extension directories (`~/.pi/agent/extensions`, and
     /// a trusted project's `.pi/extensions`). Default `false`.
     pub pi_extensions: bool,
-}
-
-impl UserProjectSettings {
-    /// Reads `<config_dir>/settings.json`; a missing file gives the defaults. Problems are
-    /// warnings in `diagnostics` (`Invalid settings file <path>: <reason>`).
-    pub fn load(config_dir: &Path, diagnostics: &mut Diagnostics) -> Self {
-        let path = config_dir.join("settings.json");
-        let object = match read_json_object(&path) {
-            ReadOutcome::Missing => return Self::default(),
-            ReadOutcome::Invalid(reason) => {
-                diagnostics.settings_warning(&path, &reason);
-                return Self::default();
-            }
-            ReadOutcome::Object(object) => object,
-        };
-        Self::from_object(&object, config_dir, &path, diagnostics)
-    }
-
-    fn from_object(
-        object: &Map<String, Value>,
-        config_dir: &Path,
-        path: &Path,
-        diagnostics: &mut Diagnostics,
-    ) -> Self {
-        let mut settings = Self::default();
-        match object.get("defaultProjectTrust") {
-            None => {}
-            Some(Value::String(value)) if value == "always" => {
-                settings.default_project_trust = DefaultProjectTrust::Always;
-            }
-            Some(Value::String(value)) if value == "never" => {
-                settings.default_project_trust = DefaultProjectTrust::Never;
-            }
-            Some(Value::String(value)) if value == "ask" => {}
-            Some(other) => diagnostics.settings_warning(
-                path,
-                &format!(
-                    "defaultProjectTrust must be \"always\", \"never\" or \"ask\", not {other}; using \"ask\""
-                ),
-            ),
-        }
-        match object.get("extensions") {
-            None => {}
-            Some(Value::Array(entries)) => {
-                for entry in entries {
-                    match entry.as_str() {
-                        Some(entry) if !entry.is_empty() => {
-                            settings.extensions.push(resolve_entry(config_dir, entry));
-                        }
-                        _ => diagnostics.settings_warning(
-                            path,
-                            &format!("extensions: entries must be paths, ignoring {entry}"),
-                        ),
-                    }
-                }
-            }
-            Some(other) => diagnostics.settings_warning(
-                path,
-                &format!("extensions must be an array of paths, not {other}"),
-            ),
-        }
-        match object.get("piExtensions") {
-            None => {}
-            Some(Value::Bool(on)) => settings.pi_extensions = *on,
-            Some(other) => diagnostics.settings_warning(
-                path,
-                &format!("piExtensions must be true or false, not {other}; using false"),
-            ),
-        }
-        settings
-    }
-}
-
-/// `entry` as an absolute path: `~/x` against `$HOME`, relative paths against `base`.
-fn resolve_entry(base: &Path, entry: &str) -> PathBuf {
-    if let Some(rest) = entry.strip_prefix("~/")
-        && let Some(home) = std::env::var_os(jig_protocol::EnvVars::HOME)
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    base.join(entry)
 }
 
 /// A trusted project's `.jig/settings.json`.
@@ -219,34 +136,5 @@ mod tests {
             base,
             json!({"provider": "openai", "model": "m", "deep": {"a": 1, "b": 3}, "list": [2, 3]})
         );
-    }
-
-    #[test]
-    fn user_keys_are_read_leniently_with_warnings() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut diagnostics = Diagnostics::default();
-        assert_eq!(
-            UserProjectSettings::load(dir.path(), &mut diagnostics),
-            UserProjectSettings::default()
-        );
-        std::fs::write(
-            dir.path().join("settings.json"),
-            r#"{"provider":"x","defaultProjectTrust":"sometimes","extensions":["a", 3, "/abs"]}"#,
-        )
-        .unwrap();
-        let settings = UserProjectSettings::load(dir.path(), &mut diagnostics);
-        assert_eq!(settings.default_project_trust, DefaultProjectTrust::Ask);
-        assert_eq!(
-            settings.extensions,
-            vec![dir.path().join("a"), PathBuf::from("/abs")]
-        );
-        let shown = diagnostics
-            .render()
-            .replace(&dir.path().display().to_string(), "[DIR]");
-        insta::assert_snapshot!(shown, @r#"
-        jig: warning: Invalid settings file [DIR]/settings.json: defaultProjectTrust must be "always", "never" or "ask", not "sometimes"; using "ask"
-        jig: warning: Invalid settings file [DIR]/settings.json: extensions: entries must be paths, ignoring 3
-        "#);
-        assert!(!diagnostics.has_errors());
     }
 }

@@ -28,6 +28,7 @@ use jig_project::{
 use jig_tool_builtins::{BuiltinsConfig, builtin_registry};
 
 use crate::StartError;
+use crate::settings::Settings;
 
 /// What the command line says about extensions and trust (`-e`, `-ne`, `-a`/`-na`, `--flag`).
 #[derive(Debug, Clone, Default)]
@@ -130,9 +131,6 @@ impl ProjectPlace<'_> {
     }
 }
 
-/// The settings keys `-ne` leaves alone.
-const EXTENSION_SETTINGS_KEYS: &[&str] = &["extensions", "hooks"];
-
 /// `gated` without what `-ne` does not load: `.jig/extensions/`, `.jig/tools/` and the
 /// settings' `extensions` and `hooks` (a settings file left with no other key needs no trust).
 fn without_extensions(gated: Vec<GatedResource>) -> Vec<GatedResource> {
@@ -145,7 +143,7 @@ fn without_extensions(gated: Vec<GatedResource>) -> Vec<GatedResource> {
             GatedResource::Settings { path, keys } => {
                 let keys: Vec<String> = keys
                     .into_iter()
-                    .filter(|key| !EXTENSION_SETTINGS_KEYS.contains(&key.as_str()))
+                    .filter(|key| !crate::settings::LOADER_KEYS.contains(&key.as_str()))
                     .collect();
                 (!keys.is_empty()).then_some(GatedResource::Settings { path, keys })
             }
@@ -637,15 +635,36 @@ fn parse_settings_hooks(hooks: &serde_json::Value) -> Result<Vec<Hooks>, String>
 /// there must not pass unnoticed.
 pub async fn start(
     args: &ProjectOptions,
+    user: &Settings,
     place: ProjectPlace<'_>,
     mode: &str,
 ) -> Result<ProjectStartup, StartError> {
-    if let Some(problem) = crate::settings::user_problem() {
-        crate::warn(&format!(
-            "{problem}; `jig run` stops on it, this command reads only its defaultProjectTrust and extensions"
-        ));
+    start_with_prompt(args, user, place, mode, None).await
+}
+
+/// What project trust and discovery take from the user's settings (`defaultProjectTrust`,
+/// `extensions` as absolute paths: relative ones against the config directory, `~/` against
+/// the home directory; `piExtensions`).
+fn trust_settings(user: &Settings, config_dir: Option<&Path>) -> UserProjectSettings {
+    let home = std::env::var_os(jig_protocol::EnvVars::HOME).map(PathBuf::from);
+    let resolve = |entry: &str| match (entry.strip_prefix("~/"), &home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => config_dir.map_or_else(|| PathBuf::from(entry), |dir| dir.join(entry)),
+    };
+    UserProjectSettings {
+        default_project_trust: user
+            .default_project_trust
+            .map(Into::into)
+            .unwrap_or_default(),
+        extensions: user
+            .extensions
+            .iter()
+            .flatten()
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| resolve(entry))
+            .collect(),
+        pi_extensions: user.pi_extensions.unwrap_or(false),
     }
-    start_with_prompt(args, place, mode, None).await
 }
 
 /// [`start`] in a mode that can ask: when the chain reaches its last step, `prompt` asks the
@@ -656,6 +675,7 @@ pub async fn start(
 )]
 pub async fn start_with_prompt(
     args: &ProjectOptions,
+    user: &Settings,
     place: ProjectPlace<'_>,
     mode: &str,
     prompt: Option<&dyn TrustPrompt>,
@@ -664,10 +684,7 @@ pub async fn start_with_prompt(
     let project_dir = key.as_path();
     let mut diagnostics = Diagnostics::default();
     let config_dir = jig_project::config_dir();
-    let user = config_dir
-        .as_deref()
-        .map(|dir| UserProjectSettings::load(dir, &mut diagnostics))
-        .unwrap_or_default();
+    let user = trust_settings(user, config_dir.as_deref());
     let inputs = DiscoveryInputs {
         cli_paths: args.extensions.clone(),
         base_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
@@ -794,11 +811,16 @@ fn warn_invalid_settings(
     runs_hooks: bool,
     diagnostics: &mut Diagnostics,
 ) {
-    let Some(problem) = crate::settings::project_problem(settings) else {
+    let parsed = crate::settings::project_layer(settings);
+    if let Some(problem) = parsed.unknown_problem() {
+        diagnostics.settings_warning(&settings.path, &problem);
+    }
+    let Some(problem) = parsed.invalid_problem() else {
         return;
     };
+    let problem = format!("{problem} (keys: {})", crate::settings::KEYS.join(", "));
     let loads_hooks = runs_hooks
-        && EXTENSION_SETTINGS_KEYS
+        && crate::settings::LOADER_KEYS
             .iter()
             .any(|key| settings.value.get(key).is_some());
     diagnostics.settings_warning(

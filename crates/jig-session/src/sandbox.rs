@@ -3,32 +3,9 @@
 
 use std::path::PathBuf;
 
-use jig_env::{SandboxMode, SandboxPolicy};
-use serde::{Deserialize, Serialize};
-
 use crate::StartError;
-
-/// A sandbox mode as the settings (and `--sandbox`) name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ModeSetting {
-    /// Write only inside the workspace roots and a private temporary directory.
-    WorkspaceWrite,
-    /// Write nothing but a private temporary directory.
-    ReadOnly,
-    /// No sandbox: commands run with your full rights.
-    Off,
-}
-
-impl From<ModeSetting> for SandboxMode {
-    fn from(value: ModeSetting) -> Self {
-        match value {
-            ModeSetting::WorkspaceWrite => Self::WorkspaceWrite,
-            ModeSetting::ReadOnly => Self::ReadOnly,
-            ModeSetting::Off => Self::Off,
-        }
-    }
-}
+use crate::settings::SandboxSettings;
+use jig_env::{SandboxMode, SandboxPolicy};
 
 /// What the command line asks of the sandbox (`--sandbox`, `--network`); `None` leaves it to
 /// the settings.
@@ -61,23 +38,6 @@ impl SandboxRequest {
         add_protected(&mut policy, &settings.protected_paths, "your settings")?;
         Ok(Requested { policy, source })
     }
-}
-
-/// The `sandbox` section of a settings file. The user's may set everything; a trusted project's
-/// may only add `protectedPaths` (a repository must not loosen what protects the user from it).
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SandboxSettings {
-    /// The mode when `--sandbox` is not given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<ModeSetting>,
-    /// Whether sandboxed commands may use the network when `--network` is not given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<bool>,
-    /// More protected paths: `~/…` in the home directory, absolute paths, or names relative to
-    /// each writable root (`secrets/*`, `.npmrc`); a last component ending in `*` is a prefix.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub protected_paths: Vec<String>,
 }
 
 /// Who turned the sandbox on (or off), for the fallback rule and reports.
@@ -134,7 +94,8 @@ pub fn add_protected(
 /// `network` is ignored with a warning (only the user loosens or tightens those).
 ///
 /// # Errors
-/// The project's `sandbox` section is not valid, or a path in it is not one jig can protect.
+/// The project's `sandbox` section is not valid, or a path in it is not one jig can protect:
+/// protection a project asks for must not silently go.
 pub fn add_project_protected(
     policy: &mut SandboxPolicy,
     project: Option<&jig_project::ProjectSettings>,
@@ -142,60 +103,22 @@ pub fn add_project_protected(
     let Some(project) = project else {
         return Ok(());
     };
-    let Some(section) = project.value.get("sandbox") else {
+    let whose = project.path.display().to_string();
+    let layer = crate::settings::project_layer(project);
+    if let Some((_, why)) = layer.invalid.iter().find(|(key, _)| key == "sandbox") {
+        return Err(StartError::usage(format!(
+            "the `sandbox` section of {whose} is not valid: {why}"
+        )));
+    }
+    let Some(settings) = layer.settings.sandbox else {
         return Ok(());
     };
-    let whose = project.path.display().to_string();
-    let settings: SandboxSettings = serde_json::from_value(section.clone()).map_err(|error| {
-        StartError::usage(format!(
-            "the `sandbox` section of {whose} is not valid: {error}"
-        ))
-    })?;
     if settings.mode.is_some() || settings.network.is_some() {
         crate::warn(&format!(
             "{whose}: sandbox.mode and sandbox.network are ignored in a project's settings; a project may only add sandbox.protectedPaths"
         ));
     }
     add_protected(policy, &settings.protected_paths, &whose)
-}
-
-/// The user's `sandbox` settings (none when there is no settings file). Read strictly whatever
-/// the subcommand: a sandbox setting that cannot be understood must not be ignored.
-///
-/// # Errors
-/// The file cannot be read, is not JSON, or its `sandbox` section is not valid.
-pub fn user_settings() -> Result<SandboxSettings, StartError> {
-    let Some(path) = crate::settings::path() else {
-        return Ok(SandboxSettings::default());
-    };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(SandboxSettings::default());
-        }
-        Err(error) => {
-            return Err(StartError::usage(format!(
-                "cannot read the settings file {}: {error}",
-                path.display()
-            )));
-        }
-    };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
-        StartError::usage(format!(
-            "the settings file {} is not valid JSON: {error}",
-            path.display()
-        ))
-    })?;
-    match value.get("sandbox") {
-        None => Ok(SandboxSettings::default()),
-        Some(section) => serde_json::from_value(section.clone()).map_err(|error| {
-            StartError::usage(format!(
-                "the `sandbox` section of {} is not valid: {error} (keys: mode, network, \
-                 protectedPaths)",
-                path.display()
-            ))
-        }),
-    }
 }
 
 /// The policy to run with, once it is known whether commands run here (`remote` false).
@@ -270,27 +193,17 @@ pub fn report(policy: &SandboxPolicy, remote: bool) -> String {
 
 /// What `jig tools` says about the sandbox: the mode each subcommand starts with here (from the
 /// user's settings or the built-in defaults) and the mechanism that would enforce it.
-pub fn defaults_report() -> String {
-    let settings = user_settings();
-    let (mode, network, from) = match &settings {
-        Ok(SandboxSettings {
-            mode: Some(mode), ..
-        }) => (
-            SandboxMode::from(*mode).to_string(),
-            settings.as_ref().ok().and_then(|s| s.network),
-            "your settings",
-        ),
-        Ok(settings) => (
+///
+/// `settings`: the user's `sandbox` settings.
+pub fn defaults_report(settings: &SandboxSettings) -> String {
+    let (mode, from) = match settings.mode {
+        Some(mode) => (SandboxMode::from(mode).to_string(), "your settings"),
+        None => (
             "workspace-write (off for jig tool and --env)".to_owned(),
-            settings.network,
             "the default",
         ),
-        Err(_) => (
-            "unknown".to_owned(),
-            None,
-            "your settings, which are not valid",
-        ),
     };
+    let network = settings.network;
     let network = if network == Some(true) { "on" } else { "off" };
     format!(
         "Sandbox for commands (docs/sandbox.md): {mode}, network {network}, from {from}; \

@@ -5,7 +5,17 @@
 //! {"provider": "openai-compatible", "model": "qwen3-coder", "baseUrl": "http://localhost:8080/v1", "thinking": "low", "contextWindow": 32768}
 //! ```
 //!
-//! Every key is optional; unknown keys are an error (a typo must not be ignored silently).
+//! Every key is optional. The one policy for every settings file, in every face (docs/agent.md):
+//! a key jig does not know is a warning naming the key and the file, and is ignored; a value
+//! jig cannot use (or a file that cannot be read or is not a JSON object) is an error naming the
+//! file and the key — in your settings file it stops jig (exit 2), in a project's it is a
+//! warning and none of the project's settings apply (a repository cannot stop you working),
+//! except its `extensions` and `hooks`, which load on their own, and its `sandbox`, whose
+//! protection must not silently go (an error).
+//!
+//! This module is where a settings file is parsed: [`load`] reads yours once per command,
+//! [`project_layer`] types a trusted project's (read once, through the trust decision's
+//! handle, by `jig_project`).
 //!
 //! `providers` adds custom providers, `models` overrides the prices and windows of models of
 //! built-in providers:
@@ -28,6 +38,7 @@
 
 use std::path::{Path, PathBuf};
 
+use jig_env::SandboxMode;
 use jig_llm::{Api, KnownProvider, ModelCost, ModelInfo, ModelTable, ThinkingLevel};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -48,17 +59,18 @@ pub struct Settings {
     pub thinking: Option<ThinkingLevel>,
     /// The context window of the settings' model (of any model when `model` is not set).
     pub context_window: Option<u64>,
-    /// `defaultProjectTrust`, `extensions`, `hooks`: read by `jig_project` and the extension
-    /// loader, accepted here so they are not unknown keys.
-    #[serde(rename = "defaultProjectTrust")]
-    _default_project_trust: Option<serde_json::Value>,
-    #[serde(rename = "extensions")]
-    _extensions: Option<serde_json::Value>,
-    #[serde(rename = "hooks")]
-    _hooks: Option<serde_json::Value>,
-    /// `piExtensions`: read by `jig_project` (Pi's extension directories).
-    #[serde(rename = "piExtensions")]
-    _pi_extensions: Option<bool>,
+    /// Whether a project without a saved decision is trusted: `always`, `never` or `ask` (the
+    /// default; untrusted where nobody can be asked).
+    pub default_project_trust: Option<TrustDefault>,
+    /// More extensions to load: paths, relative ones against the settings file's directory,
+    /// `~/` in the home directory.
+    pub extensions: Option<Vec<String>>,
+    /// Command hooks by event (a project's settings; see docs/extensions.md). Checked when
+    /// they are loaded.
+    pub hooks: Option<Value>,
+    /// Also discover Pi's extension directories (`~/.pi/agent/extensions`, a trusted project's
+    /// `.pi/extensions`).
+    pub pi_extensions: Option<bool>,
     /// Custom providers, as written (each entry is checked on its own: see [`Settings::providers`]).
     #[serde(default)]
     providers: Vec<Value>,
@@ -75,7 +87,68 @@ pub struct Settings {
     pub claude_commands: Option<bool>,
     /// The command sandbox (`mode`, `network`, `protectedPaths`); see docs/sandbox.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<crate::sandbox::SandboxSettings>,
+    pub sandbox: Option<SandboxSettings>,
+}
+
+/// The `sandbox` section of a settings file. The user's may set everything; a trusted project's
+/// may only add `protectedPaths` (a repository must not loosen what protects the user from it).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// The mode when `--sandbox` is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ModeSetting>,
+    /// Whether sandboxed commands may use the network when `--network` is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
+    /// More protected paths: `~/…` in the home directory, absolute paths, or names relative to
+    /// each writable root (`secrets/*`, `.npmrc`); a last component ending in `*` is a prefix.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_paths: Vec<String>,
+}
+
+/// A sandbox mode as the settings (and `--sandbox`) name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModeSetting {
+    /// Write only inside the workspace roots and a private temporary directory.
+    WorkspaceWrite,
+    /// Write nothing but a private temporary directory.
+    ReadOnly,
+    /// No sandbox: commands run with your full rights.
+    Off,
+}
+
+impl From<ModeSetting> for SandboxMode {
+    fn from(value: ModeSetting) -> Self {
+        match value {
+            ModeSetting::WorkspaceWrite => Self::WorkspaceWrite,
+            ModeSetting::ReadOnly => Self::ReadOnly,
+            ModeSetting::Off => Self::Off,
+        }
+    }
+}
+
+/// The `defaultProjectTrust` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrustDefault {
+    /// Trust every project without a saved decision.
+    Always,
+    /// Trust no project without a saved decision.
+    Never,
+    /// Ask (untrusted where nobody can be asked).
+    Ask,
+}
+
+impl From<TrustDefault> for jig_project::DefaultProjectTrust {
+    fn from(value: TrustDefault) -> Self {
+        match value {
+            TrustDefault::Always => Self::Always,
+            TrustDefault::Never => Self::Never,
+            TrustDefault::Ask => Self::Ask,
+        }
+    }
 }
 
 /// The protocol a custom provider speaks.
@@ -388,28 +461,105 @@ pub const KEYS: &[&str] = &[
     "sandbox",
 ];
 
-/// Why a trusted project's `.jig/settings.json` is not valid settings (an unknown key, a value
-/// of the wrong type), for the warning every mode prints at startup; `None` when it is valid.
-pub fn project_problem(project: &jig_project::ProjectSettings) -> Option<String> {
-    serde_json::from_value::<Settings>(project.value.clone())
-        .err()
-        .map(|error| format!("{error} (keys: {})", KEYS.join(", ")))
+/// A settings file's object, typed key by key: what it sets (only the keys that are valid),
+/// the keys jig does not know, and the keys whose value it cannot use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    /// The valid keys' settings.
+    pub settings: Settings,
+    /// Keys jig does not know.
+    pub unknown: Vec<String>,
+    /// Keys whose value cannot be used, each with why.
+    pub invalid: Vec<(String, String)>,
 }
 
-/// The `permissionMode` a trusted project's valid settings ask for (it may only narrow the
-/// user's mode: `SettingsModes::resolve`).
-pub fn project_permission_mode(
-    project: &jig_project::ProjectSettings,
-) -> Option<crate::policy::PermissionMode> {
-    serde_json::from_value::<Settings>(project.value.clone())
-        .ok()?
-        .permission_mode
+impl Parsed {
+    /// What to say about the keys jig does not know, if there are any.
+    pub fn unknown_problem(&self) -> Option<String> {
+        (!self.unknown.is_empty()).then(|| {
+            format!(
+                "{} jig does not know, ignored: {} (keys: {})",
+                if self.unknown.len() == 1 {
+                    "a key"
+                } else {
+                    "keys"
+                },
+                self.unknown
+                    .iter()
+                    .map(|key| format!("`{key}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                KEYS.join(", ")
+            )
+        })
+    }
+
+    /// What is wrong with the invalid keys, one key after another.
+    pub fn invalid_problem(&self) -> Option<String> {
+        (!self.invalid.is_empty()).then(|| {
+            self.invalid
+                .iter()
+                .map(|(key, why)| format!("`{key}`: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
 }
+
+/// Types a settings file's JSON object key by key ([`Parsed`]).
+pub fn parse(object: serde_json::Map<String, Value>) -> Parsed {
+    let mut parsed = Parsed::default();
+    let mut valid = serde_json::Map::new();
+    for (key, value) in object {
+        if !KEYS.contains(&key.as_str()) {
+            parsed.unknown.push(key);
+            continue;
+        }
+        let alone = serde_json::Map::from_iter([(key.clone(), value.clone())]);
+        match serde_json::from_value::<Settings>(Value::Object(alone)) {
+            Ok(_) => {
+                valid.insert(key, value);
+            }
+            Err(error) => parsed.invalid.push((key, error.to_string())),
+        }
+    }
+    match serde_json::from_value::<Settings>(Value::Object(valid)) {
+        Ok(settings) => parsed.settings = settings,
+        Err(error) => parsed.invalid.push((String::new(), error.to_string())),
+    }
+    parsed
+}
+
+/// A trusted project's `.jig/settings.json` typed ([`parse`]); a value that is not a JSON
+/// object has every key invalid. Its `extensions` and `hooks` are the extension loader's, which
+/// checks them on its own (a problem there leaves the other settings in force, and the others'
+/// problems leave them loading): they are never among the invalid keys here.
+pub fn project_layer(project: &jig_project::ProjectSettings) -> Parsed {
+    match &project.value {
+        Value::Object(object) => {
+            let mut parsed = parse(object.clone());
+            parsed
+                .invalid
+                .retain(|(key, _)| !LOADER_KEYS.contains(&key.as_str()));
+            parsed
+        }
+        other => Parsed {
+            invalid: vec![(
+                String::new(),
+                format!("expected a JSON object, not {other}"),
+            )],
+            ..Parsed::default()
+        },
+    }
+}
+
+/// The keys of a project's settings the extension loader reads on its own.
+pub const LOADER_KEYS: &[&str] = &["extensions", "hooks"];
 
 /// The `user` settings with a trusted project's settings merged over them. Project settings
 /// that are not valid settings ([`project_problem`], warned about at startup) are not used.
 pub fn with_project(user: Settings, project: Option<&jig_project::ProjectSettings>) -> Settings {
-    let Some(project) = project.filter(|project| project_problem(project).is_none()) else {
+    let Some(project) = project.filter(|project| project_layer(project).invalid.is_empty()) else {
         return user;
     };
     let mut merged = serde_json::to_value(&user).unwrap_or_default();
@@ -427,38 +577,141 @@ pub fn with_project(user: Settings, project: Option<&jig_project::ProjectSetting
 }
 
 fn load_from(path: &Path) -> Result<Settings, StartError> {
-    read_from(path).map_err(StartError::usage)
-}
-
-/// What is wrong with the user's settings file (unreadable, not JSON, an unknown key, a value of
-/// the wrong type), for the commands that do not run a model: they read only its
-/// `defaultProjectTrust` and `extensions`, so for them it is a warning, where `jig run` stops.
-/// A file that is not JSON at all is left to `jig_project`, which already warns about it.
-pub fn user_problem() -> Option<String> {
-    let path = path()?;
-    let text = std::fs::read_to_string(&path).ok()?;
-    serde_json::from_str::<Value>(&text).ok()?;
-    read_from(&path).err()
-}
-
-fn read_from(path: &Path) -> Result<Settings, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Settings::default());
         }
         Err(error) => {
-            return Err(format!(
+            return Err(StartError::usage(format!(
                 "cannot read the settings file {}: {error}",
                 path.display()
-            ));
+            )));
         }
     };
-    serde_json::from_str(&text).map_err(|error| {
-        format!(
-            "the settings file {} is not valid: {error} (keys: {})",
+    let object = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(object)) => object,
+        Ok(other) => {
+            return Err(StartError::usage(format!(
+                "the settings file {} is not valid: expected a JSON object, not {other}",
+                path.display()
+            )));
+        }
+        Err(error) => {
+            return Err(StartError::usage(format!(
+                "the settings file {} is not valid JSON: {error}",
+                path.display()
+            )));
+        }
+    };
+    let parsed = parse(object);
+    if let Some(problem) = parsed.invalid_problem() {
+        return Err(StartError::usage(format!(
+            "the settings file {} is not valid: {problem} (keys: {})",
             path.display(),
             KEYS.join(", ")
-        )
-    })
+        )));
+    }
+    if let Some(problem) = parsed.unknown_problem() {
+        crate::warn(&format!("the settings file {}: {problem}", path.display()));
+    }
+    Ok(parsed.settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(value: Value) -> serde_json::Map<String, Value> {
+        match value {
+            Value::Object(object) => object,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn keys_are_typed_one_by_one_unknown_ones_apart() {
+        let parsed = parse(object(json!({
+            "model": "m",
+            "modle": "typo",
+            "thinking": "extreme",
+            "defaultProjectTrust": "never",
+            "extensions": ["a", "~/b"],
+            "sandbox": {"mode": "read-only"},
+        })));
+        assert_eq!(parsed.unknown, ["modle"]);
+        assert_eq!(parsed.invalid.len(), 1);
+        assert_eq!(parsed.invalid[0].0, "thinking");
+        assert_eq!(parsed.settings.model.as_deref(), Some("m"));
+        assert_eq!(parsed.settings.thinking, None);
+        assert_eq!(
+            parsed.settings.default_project_trust,
+            Some(TrustDefault::Never)
+        );
+        assert_eq!(
+            parsed.settings.extensions,
+            Some(vec!["a".to_owned(), "~/b".to_owned()])
+        );
+        assert_eq!(
+            parsed
+                .settings
+                .sandbox
+                .as_ref()
+                .and_then(|sandbox| sandbox.mode),
+            Some(ModeSetting::ReadOnly)
+        );
+        insta::assert_snapshot!(parsed.unknown_problem().unwrap(), @"a key jig does not know, ignored: `modle` (keys: provider, model, baseUrl, thinking, contextWindow, permissionMode, providers, models, defaultProjectTrust, extensions, hooks, piExtensions, skills, claudeCommands, sandbox)");
+        insta::assert_snapshot!(parsed.invalid_problem().unwrap(), @"`thinking`: unknown variant `extreme`, expected one of `off`, `low`, `medium`, `high`");
+    }
+
+    #[test]
+    fn your_file_stops_on_a_bad_value_and_warns_about_an_unknown_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        assert_eq!(load_from(&path).unwrap(), Settings::default());
+        std::fs::write(&path, r#"{"model": "m", "modle": 1}"#).unwrap();
+        assert_eq!(load_from(&path).unwrap().model.as_deref(), Some("m"));
+        for (text, problem) in [
+            (
+                r#"{"defaultProjectTrust": "sometimes"}"#,
+                "`defaultProjectTrust`: unknown variant `sometimes`",
+            ),
+            (
+                r#"{"extensions": ["a", 3]}"#,
+                "`extensions`: invalid type: integer `3`",
+            ),
+            ("[1]", "expected a JSON object, not [1]"),
+            ("{not json", "is not valid JSON"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let error = load_from(&path).unwrap_err();
+            assert!(matches!(error, StartError::Usage(_)), "{error:?}");
+            let message = error.to_string();
+            assert!(message.contains(problem), "{message}");
+            assert!(message.contains(&path.display().to_string()), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_project_layer_leaves_the_loader_keys_to_the_loader() {
+        let layer = |value: Value| {
+            project_layer(&jig_project::ProjectSettings {
+                path: "/p/.jig/settings.json".into(),
+                value,
+            })
+        };
+        let parsed = layer(json!({"hooks": 5, "extensions": "x", "permissionMode": "ask"}));
+        assert!(parsed.invalid.is_empty(), "{:?}", parsed.invalid);
+        assert_eq!(
+            parsed.settings.permission_mode,
+            Some(crate::policy::PermissionMode::Ask)
+        );
+        let parsed = layer(json!({"permissionMode": "sometimes", "skills": ["s"]}));
+        assert_eq!(parsed.invalid[0].0, "permissionMode");
+        assert_eq!(parsed.settings.skills, Some(vec!["s".to_owned()]));
+        assert_eq!(layer(json!([1])).invalid.len(), 1);
+    }
 }

@@ -260,15 +260,8 @@ pub async fn open(
         workspace::open_place(&options.env, || workspace::open_env(keep), None).await?;
     let started = async {
         let remote = options.env.url.is_some();
-        // A face that runs the model reads the whole settings file strictly; one that only
-        // serves tools reads its sandbox section strictly (project::start warns about the rest).
-        let user_settings = if face.runs_model() {
-            settings::load()?
-        } else {
-            let mut settings = settings::Settings::default();
-            settings.sandbox = Some(crate::sandbox::user_settings()?);
-            settings
-        };
+        // Read once, with the same policy in every face.
+        let user_settings = settings::load()?;
         let requested = options.sandbox.resolve(
             &user_settings.sandbox.clone().unwrap_or_default(),
             face.default_sandbox(remote),
@@ -290,11 +283,14 @@ pub async fn open(
         )
         .await?;
         let place = workspace::project_place(&options.env, &env, &tool_context.cwd);
-        let project = if face.runs_model() {
-            project::start_with_prompt(&options.project, place, face.name(), prompt).await?
-        } else {
-            project::start(&options.project, place, face.name()).await?
-        };
+        let project = project::start_with_prompt(
+            &options.project,
+            &user_settings,
+            place,
+            face.name(),
+            prompt,
+        )
+        .await?;
         // Only when it mattered: a project with nothing to gate is not worth a line.
         if options.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
             crate::note(&project.decision.describe());
@@ -467,8 +463,7 @@ fn offered_skills(
             project_skills: project
                 .settings
                 .as_ref()
-                .and_then(|project| project.value.get("skills"))
-                .and_then(|skills| serde_json::from_value(skills.clone()).ok())
+                .and_then(|project| settings::project_layer(project).settings.skills)
                 .unwrap_or_default(),
             claude_commands: settings.claude_commands.unwrap_or(false),
             place,
@@ -519,7 +514,9 @@ pub async fn prepare(args: &RunOptions, opened: &Opened) -> Result<Prepared, Sta
         project: project
             .settings
             .as_ref()
-            .and_then(settings::project_permission_mode),
+            .map(settings::project_layer)
+            .filter(|layer| layer.invalid.is_empty())
+            .and_then(|layer| layer.settings.permission_mode),
     };
     let settings = settings::with_project(user_settings, project.settings.as_ref());
     let providers = settings.providers().with_extensions(&runner);

@@ -1025,6 +1025,7 @@ async fn the_user_settings_file_chooses_provider_model_base_url_and_thinking() {
     let setup = Setup::new(vec![
         reply(ScriptedReply::text("configured")),
         reply(ScriptedReply::text("flag wins")),
+        reply(ScriptedReply::text("typo ignored")),
     ])
     .await;
     let settings_dir = setup.data.with_file_name("config").join("jig");
@@ -1074,18 +1075,38 @@ async fn the_user_settings_file_chooses_provider_model_base_url_and_thinking() {
     assert_eq!(body["model"], "flagged");
     assert_eq!(body.get("reasoning_effort"), None);
 
-    fs::write(settings_dir.join("settings.json"), r#"{"modle": "typo"}"#).unwrap();
+    // A key jig does not know is a warning naming it and the file; a value it cannot use stops
+    // the run.
+    let mut typo = settings.clone();
+    typo["modle"] = json!("typo");
+    fs::write(settings_dir.join("settings.json"), typo.to_string()).unwrap();
     let typo = output_of(setup.bare_command(&["--no-session", "hi"])).await;
-    assert_eq!(typo.status.code(), Some(2));
+    assert_eq!(typo.status.code(), Some(0), "{}", text(&typo.stderr));
+    assert_eq!(text(&typo.stdout), "typo ignored\n");
     let stderr = text(&typo.stderr);
     assert!(
         stderr.starts_with(&format!(
-            "jig: the settings file {} is not valid: unknown field `modle`",
+            "jig: warning: the settings file {}: a key jig does not know, ignored: `modle`",
             settings_dir.join("settings.json").display()
         )),
         "{stderr}"
     );
-    assert_eq!(setup.server.requests().len(), 2);
+    fs::write(
+        settings_dir.join("settings.json"),
+        r#"{"thinking": "extreme"}"#,
+    )
+    .unwrap();
+    let bad = output_of(setup.bare_command(&["--no-session", "hi"])).await;
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = text(&bad.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "jig: the settings file {} is not valid: `thinking`: unknown variant `extreme`",
+            settings_dir.join("settings.json").display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(setup.server.requests().len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

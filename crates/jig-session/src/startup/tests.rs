@@ -150,22 +150,27 @@ fn print_mode_opens_in_the_cwd_and_prepares_the_default_tools_and_model() {
 }
 
 #[test]
-fn print_mode_stops_on_a_settings_file_it_cannot_read_and_a_tool_server_warns() {
+fn every_face_warns_about_an_unknown_key_and_stops_on_a_bad_value() {
     in_own_home(
-        "print_mode_stops_on_a_settings_file_it_cannot_read_and_a_tool_server_warns",
+        "every_face_warns_about_an_unknown_key_and_stops_on_a_bad_value",
         async |home| {
             let dir = project(home, "work");
-            user_settings(home, r#"{"model": "x", "modle": 1}"#);
             let options = open_options(vec![dir]);
-            let error = open(&options, Face::Print, None).await.unwrap_err();
-            assert!(
-                matches!(&error, StartError::Usage(message) if message.to_string().contains("modle")),
-                "{error:?}"
-            );
-            // `jig mcp` and `jig tool` read only what they use; the rest is a warning.
-            for face in [Face::Mcp, Face::Tool] {
+            let faces = [Face::Print, Face::Interactive, Face::Mcp, Face::Tool];
+            user_settings(home, r#"{"model": "x", "modle": 1}"#);
+            for face in faces {
                 let opened = open(&options, face, None).await.unwrap();
+                assert_eq!(opened.user_settings.model.as_deref(), Some("x"));
                 opened.close().await;
+            }
+            user_settings(home, r#"{"model": "x", "thinking": "extreme"}"#);
+            for face in faces {
+                let error = open(&options, face, None).await.unwrap_err();
+                assert!(
+                    matches!(&error, StartError::Usage(message)
+                        if message.to_string().contains("`thinking`: unknown variant `extreme`")),
+                    "{face:?}: {error:?}"
+                );
             }
         },
     );
