@@ -551,8 +551,8 @@ impl App {
             .with_workspace(config.tool_context.clone()),
         );
         // The permission policy decides first, then the extensions' `tool_call`.
-        let shared: Arc<dyn jig_agent::ToolHooks> = hooks.clone();
-        config.hooks = crate::extensions::with_permissions(shared, runner);
+        let shared: Arc<dyn jig_tool::ToolHooks> = hooks.clone();
+        config.hooks = crate::chain::agent_hooks(runner, shared);
         let color = color_enabled();
         let (width, _) = terminal::size().unwrap_or((80, 24));
         let status = Status {

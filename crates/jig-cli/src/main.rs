@@ -14,7 +14,8 @@
 //!
 //! Project trust and extension loading at startup are in [`project`]; how the loaded
 //! extensions take part in each mode (their tools, `tool_call`/`tool_result`, the host side of
-//! their actions) is in [`extensions`].
+//! their actions) is in [`extensions`]; the one chain of hooks around every tool call (audit,
+//! permissions, extensions), the same in every mode, is [`chain`].
 //!
 //! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
 //! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
@@ -28,7 +29,7 @@
 )]
 
 /// The metadata methods of a `DynTool` that wraps another one in `self.inner` and changes only
-/// how a call runs (audit records, extension hooks).
+/// how a call runs (the interactive session's rerun outside the sandbox).
 macro_rules! delegate_tool_metadata {
     () => {
         fn name(&self) -> &str {
@@ -56,6 +57,7 @@ macro_rules! delegate_tool_metadata {
 }
 
 mod audit;
+mod chain;
 mod env_cmd;
 mod exit;
 mod extensions;

@@ -429,8 +429,8 @@ pub(crate) async fn open(
 }
 
 /// Everything a session needs before its first prompt: the agent's configuration (no hooks
-/// yet: each mode adds the permission policy and the extensions' tool hooks with
-/// [`extensions::with_permissions`]), the session and what it resumes.
+/// yet: each mode adds the chain of the permission policy and the extensions' tool hooks with
+/// [`crate::chain::agent_hooks`]), the session and what it resumes.
 pub(crate) struct Prepared {
     pub(crate) config: AgentConfig,
     pub(crate) session: Session,
@@ -783,7 +783,8 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     // did; `ask` denies what it would ask about, and the model reads why). The permission
     // policy decides first, then the extensions' `tool_call`.
     let mode = settings_permission_mode.resolve(args.permission_mode, PermissionMode::FullAuto);
-    config.hooks = extensions::with_permissions(
+    config.hooks = crate::chain::agent_hooks(
+        &runner,
         Arc::new(
             PermissionHooks::new(
                 mode,
@@ -794,7 +795,6 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
             )
             .with_workspace(config.tool_context.clone()),
         ),
-        &runner,
     );
 
     let (summary, history) = session.context();

@@ -180,10 +180,13 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry, None).await;
         let mut single = ToolRegistry::new();
         single.register(tool);
-        let tool = crate::audit::registry(extensions::hooked_registry(single, &runner))
+        let tool = crate::chain::registry(single, &runner)
             .get(&args.name)
             .cloned()
             .unwrap_or_else(|| unreachable!("the tool was just registered"));
+        // The one call of this process, named as an MCP client's calls are (the process id
+        // tells calls of several `jig tool` processes in one audit log apart).
+        ctx.call = Some(jig_tool::CallInfo::next(&args.name));
         crate::env_cmd::arm_audit();
         let started = Instant::now();
         let termination = signals::termination();

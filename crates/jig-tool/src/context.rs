@@ -7,6 +7,7 @@ use jig_env::{CancellationToken, ExecutionEnv, SandboxPolicy};
 use jig_protocol::ToolResult;
 
 use crate::error::ToolError;
+use crate::hooks::CallInfo;
 use crate::mutation_queue::MutationQueue;
 
 /// Whether file tools are confined to the roots.
@@ -55,7 +56,8 @@ impl Containment {
 pub type UpdateSink = Arc<dyn Fn(ToolResult) + Send + Sync>;
 
 /// Everything a tool call may use: the env, the working directory, containment, cancellation,
-/// a sink for partial results, the session's variables and the env's mutation queue.
+/// a sink for partial results, the session's variables, the env's mutation queue, and which
+/// call it is.
 #[derive(Clone)]
 pub struct ToolContext {
     /// Where the tool acts.
@@ -75,11 +77,14 @@ pub struct ToolContext {
     /// The sandbox commands run in: its mode, network and protected paths; the writable roots
     /// are the containment roots plus these ([`exec_sandbox`](Self::exec_sandbox)).
     pub sandbox: SandboxPolicy,
+    /// The call this context runs, set by whoever dispatches it; `None` in a host's base
+    /// context.
+    pub call: Option<CallInfo>,
 }
 
 impl ToolContext {
     /// A context with workspace containment rooted at `cwd` (which must be canonical), a fresh
-    /// token, no update sink, no session variables and a new mutation queue.
+    /// token, no update sink, no session variables, a new mutation queue and no call.
     pub fn new(env: Arc<dyn ExecutionEnv>, cwd: PathBuf) -> Self {
         Self {
             env,
@@ -94,6 +99,7 @@ impl ToolContext {
             session_env: BTreeMap::new(),
             mutation_queue: Arc::new(MutationQueue::new()),
             sandbox: SandboxPolicy::off(),
+            call: None,
         }
     }
 
@@ -182,6 +188,7 @@ impl fmt::Debug for ToolContext {
             .field("cwd", &self.cwd)
             .field("containment", &self.containment)
             .field("session_env", &self.session_env)
+            .field("call", &self.call)
             .finish_non_exhaustive()
     }
 }

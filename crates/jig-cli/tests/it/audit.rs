@@ -173,7 +173,7 @@ async fn jig_run_records_a_call_the_permission_policy_denied_and_every_finished_
         .map(|record| {
             format!(
                 "{} {} {} {}",
-                record["call"].as_str().unwrap(),
+                record["call_id"].as_str().unwrap(),
                 record["tool"].as_str().unwrap(),
                 record["outcome"].as_str().unwrap(),
                 record["error"].as_str().unwrap_or("")
