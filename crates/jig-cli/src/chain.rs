@@ -23,32 +23,32 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use jig_env_audit::AuditEnv;
-use jig_extensions::ExtensionRunner;
 use jig_protocol::{ToolCall, ToolResult};
 use jig_tool::{BeforeToolCall, ToolContext, ToolHooks, ToolRegistry};
 use serde_json::Value;
 
-/// The agent loop's hooks (`jig run`, the interactive session): the chain with `permissions`.
+/// The agent loop's hooks (`jig run`, the interactive session): the chain of `permissions` and
+/// the `extensions`' hooks (`extensions::tool_hooks`).
 pub(crate) fn agent_hooks(
-    runner: &Arc<ExtensionRunner>,
     permissions: Arc<dyn ToolHooks>,
+    extensions: Option<Arc<dyn ToolHooks>>,
 ) -> Arc<dyn ToolHooks> {
     compose(
         crate::audit::env(),
         Some(Arc::clone(&permissions)),
-        crate::extensions::tool_hooks(runner),
+        extensions,
     )
     .unwrap_or(permissions)
 }
 
 /// `registry` as a mode without an agent loop (`jig mcp`, `jig tool`) runs it: every tool
-/// through the chain (no permission policy), or `registry` as it is when the chain is empty.
-pub(crate) fn registry(registry: ToolRegistry, runner: &Arc<ExtensionRunner>) -> ToolRegistry {
-    match compose(
-        crate::audit::env(),
-        None,
-        crate::extensions::tool_hooks(runner),
-    ) {
+/// through the chain of the `extensions`' hooks (no permission policy), or `registry` as it is
+/// when the chain is empty.
+pub(crate) fn registry(
+    registry: ToolRegistry,
+    extensions: Option<Arc<dyn ToolHooks>>,
+) -> ToolRegistry {
+    match compose(crate::audit::env(), None, extensions) {
         Some(hooks) => jig_tool::with_hooks(&registry, &hooks),
         None => registry,
     }

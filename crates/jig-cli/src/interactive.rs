@@ -552,7 +552,7 @@ impl App {
         );
         // The permission policy decides first, then the extensions' `tool_call`.
         let shared: Arc<dyn jig_tool::ToolHooks> = hooks.clone();
-        config.hooks = crate::chain::agent_hooks(runner, shared);
+        config.hooks = crate::chain::agent_hooks(shared, crate::extensions::tool_hooks(runner));
         let color = color_enabled();
         let (width, _) = terminal::size().unwrap_or((80, 24));
         let status = Status {

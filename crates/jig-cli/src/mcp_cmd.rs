@@ -117,7 +117,7 @@ pub(crate) fn run_mcp(args: &McpArgs) -> CliResult {
             None,
         )
         .await;
-        let registry = crate::chain::registry(registry, &runner);
+        let registry = crate::chain::registry(registry, extensions::tool_hooks(&runner));
         let options = ServerOptions {
             // The client's roots are its own machine's directories: not the remote env's.
             roots_source: if args.roots.is_empty() && far_cwd.is_none() {

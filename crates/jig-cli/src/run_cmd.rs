@@ -784,7 +784,6 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
     // policy decides first, then the extensions' `tool_call`.
     let mode = settings_permission_mode.resolve(args.permission_mode, PermissionMode::FullAuto);
     config.hooks = crate::chain::agent_hooks(
-        &runner,
         Arc::new(
             PermissionHooks::new(
                 mode,
@@ -795,6 +794,7 @@ async fn run_with_project(args: &RunArgs, prompt: String, opened: &Opened) -> Cl
             )
             .with_workspace(config.tool_context.clone()),
         ),
+        extensions::tool_hooks(&runner),
     );
 
     let (summary, history) = session.context();

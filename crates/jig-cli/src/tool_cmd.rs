@@ -180,7 +180,7 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
         extensions::bind(&runner, extensions::info("tool", &ctx.cwd), &registry, None).await;
         let mut single = ToolRegistry::new();
         single.register(tool);
-        let tool = crate::chain::registry(single, &runner)
+        let tool = crate::chain::registry(single, extensions::tool_hooks(&runner))
             .get(&args.name)
             .cloned()
             .unwrap_or_else(|| unreachable!("the tool was just registered"));

@@ -2,12 +2,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use jig_env::{CancellationToken, ExecutionEnv, SandboxPolicy};
 use jig_protocol::ToolResult;
 
 use crate::error::ToolError;
-use crate::hooks::CallInfo;
 use crate::mutation_queue::MutationQueue;
 
 /// Whether file tools are confined to the roots.
@@ -49,6 +49,38 @@ impl Containment {
             roots,
             read_only_roots: Vec::new(),
         }
+    }
+}
+
+/// The call a context runs: set by whoever dispatches it (the agent loop with the model's call
+/// id, a host without a model with [`CallInfo::next`]), so everything the call does can be
+/// attributed to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallInfo {
+    /// The call's id: the model's tool call id, or `call-PID-N` for a call no model made.
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
+}
+
+/// The last id [`CallInfo::next`] gave out in this process.
+static MINTED: AtomicU64 = AtomicU64::new(0);
+
+impl CallInfo {
+    /// The call `id` of `tool`.
+    pub fn new(id: impl Into<String>, tool: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            tool: tool.into(),
+        }
+    }
+
+    /// A call of `tool` no model made (an MCP client's, the command line's): `call-PID-1`,
+    /// `call-PID-2`, … from one counter per process, so that calls of processes writing one
+    /// audit log at the same time are told apart too.
+    pub fn next(tool: impl Into<String>) -> Self {
+        let n = MINTED.fetch_add(1, Ordering::Relaxed) + 1;
+        Self::new(format!("call-{}-{n}", std::process::id()), tool)
     }
 }
 

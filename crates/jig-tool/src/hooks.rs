@@ -1,51 +1,17 @@
 //! [`ToolHooks`]: how hosts, policies and extensions plug into every tool call, whoever
-//! dispatches it (an agent loop, an MCP server, one call from the command line); [`CallInfo`]:
-//! which call a [`ToolContext`] runs.
+//! dispatches it (an agent loop, an MCP server, one call from the command line).
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use jig_protocol::{ToolCall, ToolResult};
 use serde_json::Value;
 
-use crate::context::ToolContext;
+use crate::context::{CallInfo, ToolContext};
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
 use crate::tool::{DynTool, Effects};
-
-/// The call a context runs: set by whoever dispatches it (the agent loop with the model's call
-/// id, a host without a model with [`CallInfo::next`]), so everything the call does can be
-/// attributed to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallInfo {
-    /// The call's id: the model's tool call id, or `call-PID-N` for a call no model made.
-    pub id: String,
-    /// The tool's name.
-    pub tool: String,
-}
-
-/// The last id [`CallInfo::next`] gave out in this process.
-static MINTED: AtomicU64 = AtomicU64::new(0);
-
-impl CallInfo {
-    /// The call `id` of `tool`.
-    pub fn new(id: impl Into<String>, tool: impl Into<String>) -> Self {
-        Self {
-            id: id.into(),
-            tool: tool.into(),
-        }
-    }
-
-    /// A call of `tool` no model made (an MCP client's, the command line's): `call-PID-1`,
-    /// `call-PID-2`, … from one counter per process, so that calls of processes writing one
-    /// audit log at the same time are told apart too.
-    pub fn next(tool: impl Into<String>) -> Self {
-        let n = MINTED.fetch_add(1, Ordering::Relaxed) + 1;
-        Self::new(format!("call-{}-{n}", std::process::id()), tool)
-    }
-}
 
 /// What a `before_tool_call` hook decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,5 +154,124 @@ impl DynTool for HookedTool {
         };
         let result = self.inner.run(&ctx, arguments.clone()).await;
         Ok(self.hooks.after_tool_call(&call, &arguments, result).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use jig_env_memory::MemoryEnv;
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::{ErasedTool, Tool, ToolOutput};
+
+    /// The input of [`Who`].
+    #[derive(Debug, Deserialize, JsonSchema)]
+    struct WhoInput {
+        /// Echoed back.
+        text: String,
+    }
+
+    /// Answers with its text, the call its context names and the session variable `HOOK`.
+    struct Who;
+
+    impl Tool for Who {
+        const NAME: &'static str = "who";
+        type Input = WhoInput;
+        type Details = ();
+
+        fn title(&self) -> &'static str {
+            "Who"
+        }
+        fn description(&self) -> String {
+            "Names the call.".into()
+        }
+        fn effects(&self) -> Effects {
+            Effects::ReadOnly
+        }
+        async fn call(
+            &self,
+            ctx: &ToolContext,
+            input: WhoInput,
+        ) -> Result<ToolOutput<()>, ToolError> {
+            let call = ctx.call.as_ref().expect("the call is named");
+            let hook = ctx.session_env.get("HOOK").map_or("-", String::as_str);
+            Ok(ToolOutput::text(
+                format!("{} {} {} {hook}", input.text, call.id, call.tool),
+                (),
+            ))
+        }
+    }
+
+    /// Blocks `block`, rewrites `change`, and notes the call id in the context; appends `!` to
+    /// results.
+    struct Hooks;
+
+    #[async_trait]
+    impl ToolHooks for Hooks {
+        async fn before_tool_call(&self, call: &ToolCall, ctx: &mut ToolContext) -> BeforeToolCall {
+            ctx.session_env.insert("HOOK".into(), call.id.clone());
+            match call.arguments["text"].as_str() {
+                Some("block") => BeforeToolCall::Block { reason: None },
+                Some("change") => BeforeToolCall::ChangeArguments(json!({"text": "changed"})),
+                _ => BeforeToolCall::Continue,
+            }
+        }
+
+        async fn after_tool_call(
+            &self,
+            _call: &ToolCall,
+            _arguments: &Value,
+            result: ToolResult,
+        ) -> ToolResult {
+            ToolResult::text(format!("{}!", result.text_content()))
+        }
+    }
+
+    fn hooked() -> Arc<dyn DynTool> {
+        let mut registry = ToolRegistry::new();
+        registry.register(ErasedTool::shared(Who));
+        let hooks: Arc<dyn ToolHooks> = Arc::new(Hooks);
+        Arc::clone(with_hooks(&registry, &hooks).get("who").unwrap())
+    }
+
+    fn ctx() -> ToolContext {
+        ToolContext::new(Arc::new(MemoryEnv::new()), PathBuf::from("/ws"))
+    }
+
+    #[tokio::test]
+    async fn a_hooked_tool_runs_as_the_hooks_decide_in_the_context_they_left() {
+        let tool = hooked();
+        let mut named = ctx();
+        named.call = Some(CallInfo::new("c7", "who"));
+        let ran = tool.run(&named, json!({"text": "hi"})).await;
+        assert_eq!(ran.text_content(), "hi c7 who c7!");
+        let changed = tool.run(&named, json!({"text": "change"})).await;
+        assert_eq!(changed.text_content(), "changed c7 who c7!");
+        let blocked = tool.run(&named, json!({"text": "block"})).await;
+        assert!(blocked.is_error);
+        assert_eq!(blocked.text_content(), BLOCKED_TEXT);
+    }
+
+    #[tokio::test]
+    async fn a_call_no_one_named_gets_an_id_of_its_own() {
+        let tool = hooked();
+        let first = tool.run(&ctx(), json!({"text": "a"})).await.text_content();
+        let second = tool.run(&ctx(), json!({"text": "a"})).await.text_content();
+        let prefix = format!("a call-{}-", std::process::id());
+        assert!(first.starts_with(&prefix), "{first}");
+        assert!(second.starts_with(&prefix), "{second}");
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn a_blank_reason_is_the_blocked_text() {
+        assert_eq!(blocked_text(Some("  ".into())), BLOCKED_TEXT);
+        assert_eq!(blocked_text(Some("no".into())), "no");
+        assert_eq!(blocked_text(None), BLOCKED_TEXT);
     }
 }

@@ -36,11 +36,9 @@ pub mod schema;
 mod tool;
 mod validate;
 
-pub use context::{Containment, ContainmentMode, ToolContext, UpdateSink};
+pub use context::{CallInfo, Containment, ContainmentMode, ToolContext, UpdateSink};
 pub use error::ToolError;
-pub use hooks::{
-    BLOCKED_TEXT, BeforeToolCall, CallInfo, NoHooks, ToolHooks, blocked_text, with_hooks,
-};
+pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks, blocked_text, with_hooks};
 pub use jig_protocol::{ContentBlock, ToolResult};
 pub use mutation_queue::{MutationGuard, MutationQueue};
 pub use registry::ToolRegistry;
