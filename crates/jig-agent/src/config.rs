@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use jig_llm::{ModelTable, Provider, RetryPolicy, ThinkingLevel, ToolDefinition};
-use jig_tool::{ToolContext, ToolRegistry};
+use jig_tool::{NoHooks, ToolContext, ToolHooks, ToolRegistry};
 
 use crate::compaction::CompactionConfig;
-use crate::hooks::{NoHooks, ToolHooks, TurnHooks};
+use crate::hooks::TurnHooks;
 
 /// The text of an aborted reply's `errorMessage` and of results of calls cut by an abort.
 pub const ABORTED_TEXT: &str = "Operation aborted";

@@ -3,13 +3,12 @@
 use std::sync::Arc;
 
 use jig_protocol::{AssistantMessage, StopReason, ToolCall, ToolResult, ToolResultMessage};
-use jig_tool::{DynTool, ToolError};
+use jig_tool::{BeforeToolCall, CallInfo, DynTool, ToolContext, ToolError, blocked_text};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ABORTED_TEXT, AgentConfig};
 use crate::event::{AgentEvent, AgentObserver};
-use crate::hooks::{BLOCKED_TEXT, BeforeToolCall};
 
 /// The results of one reply's calls, in call order.
 pub(crate) struct Batch {
@@ -42,6 +41,8 @@ enum Prepared {
     Run {
         tool: Arc<dyn DynTool>,
         arguments: Value,
+        /// The call's context, as the hooks left it.
+        ctx: Box<ToolContext>,
     },
     Done(ToolResult),
 }
@@ -145,17 +146,20 @@ async fn prepare(
     if let Some(raw) = &call.raw_arguments {
         return immediate(ToolResult::error(invalid_json_text(&call.name, raw)));
     }
-    let arguments = match config.hooks.before_tool_call(call).await {
+    let mut ctx = config.tool_context.clone();
+    ctx.call = Some(CallInfo::new(&call.id, &call.name));
+    let arguments = match config.hooks.before_tool_call(call, &mut ctx).await {
         BeforeToolCall::Continue => call.arguments.clone(),
         BeforeToolCall::ChangeArguments(arguments) => arguments,
         BeforeToolCall::Block { reason } => {
-            let reason = reason
-                .filter(|r| !r.trim().is_empty())
-                .unwrap_or_else(|| BLOCKED_TEXT.to_owned());
-            return immediate(ToolResult::error(reason));
+            return immediate(ToolResult::error(blocked_text(reason)));
         }
     };
-    Prepared::Run { tool, arguments }
+    Prepared::Run {
+        tool,
+        arguments,
+        ctx: Box::new(ctx),
+    }
 }
 
 async fn run(
@@ -165,16 +169,19 @@ async fn run(
     cancel: &CancellationToken,
     observer: &Arc<dyn AgentObserver>,
 ) -> Finished {
-    let (tool, arguments) = match prepared {
+    let (tool, arguments, mut ctx) = match prepared {
         Prepared::Done(result) => {
             return Finished {
                 result,
                 fatal: None,
             };
         }
-        Prepared::Run { tool, arguments } => (tool, arguments),
+        Prepared::Run {
+            tool,
+            arguments,
+            ctx,
+        } => (tool, arguments, ctx),
     };
-    let mut ctx = config.tool_context.clone();
     ctx.cancel = cancel.child_token();
     let sink_observer = Arc::clone(observer);
     let (id, name) = (call.id.clone(), call.name.clone());
@@ -185,10 +192,7 @@ async fn run(
             partial_result,
         });
     }));
-    // The env operations of this call are attributed to it in an audit log (`--audit`).
-    let execution =
-        jig_env_audit::with_call_id(call.id.clone(), tool.execute(&ctx, arguments.clone()));
-    let (result, fatal) = match execution.await {
+    let (result, fatal) = match tool.execute(&ctx, arguments.clone()).await {
         Ok(result) => (result, None),
         Err(ToolError::Cancelled) => (ToolResult::error(ABORTED_TEXT), None),
         Err(ToolError::Fatal(message)) => {

@@ -6,10 +6,11 @@
 //!   stops calling tools, [`AgentConfig::max_turns`] is reached, a request fails, or the run is
 //!   cancelled. [`RunOutcome`] says how it ended.
 //! - Tool calls: an unknown tool answers `Tool <name> not found`; arguments are validated by the
-//!   tool contract; [`ToolHooks`] (`before_tool_call` may block or change arguments,
-//!   `after_tool_call` may replace the result) are how hosts and extensions plug in. Calls of one
-//!   reply run concurrently unless one of their tools is sequential. A reply cut by the
-//!   output-token limit runs none of its calls. Cancelling the run cancels running tools, and
+//!   tool contract; [`ToolHooks`](jig_tool::ToolHooks) (`before_tool_call` may block or change
+//!   arguments, `after_tool_call` may replace the result) are how hosts and extensions plug in;
+//!   each call's [`ToolContext`](jig_tool::ToolContext) names it (the model's call id and the
+//!   tool, [`CallInfo`](jig_tool::CallInfo)). Calls of one reply run concurrently unless one
+//!   of their tools is sequential. A reply cut by the output-token limit runs none of its calls. Cancelling the run cancels running tools, and
 //!   every call still gets its result.
 //! - [`TurnHooks`]: messages queued while the run goes on (steering before the next request,
 //!   follow-ups when it would end), the messages and tools each request sends, finished
@@ -39,6 +40,6 @@ pub use event::{
     AgentEvent, AgentObserver, ModelUsage, NoObserver, RunEnd, total_cost, usage_by_model,
 };
 pub use execute::{truncated_call_text, unknown_tool_text};
-pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks, TurnHooks};
+pub use hooks::TurnHooks;
 pub use recorder::SessionRecorder;
 pub use session::{CustomEndpoint, Session, SessionError, SessionStore};

@@ -366,7 +366,7 @@ async fn run_with_project(
     // did; `ask` denies what it would ask about, and the model reads why). The permission
     // policy decides first, then the extensions' `tool_call`.
     let mode = settings_permission_mode.resolve(args.permission_mode, PermissionMode::FullAuto);
-    config.hooks = extensions::with_permissions(
+    config.hooks = jig_session::chain::agent_hooks(
         Arc::new(
             PermissionHooks::new(
                 mode,
@@ -377,7 +377,7 @@ async fn run_with_project(
             )
             .with_workspace(config.tool_context.clone()),
         ),
-        &runner,
+        extensions::tool_hooks(&runner),
     );
 
     let (summary, history) = session.context();

@@ -143,7 +143,10 @@ pub(crate) fn run_tool(args: &ToolArgs) -> CliResult {
             .get(&args.name)
             .cloned()
             .unwrap_or_else(|| unreachable!("the tool is registered"));
-        let ctx = opened.tool_context.clone();
+        let mut ctx = opened.tool_context.clone();
+        // The one call of this process, named as an MCP client's calls are (the process id
+        // tells calls of several `jig tool` processes in one audit log apart).
+        ctx.call = Some(jig_tool::CallInfo::next(&args.name));
         let started = Instant::now();
         let termination = signals::termination();
         let run = tool.run(&ctx, call_args);

@@ -4,11 +4,12 @@
 //! instruments all of them, whatever env is below (local, remote, a confined view):
 //!
 //! ```json
-//! {"time":"2026-12-01T23:40:12.345678Z","call":"toolu_01","op":"write","path":"/ws/a.txt","bytes":12,"duration_ms":0.41,"outcome":"ok"}
+//! {"time":"2026-12-01T23:40:12.345678Z","call_id":"toolu_01","tool":"write","op":"write","path":"/ws/a.txt","bytes":12,"duration_ms":0.41,"outcome":"ok"}
 //! ```
 //!
-//! Fields: `time` (UTC, when the operation started), `call` (the tool call id, when the host
-//! runs the operation inside [`with_call_id`]), `op` (the env method), `path` (and `to` for
+//! Fields: `time` (UTC, when the operation started), `call_id` and `tool` (the tool call the
+//! operation belongs to, when it goes through the call's view, [`AuditEnv::for_call`]), `op`
+//! (the env method), `path` (and `to` for
 //! `rename`; the program for `exec`, with `args` and `cwd`), `bytes` (read, written, or the
 //! output of a process), `duration_ms`, `outcome` (`ok` or the error kind, with `error`
 //! holding the message; `refused` for a path containment refused, by a confined view or by
@@ -38,15 +39,6 @@ use jig_env::{
     Recursive, SearchRequest, SearchResult, WalkRequest, WalkResult, WriteOutcome,
 };
 use serde_json::{Map, Value, json};
-
-tokio::task_local! {
-    static CALL_ID: String;
-}
-
-/// Runs `future` with `id` as the tool call id recorded for the env operations it makes.
-pub async fn with_call_id<F: Future>(id: impl Into<String>, future: F) -> F::Output {
-    CALL_ID.scope(id.into(), future).await
-}
 
 /// What an operation whose record cannot be written does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -134,6 +126,15 @@ pub struct AuditLog {
     name: String,
     failure: Failure,
     warn: WarnFn,
+    /// The tool call every record of this handle names (`call_id`, `tool`).
+    call: Option<Arc<CallTag>>,
+}
+
+/// The tool call a log handle's records belong to.
+#[derive(Debug)]
+struct CallTag {
+    id: String,
+    tool: String,
 }
 
 impl fmt::Debug for AuditLog {
@@ -141,6 +142,7 @@ impl fmt::Debug for AuditLog {
         f.debug_struct("AuditLog")
             .field("name", &self.name)
             .field("failure", &self.failure)
+            .field("call", &self.call)
             .finish_non_exhaustive()
     }
 }
@@ -164,6 +166,20 @@ impl AuditLog {
             name,
             failure: Failure::Refuse,
             warn: Arc::new(|message| tracing::warn!("{message}")),
+            call: None,
+        }
+    }
+
+    /// The same log, every record written through it naming the tool call `call_id` of
+    /// `tool` (fields `call_id` and `tool`).
+    #[must_use]
+    pub fn for_call(&self, call_id: impl Into<String>, tool: impl Into<String>) -> Self {
+        Self {
+            call: Some(Arc::new(CallTag {
+                id: call_id.into(),
+                tool: tool.into(),
+            })),
+            ..self.clone()
         }
     }
 
@@ -203,8 +219,9 @@ impl AuditLog {
 
     /// Writes one record; `Err` (under [`Failure::Refuse`]) says why it could not be.
     fn record(&self, mut fields: Map<String, Value>) -> Result<(), String> {
-        if let Ok(id) = CALL_ID.try_with(Clone::clone) {
-            fields.insert("call".into(), Value::String(id));
+        if let Some(call) = &self.call {
+            fields.insert("call_id".into(), Value::String(call.id.clone()));
+            fields.insert("tool".into(), Value::String(call.tool.clone()));
         }
         let Ok(mut line) = serde_json::to_vec(&Value::Object(fields)) else {
             return Ok(());
@@ -267,6 +284,22 @@ impl AuditEnv {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn ExecutionEnv>, log: AuditLog) -> Self {
         Self { inner, log }
+    }
+
+    /// The log records go to.
+    pub fn log(&self) -> &AuditLog {
+        &self.log
+    }
+
+    /// The view of one tool call: the same env and log, every record naming the call
+    /// `call_id` of `tool` (also through the views [`beneath`](ExecutionEnv::beneath) makes of
+    /// it).
+    #[must_use]
+    pub fn for_call(&self, call_id: impl Into<String>, tool: impl Into<String>) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            log: self.log.for_call(call_id, tool),
+        }
     }
 }
 
@@ -664,27 +697,34 @@ mod tests {
     async fn every_operation_is_one_line() {
         let buffer = Shared::default();
         let env = AuditEnv::new(Arc::new(MemoryEnv::new()), AuditLog::new(buffer.clone()));
-        with_call_id("call-1", async {
-            env.write(Path::new("/ws/a.txt"), Bytes::from_static(b"hello"))
-                .await
-                .unwrap();
-        })
-        .await;
+        let call: Arc<dyn ExecutionEnv> = Arc::new(env.for_call("call-1", "write"));
+        call.write(Path::new("/ws/a.txt"), Bytes::from_static(b"hello"))
+            .await
+            .unwrap();
+        let confined = Arc::clone(&call).beneath(&[PathBuf::from("/ws")]).unwrap();
+        assert!(confined.read(Path::new("/ws/a.txt")).await.is_ok());
         assert!(env.read(Path::new("/ws/missing")).await.is_err());
         let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<Value> = text
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect();
-        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines.len(), 3, "{text}");
         assert_eq!(lines[0]["op"], "write");
-        assert_eq!(lines[0]["call"], "call-1");
+        assert_eq!(lines[0]["call_id"], "call-1");
+        assert_eq!(lines[0]["tool"], "write");
         assert_eq!(lines[0]["bytes"], 5);
         assert_eq!(lines[0]["outcome"], "ok");
         assert_eq!(lines[1]["op"], "read");
-        assert_eq!(lines[1]["outcome"], "not_found");
-        assert!(lines[1].get("call").is_none());
-        assert!(lines[1]["time"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(
+            lines[1]["call_id"], "call-1",
+            "a confined view keeps the call"
+        );
+        assert_eq!(lines[2]["op"], "read");
+        assert_eq!(lines[2]["outcome"], "not_found");
+        assert!(lines[2].get("call_id").is_none());
+        assert!(lines[2].get("tool").is_none());
+        assert!(lines[2]["time"].as_str().unwrap().ends_with('Z'));
     }
 
     struct Pieces(Vec<Bytes>);

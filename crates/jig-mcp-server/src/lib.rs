@@ -11,7 +11,9 @@
 //!   (`-32602`).
 //! - Cancellation (`notifications/cancelled`) cancels the call's
 //!   [`ToolContext`](jig_tool::ToolContext) token; progress notifications carry the tail of a
-//!   tool's streamed output when the client sent a progress token; calls run concurrently.
+//!   tool's streamed output when the client sent a progress token; calls run concurrently, each
+//!   named in its context by an id of its own ([`CallInfo::next`](jig_tool::CallInfo::next):
+//!   `call-PID-1`, `call-PID-2`, …).
 //! - Roots: fixed by the host, or the client's (`roots/list`, followed on
 //!   `notifications/roots/list_changed`); they are the containment roots.
 //! - [`serve`] runs the server over a byte stream (stdio in `jig mcp`): malformed lines get a

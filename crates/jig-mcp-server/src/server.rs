@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use jig_env::CancellationToken;
 use jig_protocol::{ContentBlock, ToolResult};
-use jig_tool::{ContainmentMode, DynTool, Effects, ToolContext, ToolRegistry};
+use jig_tool::{CallInfo, ContainmentMode, DynTool, Effects, ToolContext, ToolRegistry};
 use jig_truncate::{TruncationOptions, truncate_tail};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent,
@@ -203,7 +203,8 @@ impl JigMcpServer {
         });
     }
 
-    /// The context of one call: the shared base with the current roots and a fresh token.
+    /// The context of one call: the shared base with the current roots and a fresh token (the
+    /// caller names the call).
     async fn call_context(&self) -> ToolContext {
         let mut rx = self.inner.roots_tx.subscribe();
         let ready = tokio::time::timeout(ROOTS_WAIT, rx.wait_for(|state| !state.pending));
@@ -232,6 +233,7 @@ impl JigMcpServer {
         context: &RequestContext<RoleServer>,
     ) -> ToolResult {
         let mut ctx = self.call_context().await;
+        ctx.call = Some(CallInfo::next(tool.name()));
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (sink, forwarder) =
                 ProgressForwarder::start(context.peer.clone(), token, ctx.cancel.clone());

@@ -6,9 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use jig_agent::{BeforeToolCall, ToolHooks};
 use jig_protocol::ToolCall;
-use jig_tool::{Effects, ToolContext, ToolRegistry};
+use jig_tool::{BeforeToolCall, Effects, ToolContext, ToolHooks, ToolRegistry};
 use serde_json::Value;
 
 use crate::policy::{
@@ -153,9 +152,10 @@ impl PermissionHooks {
         }
     }
 
-    /// Resolves the paths of file changes in `workspace` (its env, working directory and
-    /// roots) to find protected ones also when spelled through a symlink or `..`; without it
-    /// only the path as written is checked.
+    /// Resolves the paths of file changes in `workspace` (its working directory and roots,
+    /// through the env of the call's context, so the lookups are on record as the call's) to
+    /// find protected ones also when spelled through a symlink or `..`; without it only the
+    /// path as written is checked.
     #[must_use]
     pub fn with_workspace(mut self, workspace: ToolContext) -> Self {
         self.workspace = Some(workspace);
@@ -164,7 +164,12 @@ impl PermissionHooks {
 
     /// The protected directory the call's `path` argument names or is in, as written, as an
     /// absolute path, and with every symlink resolved.
-    async fn protected(&self, effects: Effects, args: &Value) -> Option<&'static str> {
+    async fn protected(
+        &self,
+        effects: Effects,
+        args: &Value,
+        call: &ToolContext,
+    ) -> Option<&'static str> {
         if effects.is_read_only() {
             return None;
         }
@@ -173,10 +178,10 @@ impl PermissionHooks {
             return Some(dir);
         }
         let ctx = self.workspace.as_ref()?;
-        let Ok(absolute) = jig_tool::paths::absolute_path(ctx.env.as_ref(), &ctx.cwd, raw) else {
+        let Ok(absolute) = jig_tool::paths::absolute_path(call.env.as_ref(), &ctx.cwd, raw) else {
             return None;
         };
-        let canonical = ctx.env.canonical_path_lenient(&absolute).await.ok();
+        let canonical = call.env.canonical_path_lenient(&absolute).await.ok();
         let roots: Vec<&std::path::Path> = std::iter::once(ctx.cwd.as_path())
             .chain(
                 ctx.containment
@@ -244,7 +249,7 @@ impl PermissionHooks {
 
 #[async_trait]
 impl ToolHooks for PermissionHooks {
-    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+    async fn before_tool_call(&self, call: &ToolCall, ctx: &mut ToolContext) -> BeforeToolCall {
         let mode = self.mode();
         let effects = self
             .effects
@@ -252,7 +257,7 @@ impl ToolHooks for PermissionHooks {
             .copied()
             .unwrap_or(Effects::Process);
         let protected = if matches!(mode, PermissionMode::Ask | PermissionMode::AutoEdit) {
-            self.protected(effects, &call.arguments).await
+            self.protected(effects, &call.arguments, ctx).await
         } else {
             None
         };
@@ -325,6 +330,14 @@ mod tests {
         }
     }
 
+    /// A call's context in an empty workspace.
+    fn ctx() -> ToolContext {
+        ToolContext::new(
+            Arc::new(jig_env_memory::MemoryEnv::new()),
+            std::path::PathBuf::from("/ws"),
+        )
+    }
+
     fn call(name: &str, args: Value) -> ToolCall {
         ToolCall {
             id: "c1".into(),
@@ -344,12 +357,12 @@ mod tests {
             None,
         );
         let got = hooks
-            .before_tool_call(&call("bash", json!({"command": "ls"})))
+            .before_tool_call(&call("bash", json!({"command": "ls"})), &mut ctx())
             .await;
         assert!(matches!(got, BeforeToolCall::Block { .. }), "{got:?}");
         hooks.set_mode(PermissionMode::FullAuto);
         let got = hooks
-            .before_tool_call(&call("bash", json!({"command": "ls"})))
+            .before_tool_call(&call("bash", json!({"command": "ls"})), &mut ctx())
             .await;
         assert_eq!(got, BeforeToolCall::Continue);
     }
@@ -372,7 +385,7 @@ mod tests {
             })),
         );
         let got = hooks
-            .before_tool_call(&call("bash", json!({"command": "cargo test"})))
+            .before_tool_call(&call("bash", json!({"command": "cargo test"})), &mut ctx())
             .await;
         assert_eq!(got, BeforeToolCall::Continue);
         let saved = saved.lock().unwrap().clone().unwrap();
@@ -386,7 +399,7 @@ mod tests {
             None,
         );
         let got = deny
-            .before_tool_call(&call("bash", json!({"command": "rm x"})))
+            .before_tool_call(&call("bash", json!({"command": "rm x"})), &mut ctx())
             .await;
         assert_eq!(
             got,
@@ -430,12 +443,18 @@ mod tests {
             "a/../.git/config",
         ] {
             let got = hooks
-                .before_tool_call(&call("write", json!({"path": path, "content": hook})))
+                .before_tool_call(
+                    &call("write", json!({"path": path, "content": hook})),
+                    &mut ctx(),
+                )
                 .await;
             assert_eq!(got, BeforeToolCall::Continue, "{path}");
         }
         let got = hooks
-            .before_tool_call(&call("write", json!({"path": "src/a.rs", "content": "x"})))
+            .before_tool_call(
+                &call("write", json!({"path": "src/a.rs", "content": "x"})),
+                &mut ctx(),
+            )
             .await;
         assert_eq!(got, BeforeToolCall::Continue);
         let asked = asked.0.lock().unwrap().clone();
@@ -463,10 +482,10 @@ mod tests {
             None,
         );
         let got = print
-            .before_tool_call(&call(
-                "write",
-                json!({"path": ".git/config", "content": hook}),
-            ))
+            .before_tool_call(
+                &call("write", json!({"path": ".git/config", "content": hook})),
+                &mut ctx(),
+            )
             .await;
         let BeforeToolCall::Block {
             reason: Some(reason),
@@ -490,7 +509,10 @@ mod tests {
             None,
         );
         let got = hooks
-            .before_tool_call(&call("bash", json!({"command": "rm -rf build"})))
+            .before_tool_call(
+                &call("bash", json!({"command": "rm -rf build"})),
+                &mut ctx(),
+            )
             .await;
         assert_eq!(got, BeforeToolCall::Continue, "the call itself was allowed");
         assert!(hooks.allowlists().0.is_empty(), "{:?}", hooks.allowlists());

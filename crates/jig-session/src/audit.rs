@@ -1,10 +1,13 @@
-//! `--audit` above the env: one record per tool call, also for calls that never reach the env
-//! (a call the permission policy or a hook denied, an extension's tool), and each hook's
-//! changed arguments. The env's own operations are recorded by `jig-env-audit`'s `AuditEnv`
-//! (`env_cmd::audited`), into the same log.
+//! `--audit` above the env, the outermost layer of the tool-call chain (`chain`): each call
+//! runs with the view of the audited env that names it (`AuditEnv::for_call`), so its env
+//! operations are on record as its own; and one record per tool call, also for calls that
+//! never reach the env (a call the permission policy or a hook denied, an extension's tool),
+//! and each hook's changed arguments. The env's own operations are recorded by
+//! `jig-env-audit`'s `AuditEnv` (`env_cmd::audited`), into the same log. Every record made
+//! during a call names it: `call_id` and `tool`.
 //!
 //! ```json
-//! {"time":"…","op":"tool_call","call":"toolu_01","tool":"bash","outcome":"denied","error":"…"}
+//! {"time":"…","op":"tool_call","call_id":"toolu_01","tool":"bash","outcome":"denied","error":"…"}
 //! ```
 //!
 //! `outcome`: `ok`, `error` (the tool's result is an error; `error` holds its text), `denied`
@@ -15,18 +18,22 @@
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use jig_agent::{BeforeToolCall, ToolHooks};
-use jig_env_audit::AuditLog;
+use jig_env_audit::{AuditEnv, AuditLog};
 use jig_protocol::{ContentBlock, ToolCall, ToolResult};
-use jig_tool::{DynTool, ToolContext, ToolError, ToolRegistry};
+use jig_tool::{BeforeToolCall, NoHooks, ToolContext, ToolHooks, blocked_text};
 use serde_json::{Map, Value, json};
 
-/// The `--audit` log of this process, once `env_cmd::audited` opened it.
-static LOG: OnceLock<AuditLog> = OnceLock::new();
+/// The audited env of this process, once `env_cmd::audited` opened the `--audit` log.
+static ENV: OnceLock<AuditEnv> = OnceLock::new();
 
-/// Remembers the log the env records into.
-pub fn set_log(log: AuditLog) {
-    let _ = LOG.set(log);
+/// Remembers the audited env tool calls get their views of.
+pub fn set_env(env: AuditEnv) {
+    let _ = ENV.set(env);
+}
+
+/// The audited env, when `--audit` is on.
+pub fn env() -> Option<&'static AuditEnv> {
+    ENV.get()
 }
 
 /// The text of a result, for its record (at most 500 characters).
@@ -46,19 +53,9 @@ fn text_of(result: &ToolResult) -> String {
     text.chars().take(500).collect()
 }
 
-fn record(
-    log: &AuditLog,
-    op: &str,
-    call: Option<&str>,
-    tool: &str,
-    outcome: &str,
-    error: Option<String>,
-) -> Result<(), String> {
+/// Writes one record through `log` (a call's handle: it adds `call_id` and `tool`).
+fn record(log: &AuditLog, op: &str, outcome: &str, error: Option<String>) -> Result<(), String> {
     let mut fields = Map::new();
-    if let Some(call) = call {
-        fields.insert("call".into(), json!(call));
-    }
-    fields.insert("tool".into(), json!(tool));
     fields.insert("outcome".into(), json!(outcome));
     if let Some(error) = error {
         fields.insert("error".into(), json!(error));
@@ -67,13 +64,13 @@ fn record(
 }
 
 /// The record of a finished call; the result, or an error result when it cannot be written.
-fn finished(log: &AuditLog, call: Option<&str>, tool: &str, result: ToolResult) -> ToolResult {
+fn finished(log: &AuditLog, result: ToolResult) -> ToolResult {
     let (outcome, error) = if result.is_error {
         ("error", Some(text_of(&result)))
     } else {
         ("ok", None)
     };
-    match record(log, "tool_call", call, tool, outcome, error) {
+    match record(log, "tool_call", outcome, error) {
         Ok(()) => result,
         // A failed call keeps its own reason first.
         Err(message) if result.is_error => {
@@ -85,49 +82,42 @@ fn finished(log: &AuditLog, call: Option<&str>, tool: &str, result: ToolResult) 
     }
 }
 
-/// `inner`, with every decision and result recorded when `--audit` is on (`jig run`, the
-/// interactive session).
-pub fn hooks(inner: Arc<dyn ToolHooks>) -> Arc<dyn ToolHooks> {
-    match LOG.get() {
-        Some(log) => Arc::new(AuditedHooks {
-            inner,
-            log: log.clone(),
-        }),
-        None => inner,
-    }
+/// `inner` (or no hooks) with the call's env view and every decision and result recorded in
+/// `env`'s log; `inner` as it is without an audited env.
+pub fn layer(
+    env: Option<&AuditEnv>,
+    inner: Option<Arc<dyn ToolHooks>>,
+) -> Option<Arc<dyn ToolHooks>> {
+    let Some(env) = env else { return inner };
+    Some(Arc::new(AuditedHooks {
+        inner: inner.unwrap_or_else(|| Arc::new(NoHooks)),
+        env: env.clone(),
+    }))
 }
 
 struct AuditedHooks {
     inner: Arc<dyn ToolHooks>,
-    log: AuditLog,
+    env: AuditEnv,
 }
 
 #[async_trait]
 impl ToolHooks for AuditedHooks {
-    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
-        let decision = self.inner.before_tool_call(call).await;
+    async fn before_tool_call(&self, call: &ToolCall, ctx: &mut ToolContext) -> BeforeToolCall {
+        // From here on everything the call does is on record as its own, the inner hooks'
+        // lookups included.
+        let view = self.env.for_call(&call.id, &call.name);
+        let log = view.log().clone();
+        ctx.env = Arc::new(view);
+        let decision = self.inner.before_tool_call(call, ctx).await;
         let written = match &decision {
             BeforeToolCall::Continue => Ok(()),
             BeforeToolCall::Block { reason } => record(
-                &self.log,
+                &log,
                 "tool_call",
-                Some(&call.id),
-                &call.name,
                 "denied",
-                Some(
-                    reason
-                        .clone()
-                        .unwrap_or_else(|| jig_agent::BLOCKED_TEXT.to_owned()),
-                ),
+                Some(blocked_text(reason.clone())),
             ),
-            BeforeToolCall::ChangeArguments(_) => record(
-                &self.log,
-                "hook",
-                Some(&call.id),
-                &call.name,
-                "changed_arguments",
-                None,
-            ),
+            BeforeToolCall::ChangeArguments(_) => record(&log, "hook", "changed_arguments", None),
         };
         match written {
             Ok(()) => decision,
@@ -144,37 +134,6 @@ impl ToolHooks for AuditedHooks {
         result: ToolResult,
     ) -> ToolResult {
         let result = self.inner.after_tool_call(call, arguments, result).await;
-        finished(&self.log, Some(&call.id), &call.name, result)
-    }
-}
-
-/// `registry` with every call recorded when `--audit` is on (`jig mcp`, `jig tool`; wrap the
-/// registry the extensions' hooks already wrap, so a call they block is recorded too).
-pub fn registry(registry: ToolRegistry) -> ToolRegistry {
-    let Some(log) = LOG.get() else {
-        return registry;
-    };
-    let mut audited = ToolRegistry::new();
-    for tool in registry.iter() {
-        audited.register(Arc::new(AuditedTool {
-            inner: Arc::clone(tool),
-            log: log.clone(),
-        }));
-    }
-    audited
-}
-
-#[derive(Debug)]
-struct AuditedTool {
-    inner: Arc<dyn DynTool>,
-    log: AuditLog,
-}
-
-#[async_trait]
-impl DynTool for AuditedTool {
-    jig_tool::delegate_tool_metadata!();
-    async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
-        let result = self.inner.run(ctx, args).await;
-        Ok(finished(&self.log, None, self.inner.name(), result))
+        finished(&self.env.log().for_call(&call.id, &call.name), result)
     }
 }

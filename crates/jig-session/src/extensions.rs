@@ -1,21 +1,19 @@
 //! The loaded extensions at work in each mode: their tools in the registry, `tool_call` and
-//! `tool_result` around each tool execution, and the host side of their action API
+//! `tool_result` around each tool execution (as a layer of `chain`), and the host side of their
+//! action API
 //! ([`SessionHost`]: live in `jig run` and the interactive session, where
 //! [`ExtensionTurnHooks`] deliver queued messages,
 //! active tools, `context`, `message_end` and `session_before_compact` to the agent loop).
 //!
 //! Nothing here costs a tool call anything when no extension subscribes to `tool_call` or
-//! `tool_result`: the registry's tools are then used as they are, and `jig run` keeps the
-//! agent's pass-through hooks.
+//! `tool_result`: their layer is then left out of the chain.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
-use jig_agent::{BLOCKED_TEXT, BeforeToolCall, ToolHooks};
 use jig_extensions::{ExtensionRunner, SessionInfo, ToolCallOutcome, UiRequest, events};
 use jig_protocol::{ToolCall, ToolResult};
-use jig_tool::{DynTool, ToolContext, ToolError, ToolRegistry};
+use jig_tool::{BeforeToolCall, ToolContext, ToolHooks, ToolRegistry};
 use serde_json::Value;
 
 mod session_host;
@@ -33,52 +31,6 @@ pub fn hooks_tools(runner: &ExtensionRunner) -> bool {
 pub fn add_tools(registry: &mut ToolRegistry, runner: &ExtensionRunner) {
     for tool in runner.tools() {
         registry.register(tool);
-    }
-}
-
-/// Every tool of `registry` wrapped so that `tool_call` and `tool_result` run around it — or
-/// `registry` unchanged when no extension subscribes to either.
-pub fn hooked_registry(registry: ToolRegistry, runner: &Arc<ExtensionRunner>) -> ToolRegistry {
-    if !hooks_tools(runner) {
-        return registry;
-    }
-    let call_ids = Arc::new(AtomicU64::new(1));
-    let mut hooked = ToolRegistry::new();
-    for tool in registry.iter() {
-        hooked.register(Arc::new(HookedTool {
-            inner: Arc::clone(tool),
-            runner: Arc::clone(runner),
-            call_ids: Arc::clone(&call_ids),
-        }));
-    }
-    hooked
-}
-
-/// A tool with the extensions' `tool_call` before it and `tool_result` after it (`jig mcp`,
-/// `jig tool`): a block is an error result with the reason; a replaced input is what runs.
-#[derive(Debug)]
-struct HookedTool {
-    inner: Arc<dyn DynTool>,
-    runner: Arc<ExtensionRunner>,
-    call_ids: Arc<AtomicU64>,
-}
-
-#[async_trait]
-impl DynTool for HookedTool {
-    jig_tool::delegate_tool_metadata!();
-    async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
-        let call_id = format!("call-{}", self.call_ids.fetch_add(1, Ordering::Relaxed));
-        let name = self.inner.name();
-        let args = match self.runner.tool_call(&call_id, name, &args).await {
-            ToolCallOutcome::Block { reason } => {
-                return Ok(ToolResult::error(
-                    reason.unwrap_or_else(|| BLOCKED_TEXT.to_owned()),
-                ));
-            }
-            ToolCallOutcome::Allow { input } => input.unwrap_or(args),
-        };
-        let result = self.inner.run(ctx, args.clone()).await;
-        Ok(self.runner.tool_result(&call_id, name, &args, result).await)
     }
 }
 
@@ -135,8 +87,8 @@ pub fn info(mode: &str, cwd: &std::path::Path) -> SessionInfo {
     }
 }
 
-/// The agent loop's hooks for `runner`: `None` (keep the pass-through hooks) when no extension
-/// subscribes to `tool_call` or `tool_result`.
+/// The extensions' `tool_call` and `tool_result` as hooks: `None` (nothing to install) when no
+/// extension subscribes to either.
 pub fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHooks>> {
     hooks_tools(runner).then(|| {
         Arc::new(ExtensionToolHooks {
@@ -145,67 +97,14 @@ pub fn tool_hooks(runner: &Arc<ExtensionRunner>) -> Option<Arc<dyn ToolHooks>> {
     })
 }
 
-/// The permission policy's hooks, then the extensions' `tool_call` and `tool_result` (when any
-/// extension subscribes): a call the policy blocks never reaches the extensions; arguments it
-/// changed are what they see.
-pub fn with_permissions(
-    permissions: Arc<dyn ToolHooks>,
-    runner: &Arc<ExtensionRunner>,
-) -> Arc<dyn ToolHooks> {
-    let hooks: Arc<dyn ToolHooks> = match tool_hooks(runner) {
-        Some(extensions) => Arc::new(Chained {
-            first: permissions,
-            then: extensions,
-        }),
-        None => permissions,
-    };
-    crate::audit::hooks(hooks)
-}
-
-/// Two hooks in a row: `first` decides before `then`; results pass through `first`, then `then`.
-struct Chained {
-    first: Arc<dyn ToolHooks>,
-    then: Arc<dyn ToolHooks>,
-}
-
-#[async_trait]
-impl ToolHooks for Chained {
-    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
-        match self.first.before_tool_call(call).await {
-            block @ BeforeToolCall::Block { .. } => block,
-            BeforeToolCall::Continue => self.then.before_tool_call(call).await,
-            BeforeToolCall::ChangeArguments(arguments) => {
-                let changed = ToolCall {
-                    arguments: arguments.clone(),
-                    ..call.clone()
-                };
-                match self.then.before_tool_call(&changed).await {
-                    BeforeToolCall::Continue => BeforeToolCall::ChangeArguments(arguments),
-                    other => other,
-                }
-            }
-        }
-    }
-
-    async fn after_tool_call(
-        &self,
-        call: &ToolCall,
-        arguments: &Value,
-        result: ToolResult,
-    ) -> ToolResult {
-        let result = self.first.after_tool_call(call, arguments, result).await;
-        self.then.after_tool_call(call, arguments, result).await
-    }
-}
-
-/// `tool_call` and `tool_result` as the agent loop's hooks (`jig run`).
+/// `tool_call` and `tool_result` as hooks (the extensions' layer of `chain`).
 struct ExtensionToolHooks {
     runner: Arc<ExtensionRunner>,
 }
 
 #[async_trait]
 impl ToolHooks for ExtensionToolHooks {
-    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+    async fn before_tool_call(&self, call: &ToolCall, _ctx: &mut ToolContext) -> BeforeToolCall {
         match self
             .runner
             .tool_call(&call.id, &call.name, &call.arguments)
@@ -333,97 +232,5 @@ impl jig_agent::AgentObserver for LifecycleObserver {
         };
         payload.remove("type");
         let _ = self.tx.send(Lifecycle::Event(name, Value::Object(payload)));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use serde_json::json;
-
-    use super::*;
-
-    /// Answers `answer` and remembers the arguments it saw.
-    struct Fixed {
-        answer: fn() -> BeforeToolCall,
-        seen: Mutex<Vec<Value>>,
-    }
-
-    impl Fixed {
-        fn new(answer: fn() -> BeforeToolCall) -> Arc<Self> {
-            Arc::new(Self {
-                answer,
-                seen: Mutex::new(Vec::new()),
-            })
-        }
-
-        fn seen(&self) -> Vec<Value> {
-            self.seen
-                .lock()
-                .map(|seen| seen.clone())
-                .unwrap_or_default()
-        }
-    }
-
-    #[async_trait]
-    impl ToolHooks for Fixed {
-        async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
-            if let Ok(mut seen) = self.seen.lock() {
-                seen.push(call.arguments.clone());
-            }
-            (self.answer)()
-        }
-    }
-
-    fn call() -> ToolCall {
-        ToolCall {
-            id: "c1".to_owned(),
-            name: "bash".to_owned(),
-            arguments: json!({"command": "ls"}),
-            raw_arguments: None,
-        }
-    }
-
-    fn chained(first: &Arc<Fixed>, then: &Arc<Fixed>) -> Chained {
-        Chained {
-            first: Arc::clone(first) as Arc<dyn ToolHooks>,
-            then: Arc::clone(then) as Arc<dyn ToolHooks>,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_call_the_first_blocks_never_reaches_the_second() {
-        let first = Fixed::new(|| BeforeToolCall::Block {
-            reason: Some("denied".to_owned()),
-        });
-        let then = Fixed::new(|| BeforeToolCall::Continue);
-        let verdict = chained(&first, &then).before_tool_call(&call()).await;
-        assert!(
-            matches!(verdict, BeforeToolCall::Block { reason: Some(ref r) } if r == "denied"),
-            "{verdict:?}"
-        );
-        assert!(then.seen().is_empty());
-    }
-
-    #[tokio::test]
-    async fn an_allowed_call_is_decided_by_the_second() {
-        let first = Fixed::new(|| BeforeToolCall::Continue);
-        let then = Fixed::new(|| BeforeToolCall::Block { reason: None });
-        let verdict = chained(&first, &then).before_tool_call(&call()).await;
-        assert!(matches!(verdict, BeforeToolCall::Block { reason: None }));
-        assert_eq!(then.seen(), vec![json!({"command": "ls"})]);
-    }
-
-    #[tokio::test]
-    async fn changed_arguments_are_what_the_second_sees_and_what_runs() {
-        let first = Fixed::new(|| BeforeToolCall::ChangeArguments(json!({"command": "pwd"})));
-        let then = Fixed::new(|| BeforeToolCall::Continue);
-        let verdict = chained(&first, &then).before_tool_call(&call()).await;
-        assert!(
-            matches!(verdict, BeforeToolCall::ChangeArguments(ref a) if *a == json!({"command": "pwd"})),
-            "{verdict:?}"
-        );
-        assert_eq!(then.seen(), vec![json!({"command": "pwd"})]);
     }
 }

@@ -21,7 +21,10 @@
 //!   [`approval::Approver`] where a face can ask, denying with a reason the model reads where
 //!   it cannot.
 //! - [`permissions`]: a project's saved allowlist.
-//! - [`audit`]: `--audit` records of each tool call.
+//! - [`chain`]: the one chain of hooks around every tool call, the same in every face: audit,
+//!   permissions (where the face has a policy), the extensions' `tool_call`/`tool_result`;
+//!   [`audit`]: its `--audit` layer, which records each call and hands the tool the call's view
+//!   of the audited env.
 //!
 //! Errors are [`StartError`]s; warnings go to stderr through [`warn`] with the same text in
 //! every face.
@@ -32,6 +35,7 @@
 
 pub mod approval;
 pub mod audit;
+pub mod chain;
 pub mod context_files;
 mod error;
 pub mod extensions;

@@ -230,7 +230,7 @@ impl Opened {
             None,
         )
         .await;
-        let registry = crate::audit::registry(extensions::hooked_registry(registry, &runner));
+        let registry = crate::chain::registry(registry, extensions::tool_hooks(&runner));
         workspace::arm_audit();
         registry
     }
@@ -341,7 +341,7 @@ pub async fn open(
 
 /// Everything a session needs before its first prompt: the agent's configuration (no hooks
 /// yet: each mode adds the permission policy and the extensions' tool hooks with
-/// [`extensions::with_permissions`]), the session and what it resumes.
+/// [`crate::chain::agent_hooks`]), the session and what it resumes.
 #[derive(Debug)]
 pub struct Prepared {
     /// The agent's configuration: provider, model, tools and their context, system prompt.

@@ -284,8 +284,9 @@ pub fn audited(
     // Start-up operations only warn; each mode arms the log before its first tool call.
     let (log, arm) = log.armed_later();
     let _ = AUDIT_ARM.set(arm);
-    crate::audit::set_log(log.clone());
-    Ok(Arc::new(jig_env_audit::AuditEnv::new(env, log)))
+    let audited = jig_env_audit::AuditEnv::new(env, log);
+    crate::audit::set_env(audited.clone());
+    Ok(Arc::new(audited))
 }
 
 /// The `--audit` log's switch from start-up (warnings) to tool calls (failing closed).

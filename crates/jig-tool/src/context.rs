@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use jig_env::{CancellationToken, ExecutionEnv, SandboxPolicy};
 use jig_protocol::ToolResult;
@@ -51,11 +52,44 @@ impl Containment {
     }
 }
 
+/// The call a context runs: set by whoever dispatches it (the agent loop with the model's call
+/// id, a host without a model with [`CallInfo::next`]), so everything the call does can be
+/// attributed to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallInfo {
+    /// The call's id: the model's tool call id, or `call-PID-N` for a call no model made.
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
+}
+
+/// The last id [`CallInfo::next`] gave out in this process.
+static MINTED: AtomicU64 = AtomicU64::new(0);
+
+impl CallInfo {
+    /// The call `id` of `tool`.
+    pub fn new(id: impl Into<String>, tool: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            tool: tool.into(),
+        }
+    }
+
+    /// A call of `tool` no model made (an MCP client's, the command line's): `call-PID-1`,
+    /// `call-PID-2`, … from one counter per process, so that calls of processes writing one
+    /// audit log at the same time are told apart too.
+    pub fn next(tool: impl Into<String>) -> Self {
+        let n = MINTED.fetch_add(1, Ordering::Relaxed) + 1;
+        Self::new(format!("call-{}-{n}", std::process::id()), tool)
+    }
+}
+
 /// Receives partial results while a tool runs (bash streams its output tail through this).
 pub type UpdateSink = Arc<dyn Fn(ToolResult) + Send + Sync>;
 
 /// Everything a tool call may use: the env, the working directory, containment, cancellation,
-/// a sink for partial results, the session's variables and the env's mutation queue.
+/// a sink for partial results, the session's variables, the env's mutation queue, and which
+/// call it is.
 #[derive(Clone)]
 pub struct ToolContext {
     /// Where the tool acts.
@@ -75,11 +109,14 @@ pub struct ToolContext {
     /// The sandbox commands run in: its mode, network and protected paths; the writable roots
     /// are the containment roots plus these ([`exec_sandbox`](Self::exec_sandbox)).
     pub sandbox: SandboxPolicy,
+    /// The call this context runs, set by whoever dispatches it; `None` in a host's base
+    /// context.
+    pub call: Option<CallInfo>,
 }
 
 impl ToolContext {
     /// A context with workspace containment rooted at `cwd` (which must be canonical), a fresh
-    /// token, no update sink, no session variables and a new mutation queue.
+    /// token, no update sink, no session variables, a new mutation queue and no call.
     pub fn new(env: Arc<dyn ExecutionEnv>, cwd: PathBuf) -> Self {
         Self {
             env,
@@ -94,6 +131,7 @@ impl ToolContext {
             session_env: BTreeMap::new(),
             mutation_queue: Arc::new(MutationQueue::new()),
             sandbox: SandboxPolicy::off(),
+            call: None,
         }
     }
 
@@ -182,6 +220,7 @@ impl fmt::Debug for ToolContext {
             .field("cwd", &self.cwd)
             .field("containment", &self.containment)
             .field("session_env", &self.session_env)
+            .field("call", &self.call)
             .finish_non_exhaustive()
     }
 }

@@ -6,7 +6,11 @@
 //!   `Arc<dyn DynTool>`; validation against the precompiled schema happens there, once per call.
 //! - [`ToolRegistry`]: the tools a host offers.
 //! - [`ToolContext`]: what a call may use — the `ExecutionEnv`, cwd, [`Containment`],
-//!   cancellation, an update sink, session variables and the [`MutationQueue`].
+//!   cancellation, an update sink, session variables, the [`MutationQueue`] and which call it
+//!   is ([`CallInfo`]).
+//! - [`ToolHooks`]: the hooks around every call, whoever dispatches it (`before_tool_call` may
+//!   block it, change its arguments or its context; `after_tool_call` may replace its result);
+//!   [`with_hooks`] runs a registry's tools through them for hosts without an agent loop.
 //! - [`schema`]: the portable form of input schemas every client accepts, and checks against
 //!   OpenAI's strict and Gemini's subsets.
 //! - [`paths`]: turning what a model wrote into a path, and refusing paths outside the roots.
@@ -54,6 +58,7 @@ macro_rules! delegate_tool_metadata {
 
 mod context;
 mod error;
+mod hooks;
 mod mutation_queue;
 pub mod paths;
 mod registry;
@@ -61,8 +66,9 @@ pub mod schema;
 mod tool;
 mod validate;
 
-pub use context::{Containment, ContainmentMode, ToolContext, UpdateSink};
+pub use context::{CallInfo, Containment, ContainmentMode, ToolContext, UpdateSink};
 pub use error::ToolError;
+pub use hooks::{BLOCKED_TEXT, BeforeToolCall, NoHooks, ToolHooks, blocked_text, with_hooks};
 pub use jig_protocol::{ContentBlock, ToolResult};
 pub use mutation_queue::{MutationGuard, MutationQueue};
 pub use registry::ToolRegistry;

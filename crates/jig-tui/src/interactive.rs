@@ -51,7 +51,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use jig_session::StartError;
-use jig_session::extensions::{IdleTurn, Sent, SessionHost};
+use jig_session::chain;
+use jig_session::extensions::{IdleTurn, Sent, SessionHost, tool_hooks};
 use jig_session::permissions;
 use jig_session::startup::RunOptions;
 use jig_session::startup::{self, Face, Prepared};
@@ -555,8 +556,8 @@ impl App {
             .with_workspace(config.tool_context.clone()),
         );
         // The permission policy decides first, then the extensions' `tool_call`.
-        let shared: Arc<dyn jig_agent::ToolHooks> = hooks.clone();
-        config.hooks = jig_session::extensions::with_permissions(shared, runner);
+        let shared: Arc<dyn jig_tool::ToolHooks> = hooks.clone();
+        config.hooks = chain::agent_hooks(shared, tool_hooks(runner));
         let color = color_enabled();
         let (width, _) = terminal::size().unwrap_or((80, 24));
         let status = Status {

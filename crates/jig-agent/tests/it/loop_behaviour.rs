@@ -4,19 +4,17 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jig_agent::{
-    Agent, AgentConfig, AgentObserver, BeforeToolCall, RunEnd, ToolHooks, truncated_call_text,
-};
+use jig_agent::{Agent, AgentConfig, AgentObserver, RunEnd, truncated_call_text};
 use jig_env_memory::MemoryEnv;
 use jig_llm::scripted::{ScriptedProvider, ScriptedReply};
 use jig_protocol::{Message, StopReason, ToolCall, ToolResult};
-use jig_tool::{ErasedTool, ToolContext, ToolRegistry};
+use jig_tool::{BeforeToolCall, ErasedTool, ToolContext, ToolHooks, ToolRegistry};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::Recorder;
-use crate::tools::{EchoTool, SerialTool};
+use crate::tools::{EchoTool, SerialTool, WhoTool};
 
 fn config(provider: Arc<ScriptedProvider>, echo: &EchoTool) -> AgentConfig {
     let mut tools = ToolRegistry::new();
@@ -174,8 +172,12 @@ struct Policy;
 
 #[async_trait]
 impl ToolHooks for Policy {
-    async fn before_tool_call(&self, call: &ToolCall) -> BeforeToolCall {
+    async fn before_tool_call(&self, call: &ToolCall, ctx: &mut ToolContext) -> BeforeToolCall {
         match call.id.as_str() {
+            "context" => {
+                ctx.session_env.insert("HOOKED".into(), "yes".into());
+                BeforeToolCall::Continue
+            }
             "blocked" => BeforeToolCall::Block {
                 reason: Some("echo is not allowed here".into()),
             },
@@ -225,6 +227,26 @@ async fn hooks_can_block_change_arguments_and_replace_results() {
                 "y (seen with {\"text\":\"y\"})".into(),
                 false
             ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn each_call_runs_in_a_context_naming_it_as_the_hooks_left_it() {
+    let provider = Arc::new(ScriptedProvider::new([
+        ScriptedReply::tool_calls(&[("context", "who", json!({})), ("plain", "who", json!({}))]),
+        ScriptedReply::text("done"),
+    ]));
+    let mut config = config(provider, &EchoTool::default());
+    config.tools.register(ErasedTool::shared(WhoTool));
+    config.hooks = Arc::new(Policy);
+    let mut agent = Agent::new(config);
+    run(&mut agent, &Recorder::shared()).await;
+    assert_eq!(
+        results(agent.messages()),
+        vec![
+            ("context".into(), "context who yes".into(), false),
+            ("plain".into(), "plain who -".into(), false),
         ]
     );
 }

@@ -83,3 +83,36 @@ impl Tool for SerialTool {
         self.0.call(ctx, input).await
     }
 }
+
+/// No input.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+/// Says which call its context names, and the session variable `HOOKED`.
+#[derive(Debug, Default, Clone)]
+pub struct WhoTool;
+
+impl Tool for WhoTool {
+    const NAME: &'static str = "who";
+    type Input = NoInput;
+    type Details = ();
+
+    fn title(&self) -> &'static str {
+        "Who"
+    }
+    fn description(&self) -> String {
+        "Names the call.".into()
+    }
+    fn effects(&self) -> Effects {
+        Effects::ReadOnly
+    }
+    async fn call(&self, ctx: &ToolContext, _input: NoInput) -> Result<ToolOutput<()>, ToolError> {
+        let call = ctx.call.as_ref().map_or_else(
+            || "none".to_owned(),
+            |call| format!("{} {}", call.id, call.tool),
+        );
+        let hooked = ctx.session_env.get("HOOKED").map_or("-", String::as_str);
+        Ok(ToolOutput::text(format!("{call} {hooked}"), ()))
+    }
+}

@@ -165,6 +165,9 @@ async fn jig_run_records_a_call_the_permission_policy_denied_and_every_finished_
         .await
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let all = records(&log);
+    let named = calls_named_in_every_record(&call_records(&all));
+    assert_eq!(named.len(), 2, "{all:?}");
     let calls: Vec<String> = fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -173,7 +176,7 @@ async fn jig_run_records_a_call_the_permission_policy_denied_and_every_finished_
         .map(|record| {
             format!(
                 "{} {} {} {}",
-                record["call"].as_str().unwrap(),
+                record["call_id"].as_str().unwrap(),
                 record["tool"].as_str().unwrap(),
                 record["outcome"].as_str().unwrap(),
                 record["error"].as_str().unwrap_or("")
@@ -234,4 +237,202 @@ fn an_extension_tool_and_a_call_an_extension_blocks_are_recorded() {
         })
         .collect();
     insta::assert_snapshot!(calls.join("\n"));
+}
+
+/// The records of an audit log.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: an unreadable log fails the test"
+)]
+fn records(log: &std::path::Path) -> Vec<serde_json::Value> {
+    fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The records made during tool calls: from the first that names a call on, except the env's
+/// cleanup when the process ends (start-up operations come before any call).
+fn call_records(records: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    records
+        .iter()
+        .skip_while(|record| record.get("call_id").is_none())
+        .filter(|record| record["op"] != "cleanup")
+        .collect()
+}
+
+/// Every record carries `call_id` and `tool`; each call's `tool_call` record is its last one, and
+/// no record of another call or tool shares its id. Returns each call's tool and outcome, in
+/// order.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: an unreadable log fails the test"
+)]
+fn calls_named_in_every_record(records: &[&serde_json::Value]) -> Vec<(String, String, String)> {
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    for record in records {
+        let id = record["call_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no call_id: {record}"));
+        let tool = record["tool"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no tool: {record}"));
+        if record["op"] == "tool_call" {
+            assert!(
+                calls.iter().all(|(seen, ..)| seen != id),
+                "one tool_call record per call id: {record}"
+            );
+            calls.push((
+                id.to_owned(),
+                tool.to_owned(),
+                record["outcome"].as_str().unwrap().to_owned(),
+            ));
+        }
+    }
+    for record in records {
+        let id = record["call_id"].as_str().unwrap();
+        let (_, tool, _) = calls
+            .iter()
+            .find(|(call, ..)| call == id)
+            .unwrap_or_else(|| panic!("a record of a call without a tool_call record: {record}"));
+        assert_eq!(record["tool"].as_str(), Some(tool.as_str()), "{record}");
+    }
+    calls
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jig_mcp_names_the_call_in_every_record_it_makes() {
+    use crate::extensions::{Workspace, example};
+    use rmcp::ServiceExt as _;
+    let workspace = Workspace::new();
+    fs::write(workspace.ws.join("a.txt"), "alpha\n").unwrap();
+    let log = workspace.root.join("audit.jsonl");
+    let ws = workspace.ws.display().to_string();
+    let gate = example("permission-gate");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jig"));
+    command
+        .args(["mcp", "--root", &ws, "-e", &gate, "--audit"])
+        .arg(&log)
+        .current_dir(&workspace.ws)
+        .env("XDG_CONFIG_HOME", workspace.root.join("config"))
+        .env("XDG_DATA_HOME", workspace.root.join("data"))
+        .env_remove("JIG_TIMING")
+        .stderr(std::process::Stdio::null());
+    let transport = rmcp::transport::TokioChildProcess::new(command).unwrap();
+    let client = tokio::time::timeout(std::time::Duration::from_secs(30), ().serve(transport))
+        .await
+        .unwrap()
+        .unwrap();
+    let calls = [
+        ("write", json!({"path": "b.txt", "content": "beta\n"})),
+        ("read", json!({"path": "a.txt"})),
+        ("bash", json!({"command": "echo hi"})),
+        ("grep", json!({"pattern": "beta"})),
+        ("bash", json!({"command": "rm -rf victim"})),
+        ("read", json!({"path": "missing.txt"})),
+        ("read", json!({"path": "../outside.txt"})),
+    ];
+    for (tool, args) in calls {
+        mcp_call(&client, tool, args).await;
+    }
+    // Two at once: each keeps its own id.
+    let (one, two) = tokio::join!(
+        mcp_call(&client, "read", json!({"path": "a.txt"})),
+        mcp_call(&client, "ls", json!({})),
+    );
+    assert_ne!(one.is_error, Some(true));
+    assert_ne!(two.is_error, Some(true));
+    client.cancel().await.unwrap();
+    assert!(workspace.ws.join("victim/file").exists());
+
+    let records = records(&log);
+    let during = call_records(&records);
+    let calls = calls_named_in_every_record(&during);
+    let outcomes: Vec<String> = calls
+        .iter()
+        .map(|(_, tool, outcome)| format!("{tool} {outcome}"))
+        .collect();
+    assert_eq!(
+        outcomes[..7],
+        [
+            "write ok",
+            "read ok",
+            "bash ok",
+            "grep ok",
+            "bash denied",
+            "read error",
+            "read error"
+        ]
+    );
+    let mut last_two = outcomes[7..].to_vec();
+    last_two.sort();
+    assert_eq!(last_two, ["ls ok", "read ok"]);
+    for op in [
+        "write",
+        "read_head",
+        "exec",
+        "search",
+        "resolve",
+        "read_dir",
+    ] {
+        assert!(
+            during.iter().any(|record| record["op"] == op),
+            "an env record of {op} names its call: {records:?}"
+        );
+    }
+}
+
+#[test]
+fn jig_tool_names_the_call_in_every_record_it_makes() {
+    use crate::extensions::{Workspace, example};
+    let workspace = Workspace::new();
+    fs::write(workspace.ws.join("a.txt"), "alpha\n").unwrap();
+    let gate = example("permission-gate");
+    let calls = [
+        ("write", json!({"path": "b.txt", "content": "beta\n"}), 0),
+        ("read", json!({"path": "a.txt"}), 0),
+        ("bash", json!({"command": "echo hi"}), 0),
+        ("grep", json!({"pattern": "beta"}), 0),
+        ("bash", json!({"command": "rm -rf victim"}), 1),
+        ("read", json!({"path": "missing.txt"}), 1),
+    ];
+    // One log per process: its start-up operations come before its call.
+    let mut during = Vec::new();
+    for (n, (tool, args, code)) in calls.into_iter().enumerate() {
+        let log = workspace.root.join(format!("audit-{n}.jsonl"));
+        let log_arg = log.display().to_string();
+        let args = args.to_string();
+        let output = workspace
+            .jig(&[
+                "tool", tool, "-e", &gate, "--audit", &log_arg, "--args", &args,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(code), "{}", stderr_of(&output));
+        during.extend(call_records(&records(&log)).into_iter().cloned());
+    }
+    let during: Vec<&serde_json::Value> = during.iter().collect();
+    let calls = calls_named_in_every_record(&during);
+    let outcomes: Vec<String> = calls
+        .iter()
+        .map(|(_, tool, outcome)| format!("{tool} {outcome}"))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "write ok",
+            "read ok",
+            "bash ok",
+            "grep ok",
+            "bash denied",
+            "read error"
+        ]
+    );
+    for op in ["write", "read_head", "exec", "search"] {
+        assert!(
+            during.iter().any(|record| record["op"] == op),
+            "an env record of {op} names its call: {during:?}"
+        );
+    }
 }
