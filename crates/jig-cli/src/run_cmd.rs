@@ -21,16 +21,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use jig_agent::compaction::CompactionReason;
-use jig_agent::{Agent, AgentObserver, RunEnd, RunOutcome, SessionRecorder};
-use jig_extensions::events;
+use jig_agent::{RunEnd, RunOutcome};
 use jig_llm::ThinkingLevel;
-use jig_protocol::Message;
-use jig_session::approval::PermissionHooks;
 use jig_session::policy::PermissionMode;
-use jig_session::startup::{self, Face, OpenOptions, Opened, Prepared, RunOptions};
-use jig_session::{extensions, permissions};
-use serde_json::json;
+use jig_session::print::{self, PrintEnd};
+use jig_session::startup::{self, Face, OpenOptions, Opened, RunOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::CliResult;
@@ -326,75 +321,8 @@ async fn run_with_project(
     prompt: String,
     opened: &Opened,
 ) -> CliResult {
-    let runner = opened.runner();
-    let Prepared {
-        mut config,
-        session,
-        settings_permission_mode,
-        host,
-        project_key,
-        knowledge,
-        ..
-    } = startup::prepare(options, opened).await?;
-    // `/skill:NAME …` and `/TEMPLATE …` as the prompt, then skills forced in with --skill NAME.
-    let prompt = match knowledge.expand(&prompt) {
-        Some(expanded) => expanded.map_err(CliError::usage)?,
-        None => prompt,
-    };
-    let prompt = knowledge.force(&startup::forced_skills(options), prompt)?;
-    if !runner.extensions().is_empty() {
-        config.turn_hooks = Arc::new(extensions::ExtensionTurnHooks {
-            host: Arc::clone(&host),
-            runner: Arc::clone(&runner),
-        });
-    }
-
-    // An extension may transform or handle the input, add messages and change the prompt.
-    let Some((prompt, system_prompt)) = startup::extension_prompt(
-        &runner,
-        prompt,
-        std::mem::take(&mut config.system_prompt),
-        "cli",
-    )
-    .await
-    else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    config.system_prompt = system_prompt;
-
-    // Print mode never asks: the mode decides (by default everything runs, as `jig run` always
-    // did; `ask` denies what it would ask about, and the model reads why). The permission
-    // policy decides first, then the extensions' `tool_call`.
-    let mode = settings_permission_mode.resolve(args.permission_mode, PermissionMode::FullAuto);
-    config.hooks = jig_session::chain::agent_hooks(
-        Arc::new(
-            PermissionHooks::new(
-                mode,
-                &config.tools,
-                permissions::load(&project_key),
-                None,
-                None,
-            )
-            .with_workspace(config.tool_context.clone()),
-        ),
-        extensions::tool_hooks(&runner),
-    );
-
-    let (summary, history) = session.context();
-    let header = session.header().clone();
     let progress = args.verbose || io::stderr().is_terminal();
-    let recorder = SessionRecorder::start(session);
-    host.record_into(&recorder);
-    let printer = output::Printer::new(args.mode, progress, recorder, Arc::clone(&host));
-    if args.mode == OutputMode::Json {
-        output::print_json(&serde_json::to_value(&header).unwrap_or_default());
-    }
-    let lifecycle = extensions::LifecycleEvents::start(&runner, &tokio::runtime::Handle::current());
-    let observer: Arc<dyn AgentObserver> = match &lifecycle {
-        Some(lifecycle) => lifecycle.observer(printer.clone()),
-        None => printer.clone(),
-    };
-
+    let printer = output::Printer::new(args.mode, progress);
     let cancel = CancellationToken::new();
     let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
     // A silent model or a long command still shows, every 15 s, what the run waits for.
@@ -408,49 +336,17 @@ async fn run_with_project(
             }
         }
     });
-    let mut agent = match summary {
-        Some(summary) => Agent::with_summary(config, summary, history),
-        None => Agent::with_messages(config, history),
-    };
-    runner
-        .notify(events::SESSION_START, || json!({"reason": "startup"}))
-        .await;
-    let outcome = compact_and_run(&mut agent, args.compact, prompt, &cancel, &observer).await;
+    let end = print::run(options, opened, prompt, args.compact, printer, &cancel).await;
     interrupts.abort();
     quiet.abort();
-    if let Some(lifecycle) = lifecycle {
-        lifecycle.finish().await;
+    match end? {
+        PrintEnd::Handled => Ok(ExitCode::SUCCESS),
+        PrintEnd::CompactionFailed(message) => {
+            output::error(&format!("--compact: {message}"));
+            Ok(ExitCode::from(1))
+        }
+        PrintEnd::Ran(outcome) => report(&outcome, args.mode),
     }
-    host.finish();
-    runner.notify(events::SESSION_SHUTDOWN, || json!({})).await;
-    host.close();
-
-    if let Err(error) = printer.close_session().await {
-        output::warn(&format!("the session could not be saved: {error:#}"));
-    }
-    let Some(outcome) = outcome else {
-        return Ok(ExitCode::from(1));
-    };
-    report(&outcome, args.mode)
-}
-
-/// `--compact` first when asked (a failure is reported and nothing is sent), then the run.
-async fn compact_and_run(
-    agent: &mut Agent,
-    compact: bool,
-    prompt: Message,
-    cancel: &CancellationToken,
-    observer: &Arc<dyn AgentObserver>,
-) -> Option<RunOutcome> {
-    if compact
-        && let Err(message) = agent
-            .compact(CompactionReason::Manual, cancel, observer)
-            .await
-    {
-        output::error(&format!("--compact: {message}"));
-        return None;
-    }
-    Some(agent.run(prompt, cancel, observer).await)
 }
 
 /// Prints the final reply (text mode) or the reason the run did not finish; the exit code.

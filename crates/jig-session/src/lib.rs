@@ -43,6 +43,7 @@ pub mod model;
 pub mod permissions;
 pub mod policy;
 pub mod prefix;
+pub mod print;
 pub mod project;
 pub mod sandbox;
 pub mod session_choice;

@@ -1,25 +1,23 @@
-//! What `jig run` prints, and the session writer: both are agent observers.
+//! What `jig run` prints: the print face's view of a run.
 
 use std::io::{self, Write as _};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use jig_agent::{AgentEvent, AgentObserver, ModelUsage, SessionError, SessionRecorder};
-use jig_protocol::Message;
+use jig_agent::session::SessionHeader;
+use jig_agent::{AgentEvent, ModelUsage};
+use jig_session::extensions::Sent;
+use jig_session::print::PrintView;
 use serde_json::Value;
 
 use super::OutputMode;
-use jig_session::extensions::SessionHost;
 
-/// Records messages in the session as they complete and, in JSON mode, prints every event to
-/// stdout.
+/// Shows a print-mode run: in JSON mode every event on stdout, in text mode (with progress on)
+/// one stderr line per tool call, retry and compaction, then a summary.
 pub(crate) struct Printer {
     mode: OutputMode,
     /// Text mode: one stderr line per tool call and per retry.
     progress: bool,
-    session: SessionRecorder,
-    /// Tells which messages extensions sent with a `customType` or `display: false`.
-    host: Arc<SessionHost>,
     /// What the run is doing since when, for [`Printer::report_quiet`].
     activity: Mutex<Activity>,
 }
@@ -49,17 +47,10 @@ impl std::fmt::Debug for Printer {
 }
 
 impl Printer {
-    pub(crate) fn new(
-        mode: OutputMode,
-        progress: bool,
-        session: SessionRecorder,
-        host: Arc<SessionHost>,
-    ) -> Arc<Self> {
+    pub(crate) fn new(mode: OutputMode, progress: bool) -> Arc<Self> {
         Arc::new(Self {
             mode,
             progress,
-            session,
-            host,
             activity: Mutex::new(Activity::Idle),
         })
     }
@@ -109,37 +100,20 @@ impl Printer {
         };
         *self.activity.lock().unwrap_or_else(PoisonError::into_inner) = next;
     }
-
-    /// Waits until the session is written and closed; the first error met while writing it.
-    pub(crate) async fn close_session(&self) -> Result<(), SessionError> {
-        self.session.shutdown().await
-    }
 }
 
-impl AgentObserver for Printer {
-    fn on_event(&self, event: &AgentEvent) {
-        self.track(event);
-        // A message an extension sent keeps its tag in the session and in the JSON event.
-        let sent = match event {
-            // Extensions send user messages only.
-            AgentEvent::MessageEnd {
-                message: message @ Message::User(_),
-            } => self.host.take_sent(message),
-            _ => None,
-        };
-        match (&sent, event) {
-            (Some(sent), AgentEvent::MessageEnd { message }) => {
-                self.session.record_tagged_message(
-                    message.clone(),
-                    sent.custom_type.clone(),
-                    (!sent.display).then_some(false),
-                );
-            }
-            _ => self.session.record_event(event),
+impl PrintView for Printer {
+    fn on_start(&self, header: &SessionHeader) {
+        if self.mode == OutputMode::Json {
+            print_json(&serde_json::to_value(header).unwrap_or_default());
         }
+    }
+
+    fn on_event(&self, event: &AgentEvent, sent: Option<&Sent>) {
+        self.track(event);
         if self.mode == OutputMode::Json {
             let mut json = serde_json::to_value(event).unwrap_or_default();
-            if let (Some(sent), Value::Object(object)) = (&sent, &mut json) {
+            if let (Some(sent), Value::Object(object)) = (sent, &mut json) {
                 if let Some(custom_type) = &sent.custom_type {
                     object.insert("customType".to_owned(), Value::from(custom_type.as_str()));
                 }
