@@ -31,12 +31,26 @@ pub enum CompactError {
         /// Turns kept verbatim.
         keep: usize,
     },
-    /// The summarisation request failed (or was cancelled): the provider's message.
-    #[error("{0}")]
-    Request(String),
+    /// The summarisation request failed (or was cancelled).
+    #[error(transparent)]
+    Request(#[from] ReplyError),
     /// The summarisation reply had no text.
     #[error("the summarisation reply had no text")]
     EmptySummary,
+}
+
+/// Why a whole reply (a summary) could not be had from the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplyError {
+    /// The provider failed, or the request was cancelled: its message.
+    #[error("{0}")]
+    Provider(String),
+    /// The stream ended before the model said it was done.
+    #[error("{provider} stream ended without a stop reason")]
+    Unfinished {
+        /// The provider's name.
+        provider: String,
+    },
 }
 
 /// The result of [`Agent::run`].
@@ -174,8 +188,8 @@ impl Agent {
         // Messages queued for the next request (steering, or follow-ups when the run would end).
         let mut queued: Vec<Message> = Vec::new();
         let end = loop {
-            if let Err(message) = self.before_request(&mut queued, cancel, observer).await {
-                break Self::compaction_failed(&message, cancel);
+            if let Err(error) = self.before_request(&mut queued, cancel, observer).await {
+                break Self::compaction_failed(&error.to_string(), cancel);
             }
             observer.on_event(&AgentEvent::TurnStart { turn_index: turns });
             let mut reply = self.stream_reply(cancel, observer).await;
@@ -278,7 +292,7 @@ impl Agent {
         queued: &mut Vec<Message>,
         cancel: &CancellationToken,
         observer: &Arc<dyn AgentObserver>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CompactError> {
         queued.extend(self.config.turn_hooks.take_steering());
         for message in queued.drain(..) {
             self.push(message, observer).await;
@@ -291,8 +305,7 @@ impl Agent {
                 .await
         {
             self.compact_now(CompactionReason::Threshold, cancel, observer)
-                .await
-                .map_err(|error| error.to_string())?;
+                .await?;
         }
         self.select_active_tools();
         Ok(())
@@ -400,9 +413,7 @@ impl Agent {
             max_output_tokens: self.config.max_output_tokens,
             on_retry: None,
         };
-        let reply = collect_reply(&self.config, request, cancel)
-            .await
-            .map_err(CompactError::Request)?;
+        let reply = collect_reply(&self.config, request, cancel).await?;
         let summary = reply.text().trim().to_owned();
         if summary.is_empty() {
             return Err(CompactError::EmptySummary);
@@ -610,34 +621,34 @@ fn last_reply_input(messages: &[Message]) -> Option<u64> {
         .map(|reply| reply.usage.input + reply.usage.cache_read + reply.usage.cache_write)
 }
 
-/// One whole reply to `request` (no tools, no events); errors as text.
+/// One whole reply to `request` (no tools, no events).
 async fn collect_reply(
     config: &AgentConfig,
     request: ModelRequest,
     cancel: &CancellationToken,
-) -> Result<AssistantMessage, String> {
+) -> Result<AssistantMessage, ReplyError> {
+    let failed = |error: LlmError| ReplyError::Provider(error.to_string());
     let mut builder = MessageBuilder::new(config.provider.name(), &config.model);
     let started = tokio::select! {
         () = cancel.cancelled() => Err(LlmError::Aborted),
         started = config.provider.stream(request, cancel.clone()) => started,
     };
-    let mut stream = started.map_err(|error| error.to_string())?;
+    let mut stream = started.map_err(failed)?;
     loop {
         let item = tokio::select! {
-            () = cancel.cancelled() => return Err(LlmError::Aborted.to_string()),
+            () = cancel.cancelled() => return Err(failed(LlmError::Aborted)),
             item = stream.next() => item,
         };
         match item {
             Some(Ok(event)) => builder.apply(&event),
-            Some(Err(error)) => return Err(error.to_string()),
+            Some(Err(error)) => return Err(failed(error)),
             None => break,
         }
     }
     if !builder.is_stopped() {
-        return Err(format!(
-            "{} stream ended without a stop reason",
-            config.provider.name()
-        ));
+        return Err(ReplyError::Unfinished {
+            provider: config.provider.name().to_owned(),
+        });
     }
     Ok(builder.finish())
 }

@@ -34,7 +34,7 @@ mod recorder;
 pub mod session;
 pub mod system_prompt;
 
-pub use agent::{Agent, CompactError, RunOutcome};
+pub use agent::{Agent, CompactError, ReplyError, RunOutcome};
 pub use config::{ABORTED_TEXT, AgentConfig};
 pub use event::{
     AgentEvent, AgentObserver, ModelUsage, NoObserver, RunEnd, total_cost, usage_by_model,

@@ -218,7 +218,7 @@ impl AuditLog {
     }
 
     /// Writes one record; `Err` (under [`Failure::Refuse`]) says why it could not be.
-    fn record(&self, mut fields: Map<String, Value>) -> Result<(), String> {
+    fn record(&self, mut fields: Map<String, Value>) -> Result<(), RecordError> {
         if let Some(call) = &self.call {
             fields.insert("call_id".into(), Value::String(call.id.clone()));
             fields.insert("tool".into(), Value::String(call.tool.clone()));
@@ -231,17 +231,20 @@ impl AuditLog {
         let Err(error) = state.sink.append(&line) else {
             return Ok(());
         };
-        let message = format!("cannot write the audit log {}: {error}", self.name);
+        let failed = RecordError {
+            log: self.name.clone(),
+            reason: error.to_string(),
+        };
         let armed = self.armed.load(std::sync::atomic::Ordering::SeqCst);
         match if armed { self.failure } else { Failure::Warn } {
             Failure::Warn => {
                 drop(state);
-                (self.warn)(&message);
+                (self.warn)(&failed.to_string());
                 Ok(())
             }
             Failure::Refuse => {
-                state.broken = Some(error.to_string());
-                Err(message)
+                state.broken = Some(failed.reason.clone());
+                Err(failed)
             }
         }
     }
@@ -250,7 +253,7 @@ impl AuditLog {
     /// denied before it reached the env, a hook's decision): `op` and `fields` as in an
     /// operation's record, with `time` added. `Err` under [`Failure::Refuse`] says why it
     /// could not be written.
-    pub fn event(&self, op: &str, fields: Map<String, Value>) -> Result<(), String> {
+    pub fn event(&self, op: &str, fields: Map<String, Value>) -> Result<(), RecordError> {
         let mut record = Map::new();
         record.insert(
             "time".into(),
@@ -260,6 +263,16 @@ impl AuditLog {
         record.extend(fields);
         self.record(record)
     }
+}
+
+/// A record that could not be written to the audit log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot write the audit log {log}: {reason}")]
+pub struct RecordError {
+    /// The log's name (its file).
+    pub log: String,
+    /// Why the write failed.
+    pub reason: String,
 }
 
 /// Makes an [`AuditLog::armed_later`] log fail closed from now on.

@@ -8,6 +8,104 @@ pub const LOAD_ERROR_HINT: &str = "Hint: Start without extensions using \"jig -n
 pub const NOT_INITIALIZED: &str =
     "Extension runtime not initialized. Action methods cannot be called during extension loading.";
 
+/// Why an action an extension asked for (`sendMessage`, `setActiveTools`, `registerTool`, …)
+/// was not done. Its text is what the extension receives: the JSON-RPC error's message, or
+/// the text of an in-process handler's [`crate::HandlerContext::action`] error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ActionError {
+    /// The runtime is not bound yet: actions cannot be called while extensions load.
+    #[error("{NOT_INITIALIZED}")]
+    NotInitialized,
+    /// The method is not part of the action API.
+    #[error("Unknown method: {0}")]
+    UnknownMethod(String),
+    /// The parameters are not what the method takes.
+    #[error("invalid params for {method}: {reason}")]
+    Params {
+        /// The method.
+        method: String,
+        /// What did not fit.
+        reason: String,
+    },
+    /// The host does not implement the action.
+    #[error("{action} is not supported in this mode")]
+    Unsupported {
+        /// The action (`sendMessage`, `registerTool after loading`, …).
+        action: String,
+    },
+    /// The action needs what this mode does not have (a session in `jig mcp` or `jig tool`, a
+    /// user interface, a next prompt).
+    #[error("{action} is not available in jig {mode} mode")]
+    Unavailable {
+        /// The action.
+        action: String,
+        /// The mode (`print`, `interactive`, `mcp`, `tool`).
+        mode: String,
+    },
+    /// A provider registered once the extensions are bound, which only the loading phase may
+    /// do.
+    #[error(
+        "registerProvider after loading is not available in jig {mode} mode: register providers in the initialize reply or during initialize"
+    )]
+    ProviderAfterLoading {
+        /// The mode.
+        mode: String,
+    },
+    /// A provider registration without the `name` that registering by name requires.
+    #[error("Provider config is required when registering by name")]
+    ProviderWithoutName,
+    /// The session the action would change has ended (the run is over, the file is closed).
+    #[error("{action}: {reason}")]
+    Ended {
+        /// The action.
+        action: String,
+        /// What ended.
+        reason: &'static str,
+    },
+    /// The action's arguments cannot be used (an unknown tool name, a tool offered twice, an
+    /// unknown `deliverAs`).
+    #[error("{action}: {reason}")]
+    Invalid {
+        /// The action.
+        action: String,
+        /// What is wrong, and what would do.
+        reason: String,
+    },
+    /// A tool registration whose parameters schema cannot be used.
+    #[error("Tool \"{name}\" has an invalid parameters schema: {reason}")]
+    InvalidSchema {
+        /// The tool's name.
+        name: String,
+        /// Why the schema cannot be used.
+        reason: String,
+    },
+    /// The host failed doing it (writing the session file).
+    #[error("{action}: {reason}")]
+    Failed {
+        /// The action.
+        action: String,
+        /// What failed.
+        reason: String,
+    },
+}
+
+impl ActionError {
+    /// An action the host does not implement.
+    pub fn unsupported(action: impl Into<String>) -> Self {
+        Self::Unsupported {
+            action: action.into(),
+        }
+    }
+
+    /// An action whose arguments cannot be used.
+    pub fn invalid(action: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::Invalid {
+            action: action.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
 /// An extension could not be loaded: `Failed to load extension "<path>": <reason>`.
 ///
 /// Load errors stop startup (exit 1) and are followed by [`LOAD_ERROR_HINT`].

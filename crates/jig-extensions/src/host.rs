@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::{ExtensionError, NOT_INITIALIZED};
+use crate::error::{ActionError, ExtensionError};
 
 /// What the host knows about the running session, for `getSessionInfo` (camelCase on the wire).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ impl SessionRequest {
 ///
 /// The runner calls these for action methods an extension sends (JSON-RPC requests from a
 /// process, or calls from an in-process handler). Before [`ExtensionRunner::bind`] no action
-/// reaches the host: extensions get [`NOT_INITIALIZED`].
+/// reaches the host: extensions get [`crate::NOT_INITIALIZED`].
 ///
 /// # Implementing
 /// Every method has a default: actions the host does not support fail with a message saying so,
@@ -136,9 +136,9 @@ impl SessionRequest {
 #[async_trait]
 pub trait ExtensionHost: Send + Sync {
     /// Adds a message to the conversation (`sendMessage`).
-    async fn send_message(&self, extension: &str, message: SendMessage) -> Result<(), String> {
+    async fn send_message(&self, extension: &str, message: SendMessage) -> Result<(), ActionError> {
         let _ = (extension, message);
-        Err("sendMessage is not supported in this mode".to_owned())
+        Err(ActionError::unsupported("sendMessage"))
     }
 
     /// Sends a user message, which always starts a turn (`sendUserMessage`).
@@ -147,9 +147,9 @@ pub trait ExtensionHost: Send + Sync {
         extension: &str,
         text: String,
         deliver_as: Option<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         let _ = (extension, text, deliver_as);
-        Err("sendUserMessage is not supported in this mode".to_owned())
+        Err(ActionError::unsupported("sendUserMessage"))
     }
 
     /// Appends an entry of the extension's own to the session, not sent to the model
@@ -159,9 +159,9 @@ pub trait ExtensionHost: Send + Sync {
         extension: &str,
         custom_type: String,
         data: Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         let _ = (extension, custom_type, data);
-        Err("appendEntry is not supported in this mode".to_owned())
+        Err(ActionError::unsupported("appendEntry"))
     }
 
     /// The names of the tools the model is offered (`getActiveTools`).
@@ -175,9 +175,13 @@ pub trait ExtensionHost: Send + Sync {
     }
 
     /// Changes the tools the model is offered (`setActiveTools`).
-    async fn set_active_tools(&self, extension: &str, names: Vec<String>) -> Result<(), String> {
+    async fn set_active_tools(
+        &self,
+        extension: &str,
+        names: Vec<String>,
+    ) -> Result<(), ActionError> {
         let _ = (extension, names);
-        Err("setActiveTools is not supported in this mode".to_owned())
+        Err(ActionError::unsupported("setActiveTools"))
     }
 
     /// The session as the host sees it (`getSessionInfo`).
@@ -194,9 +198,9 @@ pub trait ExtensionHost: Send + Sync {
 
     /// Registers a model provider from its declarative config (queued during loading, applied
     /// at bind).
-    fn register_provider(&self, extension: &str, provider: Value) -> Result<(), String> {
+    fn register_provider(&self, extension: &str, provider: Value) -> Result<(), ActionError> {
         let _ = (extension, provider);
-        Err("registering providers is not supported in this mode".to_owned())
+        Err(ActionError::unsupported("registering providers"))
     }
 
     /// Offers a tool the extension registered after loading (`registerTool` once bound); the
@@ -205,20 +209,17 @@ pub trait ExtensionHost: Send + Sync {
         &self,
         extension: &str,
         registration: crate::ToolRegistration,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         let _ = (extension, registration);
-        Err("registerTool after loading is not supported in this mode".to_owned())
+        Err(ActionError::unsupported("registerTool after loading"))
     }
 
     /// Asks the host to start a new session, or to end the session, once the command that
     /// asked has finished (`session/new`, `session/quit`: Pi's `ctx.newSession()` and
     /// `ctx.shutdown()`).
-    fn request_session(&self, extension: &str, request: SessionRequest) -> Result<(), String> {
+    fn request_session(&self, extension: &str, request: SessionRequest) -> Result<(), ActionError> {
         let _ = extension;
-        Err(format!(
-            "{} is not supported in this mode",
-            request.method()
-        ))
+        Err(ActionError::unsupported(request.method()))
     }
 
     /// An extension failed while handling an event; the host shows or logs it.
@@ -287,7 +288,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[async_trait]
 impl ExtensionHost for RecordingHost {
-    async fn send_message(&self, extension: &str, message: SendMessage) -> Result<(), String> {
+    async fn send_message(&self, extension: &str, message: SendMessage) -> Result<(), ActionError> {
         self.record(RecordedAction::SendMessage(extension.to_owned(), message));
         Ok(())
     }
@@ -296,7 +297,7 @@ impl ExtensionHost for RecordingHost {
         extension: &str,
         text: String,
         _deliver_as: Option<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         self.record(RecordedAction::SendUserMessage(extension.to_owned(), text));
         Ok(())
     }
@@ -305,7 +306,7 @@ impl ExtensionHost for RecordingHost {
         extension: &str,
         custom_type: String,
         data: Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         self.record(RecordedAction::AppendEntry(
             extension.to_owned(),
             custom_type,
@@ -316,7 +317,11 @@ impl ExtensionHost for RecordingHost {
     async fn active_tools(&self) -> Vec<String> {
         lock(&self.active).clone()
     }
-    async fn set_active_tools(&self, extension: &str, names: Vec<String>) -> Result<(), String> {
+    async fn set_active_tools(
+        &self,
+        extension: &str,
+        names: Vec<String>,
+    ) -> Result<(), ActionError> {
         lock(&self.active).clone_from(&names);
         self.record(RecordedAction::SetActiveTools(extension.to_owned(), names));
         Ok(())
@@ -329,9 +334,9 @@ impl ExtensionHost for RecordingHost {
         self.record(RecordedAction::Ui(extension.to_owned(), request));
         answer
     }
-    fn register_provider(&self, extension: &str, provider: Value) -> Result<(), String> {
+    fn register_provider(&self, extension: &str, provider: Value) -> Result<(), ActionError> {
         if provider.get("name").and_then(Value::as_str).is_none() {
-            return Err("Provider config is required when registering by name".to_owned());
+            return Err(ActionError::ProviderWithoutName);
         }
         self.record(RecordedAction::RegisterProvider(
             extension.to_owned(),
@@ -347,9 +352,11 @@ impl ExtensionHost for RecordingHost {
 struct ParamsOf<'a>(&'a str);
 
 impl ParamsOf<'_> {
-    fn get<T: serde::de::DeserializeOwned>(&self, value: Value) -> Result<T, String> {
-        serde_json::from_value(value)
-            .map_err(|error| format!("invalid params for {}: {error}", self.0))
+    fn get<T: serde::de::DeserializeOwned>(&self, value: Value) -> Result<T, ActionError> {
+        serde_json::from_value(value).map_err(|error| ActionError::Params {
+            method: self.0.to_owned(),
+            reason: error.to_string(),
+        })
     }
 }
 
@@ -380,10 +387,10 @@ impl ActionGate {
             .filter_map(|provider| {
                 host.register_provider(path, provider)
                     .err()
-                    .map(|message| ExtensionError {
+                    .map(|error| ExtensionError {
                         path: path.to_owned(),
                         event: "register_provider".to_owned(),
-                        message,
+                        message: error.to_string(),
                     })
             })
             .collect()
@@ -409,13 +416,13 @@ impl ActionGate {
         lock(&self.queued_providers).push(provider);
     }
 
-    /// Serves one action method. `Err` is the message of the JSON-RPC error.
+    /// Serves one action method. `Err` is the JSON-RPC error.
     pub(crate) async fn call(
         &self,
         path: &str,
         method: &str,
         params: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ActionError> {
         if method == "registerProvider" {
             return match self.host.get() {
                 None => {
@@ -436,7 +443,7 @@ impl ActionGate {
                 .unwrap_or(Value::Null));
         }
         let Some(host) = self.host.get() else {
-            return Err(NOT_INITIALIZED.to_owned());
+            return Err(ActionError::NotInitialized);
         };
         let field = |name: &str| params.get(name).cloned().unwrap_or(Value::Null);
         let parse = ParamsOf(method);
@@ -487,7 +494,7 @@ impl ActionGate {
                 let request: UiRequest = parse.get(request)?;
                 Ok(host.ui(path, request).await)
             }
-            other => Err(format!("Unknown method: {other}")),
+            other => Err(ActionError::UnknownMethod(other.to_owned())),
         }
     }
 }

@@ -37,9 +37,13 @@ impl fmt::Debug for HandlerContext {
 
 impl HandlerContext {
     /// Calls an action method (`sendMessage`, `appendEntry`, `getSessionInfo`, `ui/confirm`, …)
-    /// exactly as a process extension would over JSON-RPC.
+    /// exactly as a process extension would over JSON-RPC: an error is the message it would
+    /// receive (an [`crate::ActionError`]'s text), as the handler's own errors are text.
     pub async fn action(&self, method: &str, params: Value) -> Result<Value, String> {
-        self.gate.call(&self.path, method, params).await
+        self.gate
+            .call(&self.path, method, params)
+            .await
+            .map_err(|error| error.to_string())
     }
 }
 

@@ -63,7 +63,9 @@ mod runner;
 mod spawn;
 mod tool;
 
-pub use error::{ExtensionError, HandlerError, LOAD_ERROR_HINT, LoadError, NOT_INITIALIZED};
+pub use error::{
+    ActionError, ExtensionError, HandlerError, LOAD_ERROR_HINT, LoadError, NOT_INITIALIZED,
+};
 pub use handle::{ExtensionHandle, ToolInvocation};
 pub use hook::{HOOK_MAX_STDOUT_BYTES, HookExtension};
 pub use host::{

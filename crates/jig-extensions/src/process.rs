@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{oneshot, watch};
 
-use crate::error::{ExtensionError, HandlerError, LoadError};
+use crate::error::{ActionError, ExtensionError, HandlerError, LoadError};
 use crate::handle::{ExtensionHandle, ToolInvocation};
 use crate::host::{ActionGate, ExtensionHost, lock};
 use crate::lines::{LineError, MAX_LINE_BYTES, read_line_bounded};
@@ -250,12 +250,13 @@ impl Connection {
     async fn serve(&self, id: Value, method: &str, params: Value) {
         let reply = match self.gate.call(&self.path, method, params).await {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(message) => {
-                let code = if message.starts_with("Unknown method") {
+            Err(error) => {
+                let code = if matches!(error, ActionError::UnknownMethod(_)) {
                     -32601
                 } else {
                     -32000
                 };
+                let message = error.to_string();
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
             }
         };

@@ -16,7 +16,7 @@ use jig_tool::DynTool;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::error::{ExtensionError, HandlerError, LoadError, format_duration};
+use crate::error::{ActionError, ExtensionError, HandlerError, LoadError, format_duration};
 use crate::handle::ExtensionHandle;
 use crate::host::{ExtensionHost, lock};
 use crate::registration::{CommandRegistration, FlagRegistration, events};
@@ -262,7 +262,7 @@ impl ExtensionRunner {
                 self.timeouts.tool,
                 Arc::clone(&self.call_ids),
             )
-            .map_err(|reason| LoadError::new(&path, reason))?;
+            .map_err(|error| LoadError::new(&path, error.to_string()))?;
             tools.push(Arc::new(tool));
         }
         self.extensions.insert(index, extension);
@@ -306,12 +306,14 @@ impl ExtensionRunner {
         &self,
         path: &str,
         registration: &crate::ToolRegistration,
-    ) -> Result<Arc<dyn DynTool>, String> {
+    ) -> Result<Arc<dyn DynTool>, ActionError> {
         let extension = self
             .extensions
             .iter()
             .find(|extension| extension.path() == path)
-            .ok_or_else(|| format!("registerTool: no extension loaded from {path}"))?;
+            .ok_or_else(|| {
+                ActionError::invalid("registerTool", format!("no extension loaded from {path}"))
+            })?;
         let tool = ExtensionTool::new(
             Arc::clone(extension),
             registration,

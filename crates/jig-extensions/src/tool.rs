@@ -10,7 +10,7 @@ use jig_protocol::{ContentBlock, ToolResult};
 use jig_tool::{ArgumentValidator, DynTool, Effects, ToolContext, ToolError};
 use jig_truncate::{TruncatedBy, TruncationOptions, count_lines, format_size, truncate_head};
 
-use crate::error::{ExtensionError, HandlerError, format_duration};
+use crate::error::{ActionError, ExtensionError, HandlerError, format_duration};
 use crate::handle::{ExtensionHandle, ToolInvocation};
 use crate::registration::ToolRegistration;
 
@@ -50,13 +50,13 @@ impl ExtensionTool {
         registration: &ToolRegistration,
         timeout: Duration,
         call_ids: Arc<AtomicU64>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ActionError> {
         let validator =
             ArgumentValidator::for_schema(registration.parameters.clone()).map_err(|error| {
-                format!(
-                    "Tool \"{}\" has an invalid parameters schema: {error}",
-                    registration.name
-                )
+                ActionError::InvalidSchema {
+                    name: registration.name.clone(),
+                    reason: error.clone(),
+                }
             })?;
         let effects = match registration.effects.as_deref() {
             Some("readOnly") => Effects::ReadOnly,

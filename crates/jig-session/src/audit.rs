@@ -18,7 +18,7 @@
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use jig_env_audit::{AuditEnv, AuditLog};
+use jig_env_audit::{AuditEnv, AuditLog, RecordError};
 use jig_protocol::{ContentBlock, ToolCall, ToolResult};
 use jig_tool::{BeforeToolCall, NoHooks, ToolContext, ToolHooks, blocked_text};
 use serde_json::{Map, Value, json};
@@ -54,7 +54,12 @@ fn text_of(result: &ToolResult) -> String {
 }
 
 /// Writes one record through `log` (a call's handle: it adds `call_id` and `tool`).
-fn record(log: &AuditLog, op: &str, outcome: &str, error: Option<String>) -> Result<(), String> {
+fn record(
+    log: &AuditLog,
+    op: &str,
+    outcome: &str,
+    error: Option<String>,
+) -> Result<(), RecordError> {
     let mut fields = Map::new();
     fields.insert("outcome".into(), json!(outcome));
     if let Some(error) = error {
@@ -73,12 +78,12 @@ fn finished(log: &AuditLog, result: ToolResult) -> ToolResult {
     match record(log, "tool_call", outcome, error) {
         Ok(()) => result,
         // A failed call keeps its own reason first.
-        Err(message) if result.is_error => {
+        Err(failed) if result.is_error => {
             let mut result = result;
-            result.content.push(ContentBlock::text(message));
+            result.content.push(ContentBlock::text(failed.to_string()));
             result
         }
-        Err(message) => ToolResult::error(format!("{message} (the call ran)")),
+        Err(failed) => ToolResult::error(format!("{failed} (the call ran)")),
     }
 }
 
@@ -121,8 +126,8 @@ impl ToolHooks for AuditedHooks {
         };
         match written {
             Ok(()) => decision,
-            Err(message) => BeforeToolCall::Block {
-                reason: Some(message),
+            Err(failed) => BeforeToolCall::Block {
+                reason: Some(failed.to_string()),
             },
         }
     }

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use jig_agent::compaction::CompactionReason;
 use jig_agent::{SessionRecorder, TurnHooks};
 use jig_extensions::{
-    ExtensionError, ExtensionHost, ExtensionRunner, SendMessage, SessionInfo, SessionRequest,
-    UiRequest,
+    ActionError, ExtensionError, ExtensionHost, ExtensionRunner, SendMessage, SessionInfo,
+    SessionRequest, UiRequest,
 };
 use jig_protocol::Message;
 use serde_json::{Value, json};
@@ -287,11 +287,11 @@ impl SessionHost {
         lock(&self.active).clone()
     }
 
-    fn unavailable(&self, method: &str) -> String {
-        format!(
-            "{method} is not available in jig {} mode",
-            lock(&self.info).mode
-        )
+    fn unavailable(&self, method: &str) -> ActionError {
+        ActionError::Unavailable {
+            action: method.to_owned(),
+            mode: lock(&self.info).mode.clone(),
+        }
     }
 
     /// Delivers a message an extension sent: `trigger` starts a turn when the interactive
@@ -303,13 +303,14 @@ impl SessionHost {
         deliver_as: Option<&str>,
         trigger: bool,
         sent: Sent,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         match self.delivery {
             Delivery::Unavailable => return Err(self.unavailable(method)),
             Delivery::Run | Delivery::Interactive if self.finished.load(Ordering::Acquire) => {
-                return Err(format!(
-                    "{method}: the run has ended; no turn is left to take it"
-                ));
+                return Err(ActionError::Ended {
+                    action: method.to_owned(),
+                    reason: "the run has ended; no turn is left to take it",
+                });
             }
             Delivery::Run | Delivery::Interactive => {}
         }
@@ -318,14 +319,18 @@ impl SessionHost {
             Some("followUp") => &self.follow_ups,
             Some("nextTurn") if self.delivery == Delivery::Interactive => &self.next_turn,
             Some("nextTurn") => {
-                return Err(format!(
-                    "{method}: deliverAs nextTurn needs a next prompt, and jig {} mode sends one prompt",
-                    lock(&self.info).mode
+                return Err(ActionError::invalid(
+                    method,
+                    format!(
+                        "deliverAs nextTurn needs a next prompt, and jig {} mode sends one prompt",
+                        lock(&self.info).mode
+                    ),
                 ));
             }
             Some(other) => {
-                return Err(format!(
-                    "{method}: unknown deliverAs \"{other}\" (steer, followUp or nextTurn)"
+                return Err(ActionError::invalid(
+                    method,
+                    format!("unknown deliverAs \"{other}\" (steer, followUp or nextTurn)"),
                 ));
             }
         };
@@ -354,7 +359,11 @@ impl SessionHost {
 
 #[async_trait]
 impl ExtensionHost for SessionHost {
-    async fn send_message(&self, _extension: &str, message: SendMessage) -> Result<(), String> {
+    async fn send_message(
+        &self,
+        _extension: &str,
+        message: SendMessage,
+    ) -> Result<(), ActionError> {
         let sent = Sent {
             custom_type: message.custom_type,
             display: message.display,
@@ -374,7 +383,7 @@ impl ExtensionHost for SessionHost {
         _extension: &str,
         text: String,
         deliver_as: Option<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         let idle = self.delivery == Delivery::Interactive
             && !self.finished.load(Ordering::Acquire)
             && !self.turn_running.load(Ordering::Acquire)
@@ -403,7 +412,7 @@ impl ExtensionHost for SessionHost {
         _extension: &str,
         custom_type: String,
         data: Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         if self.delivery == Delivery::Unavailable {
             return Err(self.unavailable("appendEntry"));
         }
@@ -411,11 +420,19 @@ impl ExtensionHost for SessionHost {
             Entries::Held(held) => held.push((custom_type, data)),
             Entries::Recording(recorder) => recorder.record_custom(custom_type, data),
             Entries::Writing(sink) => {
-                return sink
-                    .append_custom(&custom_type, data)
-                    .map_err(|error| format!("appendEntry: {error}"));
+                return sink.append_custom(&custom_type, data).map_err(|reason| {
+                    ActionError::Failed {
+                        action: "appendEntry".to_owned(),
+                        reason,
+                    }
+                });
             }
-            Entries::Closed => return Err("appendEntry: the session is closed".to_owned()),
+            Entries::Closed => {
+                return Err(ActionError::Ended {
+                    action: "appendEntry".to_owned(),
+                    reason: "the session is closed",
+                });
+            }
         }
         Ok(())
     }
@@ -430,15 +447,22 @@ impl ExtensionHost for SessionHost {
         lock(&self.all_tools).clone()
     }
 
-    async fn set_active_tools(&self, _extension: &str, names: Vec<String>) -> Result<(), String> {
+    async fn set_active_tools(
+        &self,
+        _extension: &str,
+        names: Vec<String>,
+    ) -> Result<(), ActionError> {
         if self.delivery == Delivery::Unavailable {
             return Err(self.unavailable("setActiveTools"));
         }
         let all_tools = lock(&self.all_tools).clone();
         if let Some(unknown) = names.iter().find(|name| !all_tools.contains(name)) {
-            return Err(format!(
-                "setActiveTools: unknown tool \"{unknown}\"; available tools: {}",
-                all_tools.join(", ")
+            return Err(ActionError::invalid(
+                "setActiveTools",
+                format!(
+                    "unknown tool \"{unknown}\"; available tools: {}",
+                    all_tools.join(", ")
+                ),
             ));
         }
         *lock(&self.active) = Some(names);
@@ -456,7 +480,7 @@ impl ExtensionHost for SessionHost {
         &self,
         extension: &str,
         registration: jig_extensions::ToolRegistration,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActionError> {
         let runner = self
             .late_tools_from
             .get()
@@ -466,8 +490,9 @@ impl ExtensionHost for SessionHost {
         };
         let name = registration.name.clone();
         if lock(&self.all_tools).contains(&name) {
-            return Err(format!(
-                "registerTool: a tool named \"{name}\" is already offered; register each tool once"
+            return Err(ActionError::invalid(
+                "registerTool",
+                format!("a tool named \"{name}\" is already offered; register each tool once"),
             ));
         }
         let tool = runner.late_tool(extension, &registration)?;
@@ -479,7 +504,11 @@ impl ExtensionHost for SessionHost {
         Ok(())
     }
 
-    fn request_session(&self, _extension: &str, request: SessionRequest) -> Result<(), String> {
+    fn request_session(
+        &self,
+        _extension: &str,
+        request: SessionRequest,
+    ) -> Result<(), ActionError> {
         if self.delivery != Delivery::Interactive {
             return Err(self.unavailable(request.method()));
         }
@@ -487,15 +516,14 @@ impl ExtensionHost for SessionHost {
         Ok(())
     }
 
-    fn register_provider(&self, _extension: &str, provider: Value) -> Result<(), String> {
+    fn register_provider(&self, _extension: &str, provider: Value) -> Result<(), ActionError> {
         let name = provider.get("name").and_then(Value::as_str).unwrap_or("");
         if self.providers.iter().any(|offered| offered == name) {
             return Ok(());
         }
-        Err(format!(
-            "registerProvider after loading is not available in jig {} mode: register providers in the initialize reply or during initialize",
-            lock(&self.info).mode
-        ))
+        Err(ActionError::ProviderAfterLoading {
+            mode: lock(&self.info).mode.clone(),
+        })
     }
 
     async fn ui(&self, extension: &str, request: UiRequest) -> Value {
@@ -667,7 +695,9 @@ mod tests {
         assert_eq!(texts(&messages), ["too late"]);
         host.finish();
         assert_eq!(
-            host.send_user_message("x", "bye".to_owned(), None).await,
+            host.send_user_message("x", "bye".to_owned(), None)
+                .await
+                .map_err(|error| error.to_string()),
             Err("sendUserMessage: the run has ended; no turn is left to take it".to_owned())
         );
     }
@@ -679,15 +709,20 @@ mod tests {
             run.send_message("x", message("n", Some("nextTurn"), false))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("deliverAs nextTurn needs a next prompt")
         );
         let none = host(Delivery::Unavailable);
         assert_eq!(
-            none.send_user_message("x", "t".to_owned(), None).await,
+            none.send_user_message("x", "t".to_owned(), None)
+                .await
+                .map_err(|error| error.to_string()),
             Err("sendUserMessage is not available in jig interactive mode".to_owned())
         );
         assert_eq!(
-            none.append_entry("x", "t".to_owned(), Value::Null).await,
+            none.append_entry("x", "t".to_owned(), Value::Null)
+                .await
+                .map_err(|error| error.to_string()),
             Err("appendEntry is not available in jig interactive mode".to_owned())
         );
     }
