@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 
-/// The subcommands that take [`ProjectArgs`].
+/// The subcommands that take the project flags ([`crate::flags::ProjectArgs`]).
 const PROJECT_SUBCOMMANDS: &[&str] = &["run", "mcp", "tool", "tools"];
 
 /// The command line with the two-letter flags spelled long (`-ne` → `--no-extensions`, `-na`

@@ -1,24 +1,22 @@
-//! The `jig` command: the composition root that picks concrete implementations (the host's
-//! `LocalEnv`, the built-in tools) and exposes them on the command line.
+//! The `jig` command: parses the command line (clap, after [`argv`] rewrites it), hands what
+//! it asks for to the harness (`jig-session`), prints what comes back and sets the exit code.
+//! Opening the env, trust, settings, extensions, tools, model and session are the harness's
+//! (`jig_session::startup`); the interactive session is `jig_tui::interactive`.
 //!
 //! Subcommands, one module each:
 //! - `jig tool <name>` / `jig tools` ([`tool_cmd`]): run one tool call, list the tools.
 //! - `jig mcp` ([`mcp_cmd`]): serve the tools to an MCP client over stdio.
-//! - `jig run` ([`run_cmd`]): run the agent on a prompt (providers, sessions, settings).
-//! - `jig sessions` ([`sessions_cmd`]): list the saved `jig run` sessions of a directory.
-//! - `jig run` ([`run_cmd`]): one agent run in print mode; `jig` alone (or `jig run` without a
-//!   prompt) in a terminal is an interactive session ([`interactive`]). Both decide tool calls
-//!   with the permission policy of `jig-tui` ([`permissions`] saves a project's allowlist).
+//! - `jig run` ([`run_cmd`]): one agent run in print mode (`jig_session::print::run`, shown by
+//!   `run_cmd::output`); `jig` alone (or `jig run` without a prompt) in a terminal is the
+//!   interactive session.
+//! - `jig sessions` ([`sessions_cmd`]): list the saved sessions of a directory.
 //! - `jig env serve` / `jig env install` ([`env_cmd`]): serve this machine as an environment,
-//!   put jig on another; `--env URL` of the tool-running commands connects there.
+//!   put jig on another.
+//! - `jig sandbox` ([`sandbox_cmd`]): run one command in the sandbox.
+//! - `jig pi-host` / `jig install` ([`pi_host_cmd`]): the Node host of Pi extensions.
 //!
-//! Project trust and extension loading at startup are in [`project`]; how the loaded
-//! extensions take part in each mode (their tools, `tool_call`/`tool_result`, the host side of
-//! their actions) is in [`extensions`].
-//!
-//! Every subcommand that runs tools builds its environment and [`jig_tool::ToolContext`] through
-//! [`workspace`], so containment roots, the canonical cwd and the per-env mutation queue are set
-//! up the same way everywhere.
+//! The flag groups several subcommands share, and the harness options they become, are in
+//! [`flags`].
 //!
 //! Exit codes: 0 success, 1 the tool returned an error result (or the run failed), 2 usage
 //! error (unknown tool, invalid JSON, bad flag; the message goes to stderr).

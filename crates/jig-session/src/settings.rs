@@ -557,7 +557,7 @@ pub fn project_layer(project: &jig_project::ProjectSettings) -> Parsed {
 pub const LOADER_KEYS: &[&str] = &["extensions", "hooks"];
 
 /// The `user` settings with a trusted project's settings merged over them. Project settings
-/// that are not valid settings ([`project_problem`], warned about at startup) are not used.
+/// that are not valid settings (invalid keys in [`project_layer`], warned about at startup) are not used.
 pub fn with_project(user: Settings, project: Option<&jig_project::ProjectSettings>) -> Settings {
     let Some(project) = project.filter(|project| project_layer(project).invalid.is_empty()) else {
         return user;

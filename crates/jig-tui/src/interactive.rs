@@ -1,14 +1,14 @@
 //! The interactive session: `jig` alone (or `jig run` without a prompt) in a terminal.
 //!
-//! The prompt editor is reedline ([`editor`]); a turn is drawn inline by `jig_tui`'s view and
+//! The prompt editor is reedline (`editor`); a turn is drawn inline by this crate's view and
 //! screen (finished lines go to the scrollback, a live region shows the unfinished reply line,
 //! running tools with their output's tail, questions and the status line). While a turn runs
 //! the terminal is in raw mode and keys are read here: Esc or Ctrl-C interrupt the turn (its
 //! token is cancelled: running tools are cancelled and their process trees killed, and every
 //! call still gets its result), typing is queued as the next message, and approval questions
-//! from the permission hook are answered. [`commands`] are the slash commands (with the
-//! extensions' own); [`trust`] asks whether to trust the project at startup and is `/trust`;
-//! [`ui`] shows the extensions' `ui/*` questions. Each typed message goes through the
+//! from the permission hook are answered. `commands` are the slash commands (with the
+//! extensions' own); `trust` asks whether to trust the project at startup and is `/trust`;
+//! `ui` shows the extensions' `ui/*` questions. Each typed message goes through the
 //! extensions' `input` and `before_agent_start` first. The extensions' actions are live: the
 //! session's `SessionHost` queues their messages into a running turn, starts a turn they ask
 //! for while idle (stopping the prompt editor if it waits), writes their entries into the
