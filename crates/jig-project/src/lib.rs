@@ -103,6 +103,10 @@ pub use trust::{
 /// The project's configuration directory name: `<project>/.jig/`.
 pub const PROJECT_DIR_NAME: &str = ".jig";
 
+/// The name of a settings file: the user's in [`config_dir`], a project's in
+/// [`PROJECT_DIR_NAME`]. Parsed in one place, `jig_session::settings`.
+pub const SETTINGS_FILE: &str = "settings.json";
+
 /// jig's user configuration directory: `$XDG_CONFIG_HOME/jig`, else `$HOME/.config/jig`
 /// (relative values of either variable are ignored, as the XDG spec says). `None` when neither
 /// gives an absolute path.

@@ -97,7 +97,7 @@ pub async fn trust_requiring_resources_in(
     let dot = project_dir.join(PROJECT_DIR_NAME);
     let extensions = dot.join("extensions");
     let tools = dot.join("tools");
-    let settings = dot.join("settings.json");
+    let settings = dot.join(crate::SETTINGS_FILE);
     // An error other than "not found" counts as present: what cannot be looked at is gated.
     let exists =
         |path: PathBuf| async move { env.exists(&path).await.unwrap_or(true).then_some(path) };

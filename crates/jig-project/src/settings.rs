@@ -55,7 +55,10 @@ pub fn read_project_settings(
     let (path, outcome) = if let Some(snapshot) = project.snapshot() {
         snapshot.settings()
     } else {
-        let path = project.dir().join(PROJECT_DIR_NAME).join("settings.json");
+        let path = project
+            .dir()
+            .join(PROJECT_DIR_NAME)
+            .join(crate::SETTINGS_FILE);
         let outcome = read_json_object(&path);
         (path, outcome)
     };
@@ -76,7 +79,9 @@ pub async fn read_project_settings_in(
     project_dir: &Path,
     diagnostics: &mut Diagnostics,
 ) -> Option<ProjectSettings> {
-    let path = project_dir.join(PROJECT_DIR_NAME).join("settings.json");
+    let path = project_dir
+        .join(PROJECT_DIR_NAME)
+        .join(crate::SETTINGS_FILE);
     let outcome = crate::json_file::read_json_object_in(env, &path).await;
     project_settings(path, outcome, diagnostics)
 }

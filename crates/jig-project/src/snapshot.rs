@@ -60,7 +60,7 @@ impl ProjectSnapshot {
         let pi_handle = open_directory(&project_dir.join(crate::PI_PROJECT_DIR)).map(Arc::new);
         between();
         let settings = match &handle {
-            Some(handle) => read_json_object(&through(handle).join("settings.json")),
+            Some(handle) => read_json_object(&through(handle).join(crate::SETTINGS_FILE)),
             None => ReadOutcome::Missing,
         };
         Self {
@@ -100,7 +100,7 @@ impl ProjectSnapshot {
         let mut found = gated(
             seen("extensions"),
             seen("tools"),
-            dot.join("settings.json"),
+            dot.join(crate::SETTINGS_FILE),
             self.settings.clone(),
         );
         // Pi's project extensions: code, loaded only with the user's `piExtensions`, gated
@@ -126,7 +126,7 @@ impl ProjectSnapshot {
     /// `.jig/settings.json` as read at decision time, and where it was.
     pub(crate) fn settings(&self) -> (PathBuf, ReadOutcome) {
         (
-            self.dir.join(PROJECT_DIR_NAME).join("settings.json"),
+            self.dir.join(PROJECT_DIR_NAME).join(crate::SETTINGS_FILE),
             self.settings.clone(),
         )
     }

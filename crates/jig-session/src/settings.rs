@@ -428,7 +428,7 @@ fn extension_entry(raw: &Value) -> Result<Value, String> {
 
 /// `$XDG_CONFIG_HOME/jig/settings.json`, or `$HOME/.config/jig/settings.json`.
 pub fn path() -> Option<PathBuf> {
-    Some(jig_project::config_dir()?.join("settings.json"))
+    Some(jig_project::config_dir()?.join(jig_project::SETTINGS_FILE))
 }
 
 /// The user's settings; none when the file does not exist. A file that cannot be read or parsed
