@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use jig_session::project::ProjectOptions;
+use jig_session::startup::OpenOptions;
 use jig_session::workspace::EnvOptions;
+
+use crate::sandbox_cmd::SandboxFlags;
 use jig_tool::ContainmentMode;
 
 /// The `--containment` flag.
@@ -98,5 +101,27 @@ impl EnvFlags {
             audit: self.audit.clone(),
             audit_best_effort: self.audit_best_effort,
         }
+    }
+}
+
+/// Where a tool-running subcommand opens its session, from the flag groups they all have:
+/// `roots` given with `roots_flag` (`--cwd`, `--root`), nothing said on stderr, temporary files
+/// removed at the end.
+pub(crate) fn open_options(
+    (roots, roots_flag): (Vec<PathBuf>, &'static str),
+    containment: ContainmentArg,
+    project: &ProjectArgs,
+    env: &EnvFlags,
+    sandbox: &SandboxFlags,
+) -> OpenOptions {
+    OpenOptions {
+        env: env.options(),
+        roots,
+        roots_flag,
+        containment: containment.into(),
+        sandbox: sandbox.request(),
+        project: project.options(),
+        verbose: false,
+        keep_temp_files: false,
     }
 }

@@ -159,16 +159,13 @@ fn select_tools(
 impl McpArgs {
     /// Where the server runs and what it may bring in, as the harness takes it.
     fn options(&self) -> OpenOptions {
-        OpenOptions {
-            env: self.env.options(),
-            roots: self.roots.clone(),
-            roots_flag: "--root",
-            containment: self.containment.into(),
-            sandbox: self.sandbox.request(),
-            project: self.project.options(),
-            verbose: false,
-            keep_temp_files: false,
-        }
+        crate::flags::open_options(
+            (self.roots.clone(), "--root"),
+            self.containment,
+            &self.project,
+            &self.env,
+            &self.sandbox,
+        )
     }
 }
 

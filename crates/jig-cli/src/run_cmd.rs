@@ -168,14 +168,14 @@ impl RunArgs {
     pub(crate) fn options(&self) -> RunOptions {
         RunOptions {
             open: OpenOptions {
-                env: self.env.options(),
-                roots: self.cwd.iter().cloned().collect(),
-                roots_flag: "--cwd",
-                containment: self.containment.into(),
-                sandbox: self.sandbox.request(),
-                project: self.project.options(),
                 verbose: self.verbose,
-                keep_temp_files: false,
+                ..crate::flags::open_options(
+                    (self.cwd.iter().cloned().collect(), "--cwd"),
+                    self.containment,
+                    &self.project,
+                    &self.env,
+                    &self.sandbox,
+                )
             },
             provider: self.provider.clone(),
             model: self.model.clone(),

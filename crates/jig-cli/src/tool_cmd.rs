@@ -57,14 +57,14 @@ impl ToolArgs {
     /// Where the call runs and what it may bring in, as the harness takes it.
     fn options(&self) -> OpenOptions {
         OpenOptions {
-            env: self.env.options(),
-            roots: self.cwd.iter().cloned().collect(),
-            roots_flag: "--cwd",
-            containment: self.containment.into(),
-            sandbox: self.sandbox.request(),
-            project: self.project.options(),
-            verbose: false,
             keep_temp_files: self.keep_temp,
+            ..crate::flags::open_options(
+                (self.cwd.iter().cloned().collect(), "--cwd"),
+                self.containment,
+                &self.project,
+                &self.env,
+                &self.sandbox,
+            )
         }
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::context::{CallInfo, ToolContext};
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
-use crate::tool::{DynTool, Effects};
+use crate::tool::DynTool;
 
 /// What a `before_tool_call` hook decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,27 +111,7 @@ impl fmt::Debug for HookedTool {
 
 #[async_trait]
 impl DynTool for HookedTool {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn title(&self) -> &str {
-        self.inner.title()
-    }
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-    fn input_schema(&self) -> &Value {
-        self.inner.input_schema()
-    }
-    fn details_schema(&self) -> &Value {
-        self.inner.details_schema()
-    }
-    fn effects(&self) -> Effects {
-        self.inner.effects()
-    }
-    fn sequential(&self) -> bool {
-        self.inner.sequential()
-    }
+    crate::delegate_tool_metadata!();
 
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolResult, ToolError> {
         let mut ctx = ctx.clone();
@@ -167,7 +147,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tool::{ErasedTool, Tool, ToolOutput};
+    use crate::tool::{Effects, ErasedTool, Tool, ToolOutput};
 
     /// The input of [`Who`].
     #[derive(Debug, Deserialize, JsonSchema)]
