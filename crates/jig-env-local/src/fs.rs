@@ -3,8 +3,10 @@
 //! Long operations (`read`, `read_lines`, `write`) check a cancellation flag between buffer
 //! fills, so dropping the `LocalEnv` future stops the work soon instead of scanning on.
 
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -14,6 +16,10 @@ use jig_env::{
     Bytes, DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner,
     LineWindow, LinesRead, Recursive, WriteOutcome,
 };
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::write;
 
 /// Read size for streaming scans: large enough that syscalls are a rounding error, small
 /// enough to stay in cache.
@@ -50,6 +56,16 @@ pub(crate) fn kind_of(file_type: fs::FileType) -> FileKind {
         FileKind::File
     } else {
         FileKind::Other
+    }
+}
+
+/// The kind of a file from its `st_mode`.
+pub(crate) fn kind_of_mode(mode: u32) -> FileKind {
+    match rustix::fs::FileType::from_raw_mode(mode) {
+        rustix::fs::FileType::RegularFile => FileKind::File,
+        rustix::fs::FileType::Directory => FileKind::Directory,
+        rustix::fs::FileType::Symlink => FileKind::Symlink,
+        _ => FileKind::Other,
     }
 }
 
@@ -675,151 +691,72 @@ pub(crate) fn umask() -> u32 {
     })
 }
 
-/// Where a write through `path` lands: `path` itself, or the target its final symlinks point
-/// to (a chain is followed; the result's parent is canonical). `None` metadata: it does not
-/// exist yet.
-fn write_target(
-    operation: &'static str,
-    path: &Path,
-) -> EnvResult<(PathBuf, Option<fs::Metadata>)> {
-    let mut current = path.to_path_buf();
-    for _ in 0..=MAX_SYMLINK_HOPS {
-        match fs::symlink_metadata(&current) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                let target =
-                    fs::read_link(&current).map_err(|error| io_error(operation, path, error))?;
-                let parent = current
-                    .parent()
-                    .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-                // Joined, not normalised: `..` after a symlinked directory must be resolved by
-                // the kernel, physically.
-                current = parent.join(target);
-            }
-            Ok(metadata) => {
-                return Ok((canonical_parent(operation, path, &current)?, Some(metadata)));
-            }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                return Ok((canonical_parent(operation, path, &current)?, None));
-            }
-            Err(error) => return Err(io_error(operation, path, error)),
-        }
-    }
-    Err(EnvError::new(
-        ErrorKind::Invalid,
-        operation,
-        "too many levels of symbolic links",
-    )
-    .with_path(path))
-}
-
-/// `current` with its directory canonicalised, so the temp file goes next to the real target.
-fn canonical_parent(
-    operation: &'static str,
-    reported: &Path,
-    current: &Path,
-) -> EnvResult<PathBuf> {
-    let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
-        return Err(
-            EnvError::new(ErrorKind::IsADirectory, operation, "is a directory").with_path(reported),
-        );
-    };
-    let parent = fs::canonicalize(parent).map_err(|error| io_error(operation, reported, error))?;
-    Ok(parent.join(name))
-}
-
-/// Refuses to replace a file the user may not write (the rename would otherwise succeed,
-/// because it needs only write access to the directory).
-fn check_writable(operation: &'static str, reported: &Path, target: &Path) -> EnvResult<()> {
-    match rustix::fs::access(target, rustix::fs::Access::WRITE_OK) {
-        Ok(()) => Ok(()),
-        Err(errno) => Err(io_error(
-            operation,
-            reported,
-            io::Error::from_raw_os_error(errno.raw_os_error()),
-        )),
-    }
-}
-
-/// The atomic write of the contract: parents created, final symlinks written through, the
-/// existing mode (and, where allowed, owner) kept, data in a same-directory temp file that is
-/// synced and renamed over the target; the temp file is removed on every failure.
+/// The atomic write of the contract (see [`write::write_in`]): parents created, final symlinks
+/// written through.
 pub(crate) fn write(path: &Path, data: &Bytes, cancel: &CancelFlag) -> EnvResult<WriteOutcome> {
-    let mut pieces = data.chunks(IO_CHUNK).map(|piece| data.slice_ref(piece));
-    write_from(path, cancel, data.len() > IO_CHUNK, || Ok(pieces.next()))
+    let (big, next) = write::pieces(data);
+    write_from(path, cancel, big, next)
 }
 
-/// The atomic write of the content `next` supplies chunk by chunk (`None`: complete; an error
-/// stops the write and leaves the target untouched). `big`: ask the disk to start on each
-/// chunk at once.
+/// The atomic write of the content `next` supplies chunk by chunk (see [`write::write_in`]).
 pub(crate) fn write_from(
     path: &Path,
     cancel: &CancelFlag,
     big: bool,
-    mut next: impl FnMut() -> EnvResult<Option<Bytes>>,
+    next: impl FnMut() -> EnvResult<Option<Bytes>>,
 ) -> EnvResult<WriteOutcome> {
     if let Some(parent) = path.parent() {
         create_dir_all("write", parent, path)?;
     }
-    let (target, existing) = write_target("write", path)?;
-    let mode = match &existing {
-        Some(metadata) if metadata.is_dir() => {
+    let target = write_target(path)?;
+    write::write_in(&target, write::Writer::Host, path, cancel, big, next)
+}
+
+/// Where a write through `path` lands: the directory of `path`, or of the file its final
+/// symlinks lead to (a chain is followed), opened, with the target's name and lstat.
+fn write_target(path: &Path) -> EnvResult<write::Target> {
+    let errno_error = |errno: Errno| io_error("write", path, io::Error::from(errno));
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_SYMLINK_HOPS {
+        let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
             return Err(
                 EnvError::new(ErrorKind::IsADirectory, "write", "is a directory").with_path(path),
             );
-        }
-        Some(metadata) => {
-            check_writable("write", path, &target)?;
-            metadata.mode() & 0o7777
-        }
-        None => 0o666 & !umask(),
-    };
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(
-            EnvError::new(ErrorKind::IsADirectory, "write", "is a directory").with_path(path),
-        );
-    };
-    // O_CREAT|O_EXCL: the temp name is fresh and a symlink planted at it is never followed.
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".jig-tmp")
-        .tempfile_in(dir)
-        .map_err(|error| io_error("write", path, error))?;
-    let mut written = 0_u64;
-    while let Some(chunk) = next()? {
-        check_cancel("write", path, cancel)?;
-        temp.write_all(&chunk)
-            .map_err(|error| io_error("write", path, error))?;
-        if big {
-            // A big write: the disk starts on each chunk while the next is copied.
-            start_writeback(temp.as_file(), written, chunk.len());
-        }
-        written += chunk.len() as u64;
+        };
+        let dir = rustix::fs::open(
+            parent,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(errno_error)?;
+        let existing = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) if kind_of_mode(stat.st_mode) == FileKind::Symlink => {
+                match rustix::fs::readlinkat(&dir, name, Vec::new()) {
+                    // Joined, not normalised: `..` after a symlinked directory must be resolved
+                    // by the kernel, physically.
+                    Ok(target) => current = parent.join(OsStr::from_bytes(target.as_bytes())),
+                    // Swapped away meanwhile: look again.
+                    Err(Errno::INVAL | Errno::NOENT) => {}
+                    Err(errno) => return Err(errno_error(errno)),
+                }
+                continue;
+            }
+            Ok(stat) => Some(stat),
+            Err(Errno::NOENT) => None,
+            Err(errno) => return Err(errno_error(errno)),
+        };
+        return Ok(write::Target {
+            dir,
+            name: name.to_os_string(),
+            existing,
+        });
     }
-    let file = temp.as_file();
-    file.set_permissions(Permissions::from_mode(mode))
-        .map_err(|error| io_error("write", path, error))?;
-    if let Some(metadata) = &existing
-        && (metadata.uid() != rustix::process::geteuid().as_raw()
-            || metadata.gid() != rustix::process::getegid().as_raw())
-    {
-        // Keep the owner when allowed (root, or a group we are in); otherwise the file
-        // becomes ours, as with any editor that saves by rename.
-        let _ = std::os::unix::fs::fchown(file, Some(metadata.uid()), Some(metadata.gid()));
-        // chown clears set-id bits: restore the mode.
-        let _ = file.set_permissions(Permissions::from_mode(mode));
-    }
-    file.sync_all()
-        .map_err(|error| io_error("write", path, error))?;
-    check_cancel("write", path, cancel)?;
-    temp.persist(&target)
-        .map_err(|error| io_error("write", path, error.error))?;
-    // Make the rename itself durable; a failure here does not undo a completed write.
-    if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(WriteOutcome {
-        created: existing.is_none(),
-    })
+    Err(EnvError::new(
+        ErrorKind::Invalid,
+        "write",
+        "too many levels of symbolic links",
+    )
+    .with_path(path))
 }
 
 /// Starts writing `len` bytes at `offset` of `file` to disk without waiting for them, so the

@@ -48,16 +48,20 @@
 //! - **`write`** is atomic: missing parents are created; a final symlink (or a chain of them)
 //!   is resolved first so its target is replaced and the link survives; a file the user may
 //!   not write is refused with `PermissionDenied` (checked with `access(W_OK)`, because the
-//!   rename would otherwise replace it); the data goes to a fresh `O_EXCL` temp file
-//!   (`.<name>.XXXXXX.jig-tmp`) in the target's directory, which gets the existing file's
-//!   permission bits (new files: `0666 & !umask`) and, where permitted, its owner, is
-//!   `fsync`ed and renamed over the target; then the directory is synced. For a big write the
-//!   kernel is asked to start writing each 8 MiB chunk to disk as soon as it is copied
-//!   (`sync_file_range`), so the final `fsync` waits for less. On any error the
-//!   temp file is removed. Only a crash of the whole process between creating and renaming
-//!   the temp file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is
-//!   then untouched. Like every save-by-rename, this replaces the inode: other hard links to
-//!   the old file keep the old content, and extended attributes/ACLs are not copied.
+//!   rename would otherwise replace it); the data goes to a temp file in the target's
+//!   directory: unnamed (`O_TMPFILE`) where the filesystem supports it, so a killed writer
+//!   leaves nothing, else a fresh `O_EXCL` name `.<name>.<pid>.<random>.jig-tmp`, created after
+//!   removing such files of writers no longer running. It gets the existing file's permission
+//!   bits (new files: `0666 & !umask`) and, where permitted, its owner, is `fsync`ed, given a
+//!   name if it has none, and renamed over the target; then the directory is synced. For a big
+//!   write the kernel is asked to start writing each 8 MiB chunk to disk as soon as it is
+//!   copied (`sync_file_range`), so the final `fsync` waits for less. On any error the temp
+//!   file is removed. Only a crash of the whole process between naming and renaming the temp
+//!   file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is then
+//!   untouched. Like every save-by-rename, this replaces the inode: other hard links to the old
+//!   file keep the old content, and extended attributes/ACLs are not copied. The env and its
+//!   views (below) share this write: each finds the target's directory in its own way, then
+//!   every step is relative to a handle of that directory.
 //! - **`read_chunks` / `write_chunks`** (for `jig env serve`): the same read and atomic write,
 //!   in a view too, run on the blocking pool with at most four 1 MiB chunks waiting between it
 //!   and the caller, so memory stays bounded whatever the file's size. A chunked write whose
@@ -77,14 +81,10 @@
 //! component at a time with `O_NOFOLLOW`, and a symlink is followed only when where it leads
 //! (normalised against the symlink-free prefix) is inside a root. The final component is acted
 //! on relative to the directory handle with `O_NOFOLLOW`; if it became a symlink meanwhile, the
-//! path is resolved again. In a view, `write` creates its temp file (unnamed, `O_TMPFILE`, where
-//! the filesystem supports it, so a killed writer leaves nothing; else a fresh `O_EXCL` name
-//! `.<name>.<pid>.<random>.jig-tmp`, created after removing such files of writers no longer
-//! running),
-//! syncs it and renames it relative to the target's directory handle, and refuses a target that
-//! is not a regular file; `walk`/`search` report an entry only if it exists beneath the root
-//! without a symlink when checked, and open every searched file that way. Hard links are not
-//! covered: a hard link inside a root to a file elsewhere is that file.
+//! path is resolved again. In a view, `write` refuses a target that is not a regular file (the
+//! env replaces a FIFO, socket or device like a file); `walk`/`search` report an entry only if
+//! it exists beneath the root without a symlink when checked, and open every searched file that
+//! way. Hard links are not covered: a hard link inside a root to a file elsewhere is that file.
 //!
 //! # Update locks
 //! [`ExecutionEnv::lock_file`] takes `flock(LOCK_EX)` on the file (polled, so dropping the
@@ -110,6 +110,7 @@ pub mod sandbox;
 mod search;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
