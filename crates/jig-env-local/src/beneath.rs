@@ -21,32 +21,28 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use jig_env::{
-    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineWindow,
-    LinesRead, Recursive, WriteOutcome, normalize_path, outside_roots,
-};
+use jig_env::{EnvError, EnvResult, ErrorKind, FileKind, normalize_path, outside_roots};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::fs::{self, CancelFlag};
-use crate::write;
+use crate::fs;
 
 /// How directory handles (and the handles that only look at an entry) are opened: `O_PATH`
 /// where the system has it (no read permission needed, a final symlink can be opened itself),
 /// else a plain read-only open.
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-const HANDLE: OFlags = OFlags::PATH;
+pub(crate) const HANDLE: OFlags = OFlags::PATH;
 #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-const HANDLE: OFlags = OFlags::RDONLY;
+pub(crate) const HANDLE: OFlags = OFlags::RDONLY;
 
 /// How often one operation resolves again because the tree changed under it before it gives up.
-const MAX_RETRIES: u32 = 64;
+pub(crate) const MAX_RETRIES: u32 = 64;
 
 /// Set once `openat2` turned out to be unavailable (old kernel, or a seccomp filter).
 #[cfg(target_os = "linux")]
@@ -56,7 +52,7 @@ fn errno_error(operation: &'static str, path: &Path, errno: Errno) -> EnvError {
     EnvError::io(operation, path, io::Error::from(errno))
 }
 
-fn changed_too_often(operation: &'static str, path: &Path) -> EnvError {
+pub(crate) fn changed_too_often(operation: &'static str, path: &Path) -> EnvError {
     EnvError::new(
         ErrorKind::Other,
         operation,
@@ -86,17 +82,47 @@ pub(crate) struct Roots {
 /// Where a path landed: a directory handle and the final name in it.
 #[derive(Debug)]
 pub(crate) struct Located {
-    /// `O_PATH` handle of the directory holding the final component.
-    pub(crate) dir: OwnedFd,
-    /// The final component; `None` when the path is a root itself (then `dir` is the root).
+    /// The directory holding the final component (in a view an `O_PATH` handle).
+    pub(crate) dir: DirHandle,
+    /// The final component (for the env, which lets the kernel resolve, the whole path);
+    /// `None` when the path is a root itself (then `dir` is the root).
     pub(crate) name: Option<OsString>,
-    /// The symlink-free absolute path of the result.
+    /// In a view, the symlink-free absolute path of the result (the env leaves it empty).
     pub(crate) logical: PathBuf,
+    /// The kernel follows a final symlink: the env's operations that follow one. A view never
+    /// lets it (every open and stat is `O_NOFOLLOW`), it follows symlinks itself.
+    pub(crate) follows: bool,
 }
 
 impl Located {
-    fn name(&self) -> &OsStr {
+    pub(crate) fn name(&self) -> &OsStr {
         self.name.as_deref().unwrap_or(OsStr::new("."))
+    }
+
+    /// `O_NOFOLLOW` unless the kernel is to follow a final symlink.
+    pub(crate) fn nofollow(&self) -> OFlags {
+        if self.follows {
+            OFlags::empty()
+        } else {
+            OFlags::NOFOLLOW
+        }
+    }
+}
+
+/// A directory the `*at` system calls start from.
+#[derive(Debug)]
+pub(crate) enum DirHandle {
+    /// The working directory (`AT_FDCWD`): the name is an absolute path the kernel resolves.
+    Cwd,
+    Fd(OwnedFd),
+}
+
+impl AsFd for DirHandle {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            DirHandle::Cwd => rustix::fs::CWD,
+            DirHandle::Fd(fd) => fd.as_fd(),
+        }
     }
 }
 
@@ -179,9 +205,10 @@ impl Roots {
             let Some((name, parents)) = parts.split_last() else {
                 let dir = dup(root.fd.as_fd()).map_err(|e| EnvError::io(operation, path, e))?;
                 return Ok(Located {
-                    dir,
+                    dir: DirHandle::Fd(dir),
                     name: None,
                     logical: root.path.clone(),
+                    follows: false,
                 });
             };
             match self.walk_dirs(operation, path, root, parents, name, create)? {
@@ -218,9 +245,10 @@ impl Roots {
                         }
                     }
                     return Ok(Located {
-                        dir,
+                        dir: DirHandle::Fd(dir),
                         name: Some(name.clone()),
                         logical: logical.join(name),
+                        follows: false,
                     });
                 }
             }
@@ -353,7 +381,7 @@ impl Roots {
             target.pop();
         }
         match self.resolve(operation, &target, Final::Follow, false) {
-            Ok(located) => match Self::stat_located(operation, &target, &located) {
+            Ok(located) => match crate::files::stat_located(operation, &target, &located) {
                 Ok(info) if info.kind == FileKind::Directory => Ok(()),
                 Ok(_) => Err(
                     EnvError::new(ErrorKind::NotADirectory, operation, "not a directory")
@@ -375,487 +403,6 @@ impl Roots {
             .with_path(path)),
             Err(error) => Err(error),
         }
-    }
-
-    /// lstat of what `located` names.
-    #[cfg(target_os = "linux")]
-    fn stat_located(
-        operation: &'static str,
-        path: &Path,
-        located: &Located,
-    ) -> EnvResult<FileInfo> {
-        let stat = rustix::fs::statx(
-            &located.dir,
-            located.name(),
-            AtFlags::SYMLINK_NOFOLLOW,
-            rustix::fs::StatxFlags::BASIC_STATS,
-        )
-        .map_err(|errno| errno_error(operation, path, errno))?;
-        let mode = u32::from(stat.stx_mode);
-        let modified = u64::try_from(stat.stx_mtime.tv_sec).ok().map(|seconds| {
-            std::time::UNIX_EPOCH + std::time::Duration::new(seconds, stat.stx_mtime.tv_nsec)
-        });
-        Ok(FileInfo {
-            path: path.to_path_buf(),
-            kind: fs::kind_of_mode(mode),
-            size: stat.stx_size,
-            modified,
-            mode: mode & 0o7777,
-            // As std reports it (`st_dev` is `makedev(major, minor)`).
-            file_id: Some((
-                rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
-                stat.stx_ino,
-            )),
-        })
-    }
-
-    /// lstat of what `located` names.
-    #[cfg(not(target_os = "linux"))]
-    fn stat_located(
-        operation: &'static str,
-        path: &Path,
-        located: &Located,
-    ) -> EnvResult<FileInfo> {
-        let fd = rustix::fs::openat(
-            &located.dir,
-            located.name(),
-            HANDLE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|errno| errno_error(operation, path, errno))?;
-        let metadata = File::from(fd)
-            .metadata()
-            .map_err(|e| EnvError::io(operation, path, e))?;
-        Ok(fs::info(path, &metadata))
-    }
-
-    /// Resolves, then runs `act` on the result; when `act` reports that the final component
-    /// became a symlink meanwhile (`Ok(None)`), resolves again.
-    fn with_located<T>(
-        &self,
-        operation: &'static str,
-        path: &Path,
-        last: Final,
-        create: bool,
-        mut act: impl FnMut(&Located) -> EnvResult<Option<T>>,
-    ) -> EnvResult<T> {
-        for _ in 0..MAX_RETRIES {
-            let located = self.resolve(operation, path, last, create)?;
-            if let Some(result) = act(&located)? {
-                return Ok(result);
-            }
-        }
-        Err(changed_too_often(operation, path))
-    }
-
-    pub(crate) fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.with_located("stat", path, Final::NoFollow, false, |located| {
-            Self::stat_located("stat", path, located).map(Some)
-        })
-    }
-
-    pub(crate) fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.with_located("stat", path, Final::Follow, false, |located| {
-            let info = Self::stat_located("stat", path, located)?;
-            Ok((info.kind != FileKind::Symlink).then_some(info))
-        })
-    }
-
-    pub(crate) fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.with_located("canonicalize", path, Final::Follow, false, |located| {
-            let info = Self::stat_located("canonicalize", path, located)?;
-            Ok((info.kind != FileKind::Symlink).then(|| located.logical.clone()))
-        })
-    }
-
-    pub(crate) fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        let located = self.resolve("readlink", path, Final::NoFollow, false)?;
-        match rustix::fs::readlinkat(&located.dir, located.name(), Vec::new()) {
-            Ok(target) => Ok(PathBuf::from(OsStr::from_bytes(target.as_bytes()))),
-            Err(Errno::INVAL) => {
-                Err(
-                    EnvError::new(ErrorKind::Invalid, "readlink", "not a symbolic link")
-                        .with_path(path),
-                )
-            }
-            Err(errno) => Err(errno_error("readlink", path, errno)),
-        }
-    }
-
-    /// Opens what `path` names for reading without blocking (a FIFO opens at once) and never
-    /// through a final symlink that appeared after resolution; returns the file and its metadata.
-    fn open_read(&self, path: &Path) -> EnvResult<(File, std::fs::Metadata)> {
-        self.with_located(
-            "read",
-            path,
-            Final::Follow,
-            false,
-            |located| match rustix::fs::openat(
-                &located.dir,
-                located.name(),
-                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => {
-                    let file = File::from(fd);
-                    let metadata = file.metadata().map_err(|e| EnvError::io("read", path, e))?;
-                    Ok(Some((file, metadata)))
-                }
-                Err(Errno::LOOP) => Ok(None),
-                Err(errno) => Err(errno_error("read", path, errno)),
-            },
-        )
-    }
-
-    /// Like `open_read`, but only a regular file is accepted.
-    fn open_regular(&self, path: &Path) -> EnvResult<(File, std::fs::Metadata)> {
-        let (file, metadata) = self.open_read(path)?;
-        fs::require_regular("read", path, &metadata)?;
-        Ok((file, metadata))
-    }
-
-    pub(crate) fn read(&self, path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_file(file, path, cancel, fs::PARALLEL_READ_MIN)
-    }
-
-    /// `read` in chunks of `chunk` bytes handed to `send` (see [`fs::read_file_chunks`]).
-    pub(crate) fn read_chunks(
-        &self,
-        path: &Path,
-        cancel: &CancelFlag,
-        chunk: usize,
-        send: impl FnMut(Bytes) -> bool,
-    ) -> EnvResult<u64> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_file_chunks(file, path, cancel, chunk, send)
-    }
-
-    pub(crate) fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_start_file(file, path, max_bytes)
-    }
-
-    pub(crate) fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        self.with_located("read", path, Final::Follow, false, |located| {
-            // Only a regular file is opened: anything else is reported from its lstat.
-            let info = Self::stat_located("stat", path, located)?;
-            match info.kind {
-                // Swapped in after resolution: resolve again.
-                FileKind::Symlink => return Ok(None),
-                FileKind::File => {}
-                FileKind::Directory | FileKind::Other => {
-                    return Ok(Some(FileHead {
-                        info,
-                        bytes: Vec::new(),
-                        complete: false,
-                    }));
-                }
-            }
-            let fd = match rustix::fs::openat(
-                &located.dir,
-                located.name(),
-                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => fd,
-                Err(Errno::LOOP) => return Ok(None),
-                Err(errno) => return Err(errno_error("read", path, errno)),
-            };
-            let file = File::from(fd);
-            let metadata = file.metadata().map_err(|e| EnvError::io("read", path, e))?;
-            {
-                use std::os::unix::fs::MetadataExt;
-                if info.file_id != Some((metadata.dev(), metadata.ino())) {
-                    // Replaced between the lstat and the open: look again.
-                    return Ok(None);
-                }
-            }
-            fs::head_of_file(file, path, &metadata, max_bytes).map(Some)
-        })
-    }
-
-    pub(crate) fn read_lines(
-        &self,
-        path: &Path,
-        window: &LineWindow,
-        cancel: &CancelFlag,
-    ) -> EnvResult<LinesRead> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_lines_file(file, path, window, cancel, fs::PARALLEL_COUNT_MIN)
-    }
-
-    /// Opens the directory `path` for listing.
-    fn open_dir(&self, operation: &'static str, path: &Path) -> EnvResult<OwnedFd> {
-        self.with_located(operation, path, Final::Follow, false, |located| {
-            match rustix::fs::openat(
-                &located.dir,
-                located.name(),
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => Ok(Some(fd)),
-                // A symlink swapped in after resolution: resolve again.
-                Err(Errno::LOOP) => Ok(None),
-                Err(Errno::NOTDIR)
-                    if rustix::fs::readlinkat(&located.dir, located.name(), Vec::new()).is_ok() =>
-                {
-                    Ok(None)
-                }
-                Err(errno) => Err(errno_error(operation, path, errno)),
-            }
-        })
-    }
-
-    /// Fails unless `path` is a directory that can be listed.
-    pub(crate) fn check_listable(&self, path: &Path) -> EnvResult<()> {
-        self.open_dir("search", path).map(drop)
-    }
-
-    pub(crate) fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        let fd = self.open_dir("readdir", path)?;
-        let mut dir =
-            rustix::fs::Dir::new(fd).map_err(|errno| errno_error("readdir", path, errno))?;
-        let mut out = Vec::new();
-        while let Some(entry) = dir.read() {
-            let entry = entry.map_err(|errno| errno_error("readdir", path, errno))?;
-            let name = OsStr::from_bytes(entry.file_name().to_bytes());
-            if name == "." || name == ".." {
-                continue;
-            }
-            let kind = match entry.file_type() {
-                rustix::fs::FileType::RegularFile => FileKind::File,
-                rustix::fs::FileType::Directory => FileKind::Directory,
-                rustix::fs::FileType::Symlink => FileKind::Symlink,
-                rustix::fs::FileType::Unknown => {
-                    let fd = dir
-                        .fd()
-                        .map_err(|errno| errno_error("readdir", path, errno))?;
-                    match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                        Ok(stat) => fs::kind_of_mode(stat.st_mode),
-                        // Vanished between readdir and lstat: skipped like `ls` would.
-                        Err(Errno::NOENT) => continue,
-                        Err(errno) => return Err(errno_error("readdir", path, errno)),
-                    }
-                }
-                _ => FileKind::Other,
-            };
-            out.push(DirEntry {
-                name: name.to_os_string(),
-                kind,
-            });
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let located = self.resolve("mkdir", path, Final::NoFollow, recursive == Recursive::Yes)?;
-        let Some(name) = &located.name else {
-            return match recursive {
-                Recursive::Yes => Ok(()),
-                Recursive::No => {
-                    Err(EnvError::new(ErrorKind::Other, "mkdir", "file exists").with_path(path))
-                }
-            };
-        };
-        match rustix::fs::mkdirat(&located.dir, name.as_os_str(), Mode::from_raw_mode(0o777)) {
-            Ok(()) => Ok(()),
-            Err(Errno::EXIST) if recursive == Recursive::Yes => {
-                // Fine when a directory (or a symlink to one inside the roots) is there.
-                match self.stat(path) {
-                    Ok(info) if info.kind == FileKind::Directory => Ok(()),
-                    Ok(_) => {
-                        Err(
-                            EnvError::new(ErrorKind::NotADirectory, "mkdir", "not a directory")
-                                .with_path(path),
-                        )
-                    }
-                    Err(error) if error.kind() == ErrorKind::NotFound => Err(EnvError::new(
-                        ErrorKind::Other,
-                        "mkdir",
-                        "file exists (a dangling symlink is in the way)",
-                    )
-                    .with_path(path)),
-                    Err(error) => Err(error),
-                }
-            }
-            Err(Errno::EXIST) => {
-                Err(EnvError::new(ErrorKind::Other, "mkdir", "file exists").with_path(path))
-            }
-            Err(errno) => Err(errno_error("mkdir", path, errno)),
-        }
-    }
-
-    pub(crate) fn append(&self, path: &Path, data: &[u8]) -> EnvResult<()> {
-        let mut file = self.with_located("append", path, Final::Follow, true, |located| {
-            let Some(name) = &located.name else {
-                return Err(
-                    EnvError::new(ErrorKind::IsADirectory, "append", "is a directory")
-                        .with_path(path),
-                );
-            };
-            match rustix::fs::openat(
-                &located.dir,
-                name.as_os_str(),
-                OFlags::WRONLY
-                    | OFlags::APPEND
-                    | OFlags::CREATE
-                    | OFlags::NOFOLLOW
-                    | OFlags::NONBLOCK
-                    | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o666),
-            ) {
-                Ok(fd) => Ok(Some(File::from(fd))),
-                Err(Errno::LOOP) => Ok(None),
-                Err(errno) => Err(errno_error("append", path, errno)),
-            }
-        })?;
-        let metadata = file
-            .metadata()
-            .map_err(|e| EnvError::io("append", path, e))?;
-        if !metadata.is_file() {
-            return Err(fs::not_regular("append", path));
-        }
-        file.write_all(data)
-            .map_err(|e| EnvError::io("append", path, e))
-    }
-
-    pub(crate) fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        let source = self.resolve("rename", from, Final::NoFollow, false)?;
-        let dest = self.resolve("rename", to, Final::NoFollow, false)?;
-        let (Some(source_name), Some(dest_name)) = (&source.name, &dest.name) else {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "rename",
-                "cannot rename a workspace root",
-            )
-            .with_path(from));
-        };
-        rustix::fs::renameat(
-            &source.dir,
-            source_name.as_os_str(),
-            &dest.dir,
-            dest_name.as_os_str(),
-        )
-        .map_err(|errno| {
-            let reported = match errno {
-                Errno::NOENT
-                    if rustix::fs::statat(
-                        &source.dir,
-                        source_name.as_os_str(),
-                        AtFlags::SYMLINK_NOFOLLOW,
-                    )
-                    .is_err() =>
-                {
-                    from
-                }
-                Errno::NOENT | Errno::ISDIR | Errno::NOTDIR => to,
-                _ => from,
-            };
-            errno_error("rename", reported, errno)
-        })
-    }
-
-    pub(crate) fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let located = self.resolve("remove", path, Final::NoFollow, false)?;
-        let Some(name) = &located.name else {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "remove",
-                "refusing to remove a workspace root",
-            )
-            .with_path(path));
-        };
-        let stat = rustix::fs::statat(&located.dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|errno| errno_error("remove", path, errno))?;
-        let result = if fs::kind_of_mode(stat.st_mode) == FileKind::Directory {
-            if recursive == Recursive::Yes {
-                remove_contents(&located.dir, name)
-                    .map_err(|errno| errno_error("remove", path, errno))?;
-            }
-            rustix::fs::unlinkat(&located.dir, name.as_os_str(), AtFlags::REMOVEDIR)
-        } else {
-            rustix::fs::unlinkat(&located.dir, name.as_os_str(), AtFlags::empty())
-        };
-        result.map_err(|errno| {
-            if errno == Errno::NOTEMPTY {
-                EnvError::new(
-                    ErrorKind::Other,
-                    "remove",
-                    "directory not empty (remove it recursively to delete its contents)",
-                )
-                .with_path(path)
-            } else {
-                errno_error("remove", path, errno)
-            }
-        })
-    }
-
-    /// The atomic write of the contract (see [`write::write_in`]), every step relative to the
-    /// target's directory handle. Refuses a target that is not a regular file.
-    pub(crate) fn write(
-        &self,
-        path: &Path,
-        data: &Bytes,
-        cancel: &CancelFlag,
-    ) -> EnvResult<WriteOutcome> {
-        let (big, next) = write::pieces(data);
-        self.write_from(path, cancel, big, next)
-    }
-
-    /// The atomic write of the content `next` supplies chunk by chunk (see
-    /// [`write::write_in`]).
-    pub(crate) fn write_from(
-        &self,
-        path: &Path,
-        cancel: &CancelFlag,
-        big: bool,
-        next: impl FnMut() -> EnvResult<Option<Bytes>>,
-    ) -> EnvResult<WriteOutcome> {
-        // Where the bytes go and what is there now; a symlink swapped in after resolution is
-        // resolved again, so the mode and owner copied are the real target's. If a symlink is
-        // swapped in before the rename, the rename replaces the link, never its target.
-        let target = self.with_located("write", path, Final::Follow, true, |located| {
-            let Some(name) = &located.name else {
-                return Err(
-                    EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
-                        .with_path(path),
-                );
-            };
-            let existing =
-                match rustix::fs::statat(&located.dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
-                {
-                    Ok(stat) if fs::kind_of_mode(stat.st_mode) == FileKind::Symlink => {
-                        return Ok(None);
-                    }
-                    Ok(stat) => Some(stat),
-                    Err(Errno::NOENT) => None,
-                    Err(errno) => return Err(errno_error("write", path, errno)),
-                };
-            let dir = rustix::fs::openat(
-                &located.dir,
-                ".",
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|errno| errno_error("write", path, errno))?;
-            Ok(Some(write::Target {
-                dir,
-                name: name.clone(),
-                existing,
-            }))
-        })?;
-        write::write_in(&target, write::Writer::Confined, path, cancel, big, next)
-    }
-
-    /// Opens the existing regular file `path` for locking (read-only, no blocking, no final
-    /// symlink swapped in after resolution) with its metadata.
-    pub(crate) fn open_for_lock(&self, path: &Path) -> EnvResult<(File, std::fs::Metadata)> {
-        let (file, metadata) = self
-            .open_read(path)
-            .map_err(|error| relabel(&error, "lock"))?;
-        fs::require_regular("lock", path, &metadata)?;
-        Ok((file, metadata))
     }
 
     /// Opens the file `path` (relative to the root it is spelled in, no symlink anywhere) for
@@ -908,14 +455,6 @@ fn open_root(path: &Path) -> EnvResult<(PathBuf, OwnedFd)> {
     Ok((canonical, fd))
 }
 
-fn relabel(error: &EnvError, operation: &'static str) -> EnvError {
-    let mut out = EnvError::new(error.kind(), operation, error.message());
-    if let Some(path) = error.path() {
-        out = out.with_path(path);
-    }
-    out
-}
-
 /// Opens `parts` below `root` without following any symlink (the final one included: with
 /// `O_PATH` a final symlink is opened itself); `None` on any failure.
 fn open_no_symlinks(root: &OwnedFd, parts: &[OsString], flags: OFlags) -> Option<OwnedFd> {
@@ -951,39 +490,4 @@ fn open_no_symlinks(root: &OwnedFd, parts: &[OsString], flags: OFlags) -> Option
         .ok()?;
     }
     rustix::fs::openat(&dir, last.as_os_str(), flags, Mode::empty()).ok()
-}
-
-/// Removes everything inside the directory `name` of `parent`, never following a symlink.
-fn remove_contents(parent: &OwnedFd, name: &OsStr) -> Result<(), Errno> {
-    let fd = rustix::fs::openat(
-        parent,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let mut names = Vec::new();
-    {
-        let mut dir = rustix::fs::Dir::read_from(&fd)?;
-        while let Some(entry) = dir.read() {
-            let entry = entry?;
-            let child = OsStr::from_bytes(entry.file_name().to_bytes());
-            if child != "." && child != ".." {
-                names.push(child.to_os_string());
-            }
-        }
-    }
-    for child in names {
-        let stat = match rustix::fs::statat(&fd, child.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) => stat,
-            Err(Errno::NOENT) => continue,
-            Err(errno) => return Err(errno),
-        };
-        if fs::kind_of_mode(stat.st_mode) == FileKind::Directory {
-            remove_contents(&fd, &child)?;
-            rustix::fs::unlinkat(&fd, child.as_os_str(), AtFlags::REMOVEDIR)?;
-        } else {
-            rustix::fs::unlinkat(&fd, child.as_os_str(), AtFlags::empty())?;
-        }
-    }
-    Ok(())
 }

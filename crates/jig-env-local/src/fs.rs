@@ -1,25 +1,21 @@
-//! The blocking filesystem operations behind `LocalEnv`; each runs on tokio's blocking pool.
+//! The file-level parts of the operations in `files`: reading a file already opened (whole, in
+//! chunks, its start, a line window), `mkdir -p`, the umask, write-back hints and the private
+//! temp directory.
 //!
 //! Long operations (`read`, `read_lines`, `write`) check a cancellation flag between buffer
 //! fills, so dropping the `LocalEnv` future stops the work soon instead of scanning on.
 
-use std::ffi::OsStr;
-use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::fs::{self, File, Permissions};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use jig_env::{
-    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner,
-    LineWindow, LinesRead, Recursive, WriteOutcome,
+    Bytes, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner, LineWindow,
+    LinesRead,
 };
-use rustix::fs::{AtFlags, Mode, OFlags};
-use rustix::io::Errno;
-
-use crate::write;
 
 /// Read size for streaming scans: large enough that syscalls are a rounding error, small
 /// enough to stay in cache.
@@ -80,59 +76,6 @@ pub(crate) fn info(path: &Path, metadata: &fs::Metadata) -> FileInfo {
     }
 }
 
-pub(crate) fn file_info(path: &Path) -> EnvResult<FileInfo> {
-    let metadata = fs::symlink_metadata(path).map_err(|error| io_error("stat", path, error))?;
-    Ok(info(path, &metadata))
-}
-
-pub(crate) fn stat(path: &Path) -> EnvResult<FileInfo> {
-    let metadata = fs::metadata(path).map_err(|error| io_error("stat", path, error))?;
-    Ok(info(path, &metadata))
-}
-
-pub(crate) fn canonical_path(path: &Path) -> EnvResult<PathBuf> {
-    fs::canonicalize(path).map_err(|error| io_error("canonicalize", path, error))
-}
-
-pub(crate) fn read_link(path: &Path) -> EnvResult<PathBuf> {
-    fs::read_link(path).map_err(|error| {
-        if error.kind() == io::ErrorKind::InvalidInput {
-            EnvError::new(ErrorKind::Invalid, "readlink", "not a symbolic link").with_path(path)
-        } else {
-            io_error("readlink", path, error)
-        }
-    })
-}
-
-/// Opens a regular file for reading (following symlinks); a directory is `IsADirectory`.
-fn open_for_read(operation: &'static str, path: &Path) -> EnvResult<File> {
-    let file = File::open(path).map_err(|error| io_error(operation, path, error))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| io_error(operation, path, error))?;
-    if metadata.is_dir() {
-        return Err(
-            EnvError::new(ErrorKind::IsADirectory, operation, "is a directory").with_path(path),
-        );
-    }
-    Ok(file)
-}
-
-/// Opens the existing regular file `path` (symlinks followed) for an update lock, without
-/// blocking on a FIFO.
-pub(crate) fn open_for_lock(path: &Path) -> EnvResult<(File, fs::Metadata)> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
-        .open(path)
-        .map_err(|error| io_error("lock", path, error))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| io_error("lock", path, error))?;
-    require_regular("lock", path, &metadata)?;
-    Ok((file, metadata))
-}
-
 /// Refuses anything but a regular file: a directory as `IsADirectory`, a FIFO, socket or device
 /// as `Invalid`.
 pub(crate) fn require_regular(
@@ -159,15 +102,6 @@ pub(crate) fn not_regular(operation: &'static str, path: &Path) -> EnvError {
         "not a regular file (a FIFO, socket or device); refused",
     )
     .with_path(path)
-}
-
-pub(crate) fn read(path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
-    read_with(path, cancel, PARALLEL_READ_MIN)
-}
-
-/// `read` with the size from which the file is read on several threads.
-fn read_with(path: &Path, cancel: &CancelFlag, parallel_min: u64) -> EnvResult<Vec<u8>> {
-    read_file(open_for_read("read", path)?, path, cancel, parallel_min)
 }
 
 /// `read` of a file already opened (`path` names it in errors).
@@ -261,17 +195,6 @@ fn fill_at(file: &File, part: &mut [u8], offset: usize, cancel: &CancelFlag) -> 
     Ok(true)
 }
 
-/// Reads `path` (symlinks followed; a directory is refused) in chunks of `chunk` bytes handed to
-/// `send`, which returns `false` when nobody takes them any more (then the read stops).
-pub(crate) fn read_chunks(
-    path: &Path,
-    cancel: &CancelFlag,
-    chunk: usize,
-    send: impl FnMut(Bytes) -> bool,
-) -> EnvResult<u64> {
-    read_file_chunks(open_for_read("read", path)?, path, cancel, chunk, send)
-}
-
 /// [`read_chunks`] of a file already opened (`path` names it in errors).
 pub(crate) fn read_file_chunks(
     mut file: File,
@@ -306,10 +229,6 @@ pub(crate) fn read_file_chunks(
     }
 }
 
-pub(crate) fn read_start(path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-    read_start_file(open_for_read("read", path)?, path, max_bytes)
-}
-
 /// `read_start` of a file already opened (`path` names it in errors).
 pub(crate) fn read_start_file(file: File, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
     let mut out = Vec::with_capacity(max_bytes.min(1024 * 1024));
@@ -317,30 +236,6 @@ pub(crate) fn read_start_file(file: File, path: &Path, max_bytes: usize) -> EnvR
         .read_to_end(&mut out)
         .map_err(|error| io_error("read", path, error))?;
     Ok(out)
-}
-
-/// `ExecutionEnv::read_head` in one blocking call: stat, and only for a regular file open and
-/// read the start. The open does not block if the file was swapped for a FIFO after the stat
-/// (`O_NONBLOCK`), and what was opened is checked again, so a non-regular file is never read.
-pub(crate) fn read_head(path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-    let not_read = |info| FileHead {
-        info,
-        bytes: Vec::new(),
-        complete: false,
-    };
-    let stated = stat(path)?;
-    if stated.kind != FileKind::File {
-        return Ok(not_read(stated));
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
-        .open(path)
-        .map_err(|error| io_error("read", path, error))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| io_error("read", path, error))?;
-    head_of_file(file, path, &metadata, max_bytes)
 }
 
 /// The `read_head` answer for a file already opened (without blocking) and its metadata.
@@ -372,32 +267,6 @@ pub(crate) fn head_of_file(
         bytes,
         complete,
     })
-}
-
-/// The streaming line window (see `ExecutionEnv::read_lines`): one pass over the file with a
-/// fixed buffer; only the window's lines are kept, every other line is merely counted.
-pub(crate) fn read_lines(
-    path: &Path,
-    window: &LineWindow,
-    cancel: &CancelFlag,
-) -> EnvResult<LinesRead> {
-    read_lines_with(path, window, cancel, PARALLEL_COUNT_MIN)
-}
-
-/// `read_lines` with the size from which the remaining count runs on several threads.
-fn read_lines_with(
-    path: &Path,
-    window: &LineWindow,
-    cancel: &CancelFlag,
-    parallel_min: u64,
-) -> EnvResult<LinesRead> {
-    read_lines_file(
-        open_for_read("read", path)?,
-        path,
-        window,
-        cancel,
-        parallel_min,
-    )
 }
 
 /// `read_lines` of a file already opened (`path` names it in errors).
@@ -580,7 +449,11 @@ fn hole_at(_file: &File, _position: u64) -> Option<u64> {
 }
 
 /// `mkdir -p` with the error kinds of the contract: a file in the way is `NotADirectory`.
-fn create_dir_all(operation: &'static str, dir: &Path, reported: &Path) -> EnvResult<()> {
+pub(crate) fn create_dir_all(
+    operation: &'static str,
+    dir: &Path,
+    reported: &Path,
+) -> EnvResult<()> {
     match fs::create_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
@@ -602,77 +475,6 @@ fn create_dir_all(operation: &'static str, dir: &Path, reported: &Path) -> EnvRe
     }
 }
 
-pub(crate) fn create_dir(path: &Path, recursive: Recursive) -> EnvResult<()> {
-    match recursive {
-        Recursive::Yes => create_dir_all("mkdir", path, path),
-        Recursive::No => fs::create_dir(path).map_err(|error| {
-            if error.kind() == io::ErrorKind::AlreadyExists {
-                EnvError::new(ErrorKind::Other, "mkdir", "file exists").with_path(path)
-            } else {
-                io_error("mkdir", path, error)
-            }
-        }),
-    }
-}
-
-pub(crate) fn read_dir(path: &Path) -> EnvResult<Vec<DirEntry>> {
-    let entries = fs::read_dir(path).map_err(|error| io_error("readdir", path, error))?;
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|error| io_error("readdir", path, error))?;
-        let kind = match entry.file_type() {
-            Ok(file_type) => kind_of(file_type),
-            // The entry vanished between readdir and its lstat: skip it like `ls` would.
-            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-            Err(error) => return Err(io_error("readdir", &entry.path(), error)),
-        };
-        out.push(DirEntry {
-            name: entry.file_name(),
-            kind,
-        });
-    }
-    Ok(out)
-}
-
-pub(crate) fn rename(from: &Path, to: &Path) -> EnvResult<()> {
-    fs::rename(from, to).map_err(|error| {
-        // Name the side that is at fault where the kind tells it.
-        let path = match error.kind() {
-            io::ErrorKind::NotFound if fs::symlink_metadata(from).is_err() => from,
-            io::ErrorKind::NotFound
-            | io::ErrorKind::IsADirectory
-            | io::ErrorKind::NotADirectory => to,
-            _ => from,
-        };
-        io_error("rename", path, error)
-    })
-}
-
-pub(crate) fn remove(path: &Path, recursive: Recursive) -> EnvResult<()> {
-    let metadata = fs::symlink_metadata(path).map_err(|error| io_error("remove", path, error))?;
-    let result = if metadata.is_dir() {
-        match recursive {
-            Recursive::Yes => fs::remove_dir_all(path),
-            Recursive::No => fs::remove_dir(path),
-        }
-    } else {
-        // A symlink (to anything) is removed itself, never its target.
-        fs::remove_file(path)
-    };
-    result.map_err(|error| {
-        if error.kind() == io::ErrorKind::DirectoryNotEmpty {
-            EnvError::new(
-                ErrorKind::Other,
-                "remove",
-                "directory not empty (remove it recursively to delete its contents)",
-            )
-            .with_path(path)
-        } else {
-            io_error("remove", path, error)
-        }
-    })
-}
-
 /// The process umask, read once (from `/proc/self/status` on Linux, which leaves it
 /// untouched; elsewhere by setting and restoring it, which is racy only against a concurrent
 /// `umask` call).
@@ -691,74 +493,6 @@ pub(crate) fn umask() -> u32 {
     })
 }
 
-/// The atomic write of the contract (see [`write::write_in`]): parents created, final symlinks
-/// written through.
-pub(crate) fn write(path: &Path, data: &Bytes, cancel: &CancelFlag) -> EnvResult<WriteOutcome> {
-    let (big, next) = write::pieces(data);
-    write_from(path, cancel, big, next)
-}
-
-/// The atomic write of the content `next` supplies chunk by chunk (see [`write::write_in`]).
-pub(crate) fn write_from(
-    path: &Path,
-    cancel: &CancelFlag,
-    big: bool,
-    next: impl FnMut() -> EnvResult<Option<Bytes>>,
-) -> EnvResult<WriteOutcome> {
-    if let Some(parent) = path.parent() {
-        create_dir_all("write", parent, path)?;
-    }
-    let target = write_target(path)?;
-    write::write_in(&target, write::Writer::Host, path, cancel, big, next)
-}
-
-/// Where a write through `path` lands: the directory of `path`, or of the file its final
-/// symlinks lead to (a chain is followed), opened, with the target's name and lstat.
-fn write_target(path: &Path) -> EnvResult<write::Target> {
-    let errno_error = |errno: Errno| io_error("write", path, io::Error::from(errno));
-    let mut current = path.to_path_buf();
-    for _ in 0..=MAX_SYMLINK_HOPS {
-        let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
-            return Err(
-                EnvError::new(ErrorKind::IsADirectory, "write", "is a directory").with_path(path),
-            );
-        };
-        let dir = rustix::fs::open(
-            parent,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(errno_error)?;
-        let existing = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) if kind_of_mode(stat.st_mode) == FileKind::Symlink => {
-                match rustix::fs::readlinkat(&dir, name, Vec::new()) {
-                    // Joined, not normalised: `..` after a symlinked directory must be resolved
-                    // by the kernel, physically.
-                    Ok(target) => current = parent.join(OsStr::from_bytes(target.as_bytes())),
-                    // Swapped away meanwhile: look again.
-                    Err(Errno::INVAL | Errno::NOENT) => {}
-                    Err(errno) => return Err(errno_error(errno)),
-                }
-                continue;
-            }
-            Ok(stat) => Some(stat),
-            Err(Errno::NOENT) => None,
-            Err(errno) => return Err(errno_error(errno)),
-        };
-        return Ok(write::Target {
-            dir,
-            name: name.to_os_string(),
-            existing,
-        });
-    }
-    Err(EnvError::new(
-        ErrorKind::Invalid,
-        "write",
-        "too many levels of symbolic links",
-    )
-    .with_path(path))
-}
-
 /// Starts writing `len` bytes at `offset` of `file` to disk without waiting for them, so the
 /// `fsync` that ends a big write finds most of the data already on its way. Only a hint: any
 /// error shows up again in that `fsync`.
@@ -773,20 +507,6 @@ pub(crate) fn start_writeback(file: &File, offset: u64, len: usize) {
     let _ = unsafe {
         libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
     };
-}
-
-pub(crate) fn append(path: &Path, data: &[u8]) -> EnvResult<()> {
-    if let Some(parent) = path.parent() {
-        create_dir_all("append", parent, path)?;
-    }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o666)
-        .open(path)
-        .map_err(|error| io_error("append", path, error))?;
-    file.write_all(data)
-        .map_err(|error| io_error("append", path, error))
 }
 
 /// Creates the private temp directory (`0700`) under the system temp dir.
@@ -825,6 +545,25 @@ pub(crate) fn create_temp_dir(dir: &Path, prefix: &str) -> EnvResult<PathBuf> {
     fs::set_permissions(&path, Permissions::from_mode(0o700))
         .map_err(|error| io_error("tempdir", &path, error))?;
     Ok(path)
+}
+
+/// `read` by path with the size from which the file is read on several threads.
+#[cfg(test)]
+fn read_with(path: &Path, cancel: &CancelFlag, parallel_min: u64) -> EnvResult<Vec<u8>> {
+    let file = File::open(path).map_err(|error| io_error("read", path, error))?;
+    read_file(file, path, cancel, parallel_min)
+}
+
+/// `read_lines` by path with the size from which the remaining count runs on several threads.
+#[cfg(test)]
+fn read_lines_with(
+    path: &Path,
+    window: &LineWindow,
+    cancel: &CancelFlag,
+    parallel_min: u64,
+) -> EnvResult<LinesRead> {
+    let file = File::open(path).map_err(|error| io_error("read", path, error))?;
+    read_lines_file(file, path, window, cancel, parallel_min)
 }
 
 #[cfg(test)]

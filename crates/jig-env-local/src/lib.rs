@@ -103,6 +103,7 @@
 
 mod beneath;
 mod exec;
+mod files;
 
 pub use jig_process::{WatchdogCommand, run_watchdog};
 mod fs;
@@ -117,6 +118,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
+use files::Scope;
 use jig_env::{
     Bytes, ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome,
     ExecRequest, ExecSink, ExecutionEnv, FILE_CHUNK, FileHead, FileInfo, FileLock, LineWindow,
@@ -138,6 +140,8 @@ pub struct LocalEnv {
     temp_dir: Mutex<Option<tempfile::TempDir>>,
     /// Leave the private temp directory in place on `cleanup` (processes are still killed).
     keep_temp_files: bool,
+    /// The filesystem operations, on any path.
+    files: Files,
 }
 
 impl Default for LocalEnv {
@@ -162,6 +166,7 @@ impl LocalEnv {
             processes: exec::ProcessTracker::new(),
             temp_dir: Mutex::new(None),
             keep_temp_files: false,
+            files: Files { roots: None },
         }
     }
 
@@ -343,66 +348,43 @@ impl ExecutionEnv for LocalEnv {
     }
 
     async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        fs::canonical_path(&check_path("canonicalize", path)?)
+        self.files.canonical_path(path)
     }
 
     async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        fs::file_info(&check_path("stat", path)?)
+        self.files.file_info(path)
     }
 
     async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        fs::stat(&check_path("stat", path)?)
+        self.files.stat(path)
     }
 
     async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        fs::read_link(&check_path("readlink", path)?)
+        self.files.read_link(path)
     }
 
     async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        blocking("read", move |cancel| fs::read(&path, cancel)).await
+        self.files.read(path).await
     }
 
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        if max_bytes <= INLINE_READ_MAX {
-            return fs::read_start(&path, max_bytes);
-        }
-        blocking("read", move |_| fs::read_start(&path, max_bytes)).await
+        self.files.read_start(path, max_bytes).await
     }
 
     async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        let path = check_path("read", path)?;
-        if max_bytes < INLINE_READ_MAX {
-            return fs::read_head(&path, max_bytes);
-        }
-        blocking("read", move |_| fs::read_head(&path, max_bytes)).await
+        self.files.read_head(path, max_bytes).await
     }
 
     async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
-        let path = check_path("read", path)?;
-        if window.start_line == 0 {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "read",
-                "start_line is 1-based; 0 is not a line",
-            )
-            .with_path(path));
-        }
-        blocking("read", move |cancel| fs::read_lines(&path, &window, cancel)).await
+        self.files.read_lines(path, window).await
     }
 
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        blocking("write", move |cancel| fs::write(&path, &data, cancel)).await
+        self.files.write(path, data).await
     }
 
     async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
-        let path = check_path("read", path)?;
-        read_chunked(sink, move |cancel, send| {
-            fs::read_chunks(&path, cancel, FILE_CHUNK, send)
-        })
-        .await
+        self.files.read_chunks(path, sink).await
     }
 
     async fn write_chunks(
@@ -410,46 +392,27 @@ impl ExecutionEnv for LocalEnv {
         path: &Path,
         source: &mut dyn ChunkSource,
     ) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        let target = path.clone();
-        write_chunked(&path, source, move |cancel, next| {
-            fs::write_from(&target, cancel, true, next)
-        })
-        .await
+        self.files.write_chunks(path, source).await
     }
 
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
-        let path = check_path("append", path)?;
-        blocking("append", move |_| fs::append(&path, &data)).await
+        self.files.append(path, data).await
     }
 
     async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        let from = check_path("rename", from)?;
-        let to = check_path("rename", to)?;
-        blocking("rename", move |_| fs::rename(&from, &to)).await
+        self.files.rename(from, to).await
     }
 
     async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("remove", path)?;
-        if path.parent().is_none() {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "remove",
-                "refusing to remove the root directory",
-            )
-            .with_path(path));
-        }
-        blocking("remove", move |_| fs::remove(&path, recursive)).await
+        self.files.remove(path, recursive).await
     }
 
     async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("mkdir", path)?;
-        blocking("mkdir", move |_| fs::create_dir(&path, recursive)).await
+        self.files.create_dir(path, recursive).await
     }
 
     async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        let path = check_path("readdir", path)?;
-        blocking("readdir", move |_| fs::read_dir(&path)).await
+        self.files.read_dir(path).await
     }
 
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
@@ -475,37 +438,25 @@ impl ExecutionEnv for LocalEnv {
     }
 
     async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
-        // Dropping this future cancels the walk on the blocking pool too.
-        let guard = request.cancel.clone().drop_guard();
-        let result = blocking("walk", move |_| search::walk_blocking(&request, None)).await;
-        guard.disarm();
-        result
+        self.files.walk(request).await
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
-        // Dropping this future cancels the search on the blocking pool too.
-        let guard = request.cancel.clone().drop_guard();
-        let result = blocking("search", move |_| search::search_blocking(&request, None)).await;
-        guard.disarm();
-        result
+        self.files.search(request).await
     }
 
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         let roots = beneath::Roots::open(roots)?;
         Ok(Arc::new(LocalView {
             env: self,
-            roots: Arc::new(roots),
+            files: Files {
+                roots: Some(Arc::new(roots)),
+            },
         }))
     }
 
     async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
-        let path = check_path("lock", path)?;
-        lock_loop(
-            &path,
-            || fs::open_for_lock(&path),
-            || fs::stat(&path).map(|info| info.file_id),
-        )
-        .await
+        self.files.lock_file(path).await
     }
 
     async fn cleanup(&self) {
@@ -592,7 +543,7 @@ mod tests {
 #[derive(Debug)]
 struct LocalView {
     env: Arc<LocalEnv>,
-    roots: Arc<beneath::Roots>,
+    files: Files,
 }
 
 #[async_trait]
@@ -606,76 +557,43 @@ impl ExecutionEnv for LocalView {
     }
 
     async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.roots
-            .canonical_path(&check_path("canonicalize", path)?)
+        self.files.canonical_path(path)
     }
 
     async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.roots.file_info(&check_path("stat", path)?)
+        self.files.file_info(path)
     }
 
     async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.roots.stat(&check_path("stat", path)?)
+        self.files.stat(path)
     }
 
     async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.roots.read_link(&check_path("readlink", path)?)
+        self.files.read_link(path)
     }
 
     async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |cancel| roots.read(&path, cancel)).await
+        self.files.read(path).await
     }
 
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        if max_bytes <= INLINE_READ_MAX {
-            return self.roots.read_start(&path, max_bytes);
-        }
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |_| roots.read_start(&path, max_bytes)).await
+        self.files.read_start(path, max_bytes).await
     }
 
     async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        let path = check_path("read", path)?;
-        if max_bytes < INLINE_READ_MAX {
-            return self.roots.read_head(&path, max_bytes);
-        }
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |_| roots.read_head(&path, max_bytes)).await
+        self.files.read_head(path, max_bytes).await
     }
 
     async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
-        let path = check_path("read", path)?;
-        if window.start_line == 0 {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "read",
-                "start_line is 1-based; 0 is not a line",
-            )
-            .with_path(path));
-        }
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |cancel| {
-            roots.read_lines(&path, &window, cancel)
-        })
-        .await
+        self.files.read_lines(path, window).await
     }
 
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("write", move |cancel| roots.write(&path, &data, cancel)).await
+        self.files.write(path, data).await
     }
 
     async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
-        let path = check_path("read", path)?;
-        let roots = Arc::clone(&self.roots);
-        read_chunked(sink, move |cancel, send| {
-            roots.read_chunks(&path, cancel, FILE_CHUNK, send)
-        })
-        .await
+        self.files.read_chunks(path, sink).await
     }
 
     async fn write_chunks(
@@ -683,44 +601,27 @@ impl ExecutionEnv for LocalView {
         path: &Path,
         source: &mut dyn ChunkSource,
     ) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        let roots = Arc::clone(&self.roots);
-        let target = path.clone();
-        write_chunked(&path, source, move |cancel, next| {
-            roots.write_from(&target, cancel, true, next)
-        })
-        .await
+        self.files.write_chunks(path, source).await
     }
 
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
-        let path = check_path("append", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("append", move |_| roots.append(&path, &data)).await
+        self.files.append(path, data).await
     }
 
     async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        let from = check_path("rename", from)?;
-        let to = check_path("rename", to)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("rename", move |_| roots.rename(&from, &to)).await
+        self.files.rename(from, to).await
     }
 
     async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("remove", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("remove", move |_| roots.remove(&path, recursive)).await
+        self.files.remove(path, recursive).await
     }
 
     async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("mkdir", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("mkdir", move |_| roots.create_dir(&path, recursive)).await
+        self.files.create_dir(path, recursive).await
     }
 
     async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        let path = check_path("readdir", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("readdir", move |_| roots.read_dir(&path)).await
+        self.files.read_dir(path).await
     }
 
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
@@ -736,25 +637,11 @@ impl ExecutionEnv for LocalView {
     }
 
     async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
-        let guard = request.cancel.clone().drop_guard();
-        let roots = Arc::clone(&self.roots);
-        let result = blocking("walk", move |_| {
-            search::walk_blocking(&request, Some(&roots))
-        })
-        .await;
-        guard.disarm();
-        result
+        self.files.walk(request).await
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
-        let guard = request.cancel.clone().drop_guard();
-        let roots = Arc::clone(&self.roots);
-        let result = blocking("search", move |_| {
-            search::search_blocking(&request, Some(&roots))
-        })
-        .await;
-        guard.disarm();
-        result
+        self.files.search(request).await
     }
 
     async fn cleanup(&self) {
@@ -763,19 +650,204 @@ impl ExecutionEnv for LocalView {
 
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         // A view of a view only narrows: each new root must be reachable beneath the old ones.
+        let scope = self.files.scope();
         let mut inner = Vec::with_capacity(roots.len());
         for root in roots {
-            inner.push(self.roots.canonical_path(&check_path("beneath", root)?)?);
+            inner.push(scope.canonical_path(&check_path("beneath", root)?)?);
         }
         Arc::clone(&self.env).beneath(&inner)
     }
 
     async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        self.files.lock_file(path).await
+    }
+}
+
+/// The filesystem operations of an env or of a view (the `files` module), resolved in its
+/// [`Scope`]: the short ones on the calling thread, the rest on the blocking pool (see "Where the
+/// work runs").
+#[derive(Debug, Clone)]
+struct Files {
+    /// The roots of a view; `None`: the env, on any path.
+    roots: Option<Arc<beneath::Roots>>,
+}
+
+impl Files {
+    fn scope(&self) -> Scope<'_> {
+        match self.roots.as_deref() {
+            None => Scope::Host,
+            Some(roots) => Scope::Beneath(roots),
+        }
+    }
+
+    /// Runs `work` on the blocking pool with this scope (see [`blocking`]).
+    async fn blocking<T, F>(&self, operation: &'static str, work: F) -> EnvResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(Scope<'_>, &AtomicBool) -> EnvResult<T> + Send + 'static,
+    {
+        let files = self.clone();
+        blocking(operation, move |cancel| work(files.scope(), cancel)).await
+    }
+
+    fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.scope()
+            .canonical_path(&check_path("canonicalize", path)?)
+    }
+
+    fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.scope().file_info(&check_path("stat", path)?)
+    }
+
+    fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.scope().stat(&check_path("stat", path)?)
+    }
+
+    fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.scope().read_link(&check_path("readlink", path)?)
+    }
+
+    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        self.blocking("read", move |scope, cancel| scope.read(&path, cancel))
+            .await
+    }
+
+    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        if max_bytes <= INLINE_READ_MAX {
+            return self.scope().read_start(&path, max_bytes);
+        }
+        self.blocking("read", move |scope, _| scope.read_start(&path, max_bytes))
+            .await
+    }
+
+    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+        let path = check_path("read", path)?;
+        if max_bytes < INLINE_READ_MAX {
+            return self.scope().read_head(&path, max_bytes);
+        }
+        self.blocking("read", move |scope, _| scope.read_head(&path, max_bytes))
+            .await
+    }
+
+    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+        let path = check_path("read", path)?;
+        if window.start_line == 0 {
+            return Err(EnvError::new(
+                ErrorKind::Invalid,
+                "read",
+                "start_line is 1-based; 0 is not a line",
+            )
+            .with_path(path));
+        }
+        self.blocking("read", move |scope, cancel| {
+            scope.read_lines(&path, &window, cancel)
+        })
+        .await
+    }
+
+    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        self.blocking("write", move |scope, cancel| {
+            scope.write(&path, &data, cancel)
+        })
+        .await
+    }
+
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        let path = check_path("read", path)?;
+        let files = self.clone();
+        read_chunked(sink, move |cancel, send| {
+            files.scope().read_chunks(&path, cancel, FILE_CHUNK, send)
+        })
+        .await
+    }
+
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        let files = self.clone();
+        let target = path.clone();
+        write_chunked(&path, source, move |cancel, next| {
+            files.scope().write_from(&target, cancel, true, next)
+        })
+        .await
+    }
+
+    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
+        let path = check_path("append", path)?;
+        self.blocking("append", move |scope, _| scope.append(&path, &data))
+            .await
+    }
+
+    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
+        let from = check_path("rename", from)?;
+        let to = check_path("rename", to)?;
+        self.blocking("rename", move |scope, _| scope.rename(&from, &to))
+            .await
+    }
+
+    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("remove", path)?;
+        if self.roots.is_none() && path.parent().is_none() {
+            return Err(EnvError::new(
+                ErrorKind::Invalid,
+                "remove",
+                "refusing to remove the root directory",
+            )
+            .with_path(path));
+        }
+        self.blocking("remove", move |scope, _| scope.remove(&path, recursive))
+            .await
+    }
+
+    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("mkdir", path)?;
+        self.blocking("mkdir", move |scope, _| scope.create_dir(&path, recursive))
+            .await
+    }
+
+    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
+        let path = check_path("readdir", path)?;
+        self.blocking("readdir", move |scope, _| scope.read_dir(&path))
+            .await
+    }
+
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        // Dropping this future cancels the walk on the blocking pool too.
+        let guard = request.cancel.clone().drop_guard();
+        let roots = self.roots.clone();
+        let result = blocking("walk", move |_| {
+            search::walk_blocking(&request, roots.as_deref())
+        })
+        .await;
+        guard.disarm();
+        result
+    }
+
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        // Dropping this future cancels the search on the blocking pool too.
+        let guard = request.cancel.clone().drop_guard();
+        let roots = self.roots.clone();
+        let result = blocking("search", move |_| {
+            search::search_blocking(&request, roots.as_deref())
+        })
+        .await;
+        guard.disarm();
+        result
+    }
+
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
         let path = check_path("lock", path)?;
+        let scope = self.scope();
         lock_loop(
             &path,
-            || self.roots.open_for_lock(&path),
-            || self.roots.stat(&path).map(|info| info.file_id),
+            || scope.open_for_lock(&path),
+            || scope.stat(&path).map(|info| info.file_id),
         )
         .await
     }
