@@ -14,7 +14,8 @@
 //!   again from that root's handle.
 //! - The final component is acted on relative to the directory handle the walk ended on, with
 //!   `O_NOFOLLOW`/`AT_SYMLINK_NOFOLLOW`: if it turned into a symlink after it was looked at, the
-//!   operation sees a symlink (or `ELOOP`) and resolves again, up to a bound.
+//!   operation sees a symlink (or `ELOOP`) and resolves again, up to a bound. The operations
+//!   themselves are the env's (the `files` module); this module only finds where they act.
 //!
 //! So whatever another process does to the tree meanwhile, no open, create, rename or removal
 //! happens in a directory that is not beneath a root.

@@ -195,7 +195,8 @@ fn fill_at(file: &File, part: &mut [u8], offset: usize, cancel: &CancelFlag) -> 
     Ok(true)
 }
 
-/// [`read_chunks`] of a file already opened (`path` names it in errors).
+/// Reads the file already opened (`path` names it in errors) in chunks of `chunk` bytes handed
+/// to `send`, which returns `false` when nobody takes them any more (then the read stops).
 pub(crate) fn read_file_chunks(
     mut file: File,
     path: &Path,

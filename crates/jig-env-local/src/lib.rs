@@ -18,6 +18,10 @@
 //! host filesystem (a symlink race).
 //!
 //! # How it works
+//! - **One implementation for the env and its views**: each filesystem operation is written
+//!   once (the `files` module), against a directory handle and a name in it. The env hands the
+//!   kernel the whole path (`AT_FDCWD`), so symlinks are followed as by any program; a view
+//!   resolves the path beneath its roots first (see "Containment" below).
 //! - **Where the work runs**: the short, bounded operations (`canonical_path`, `file_info`,
 //!   `stat`, `read_link`, and `read_head`/`read_start` of at most 128 KiB) run on the calling
 //!   thread: on a local filesystem they take a few microseconds, less than handing them to
@@ -75,7 +79,7 @@
 //!
 //! # Containment: confined views
 //! `LocalEnv` itself operates on the paths it is given. [`ExecutionEnv::beneath`] returns a
-//! view that resolves every path beneath an open `O_PATH` handle of a root, at the moment of
+//! view, running the same operations, that resolves every path beneath an open `O_PATH` handle of a root, at the moment of
 //! use: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` opens the directories of a symlink-free
 //! path in one call; otherwise (a symlink on the way, or no `openat2`) the path is walked one
 //! component at a time with `O_NOFOLLOW`, and a symlink is followed only when where it leads
