@@ -20,6 +20,7 @@
 //! So whatever another process does to the tree meanwhile, no open, create, rename or removal
 //! happens in a directory that is not beneath a root.
 
+use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
@@ -82,12 +83,12 @@ pub(crate) struct Roots {
 
 /// Where a path landed: a directory handle and the final name in it.
 #[derive(Debug)]
-pub(crate) struct Located {
+pub(crate) struct Located<'a> {
     /// The directory holding the final component (in a view an `O_PATH` handle).
     pub(crate) dir: DirHandle,
     /// The final component (for the env, which lets the kernel resolve, the whole path);
     /// `None` when the path is a root itself (then `dir` is the root).
-    pub(crate) name: Option<OsString>,
+    pub(crate) name: Option<Cow<'a, OsStr>>,
     /// In a view, the symlink-free absolute path of the result (the env leaves it empty).
     pub(crate) logical: PathBuf,
     /// The kernel follows a final symlink: the env's operations that follow one. A view never
@@ -95,7 +96,7 @@ pub(crate) struct Located {
     pub(crate) follows: bool,
 }
 
-impl Located {
+impl Located<'_> {
     pub(crate) fn name(&self) -> &OsStr {
         self.name.as_deref().unwrap_or(OsStr::new("."))
     }
@@ -189,7 +190,7 @@ impl Roots {
         path: &Path,
         last: Final,
         create: bool,
-    ) -> EnvResult<Located> {
+    ) -> EnvResult<Located<'static>> {
         let mut current = path.to_path_buf();
         let mut via: Option<PathBuf> = None;
         let mut create = create;
@@ -247,7 +248,7 @@ impl Roots {
                     }
                     return Ok(Located {
                         dir: DirHandle::Fd(dir),
-                        name: Some(name.clone()),
+                        name: Some(Cow::Owned(name.clone())),
                         logical: logical.join(name),
                         follows: false,
                     });

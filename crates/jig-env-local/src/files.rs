@@ -5,6 +5,7 @@
 //! its roots first (the `beneath` module), follows symlinks itself and never lets the kernel
 //! follow one, resolving again when a final component turned into a symlink meanwhile.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
@@ -38,13 +39,13 @@ pub(crate) enum Scope<'a> {
 impl Scope<'_> {
     /// Finds the directory and final name of `path` (absolute, normalised). With `create`,
     /// missing directories on the way are created (`mkdir -p` of the parent).
-    fn resolve(
+    fn resolve<'p>(
         self,
         operation: &'static str,
-        path: &Path,
+        path: &'p Path,
         last: Final,
         create: bool,
-    ) -> EnvResult<Located> {
+    ) -> EnvResult<Located<'p>> {
         match self {
             Scope::Host => {
                 if create && let Some(parent) = path.parent() {
@@ -52,7 +53,7 @@ impl Scope<'_> {
                 }
                 Ok(Located {
                     dir: DirHandle::Cwd,
-                    name: Some(path.as_os_str().to_os_string()),
+                    name: Some(Cow::Borrowed(path.as_os_str())),
                     logical: PathBuf::new(),
                     follows: last == Final::Follow,
                 })
@@ -69,7 +70,7 @@ impl Scope<'_> {
         path: &Path,
         last: Final,
         create: bool,
-        mut act: impl FnMut(&Located) -> EnvResult<Option<T>>,
+        mut act: impl FnMut(&Located<'_>) -> EnvResult<Option<T>>,
     ) -> EnvResult<T> {
         for _ in 0..MAX_RETRIES {
             let located = self.resolve(operation, path, last, create)?;
@@ -327,7 +328,7 @@ impl Scope<'_> {
                 }
             };
         };
-        match rustix::fs::mkdirat(&located.dir, name.as_os_str(), Mode::from_raw_mode(0o777)) {
+        match rustix::fs::mkdirat(&located.dir, &**name, Mode::from_raw_mode(0o777)) {
             Ok(()) => Ok(()),
             Err(Errno::EXIST) if recursive == Recursive::Yes => {
                 // Fine when a directory (or a symlink to one, inside the roots of a view) is
@@ -373,7 +374,7 @@ impl Scope<'_> {
             };
             match rustix::fs::openat(
                 &located.dir,
-                name.as_os_str(),
+                &**name,
                 OFlags::WRONLY
                     | OFlags::APPEND
                     | OFlags::CREATE
@@ -410,30 +411,26 @@ impl Scope<'_> {
             )
             .with_path(from));
         };
-        rustix::fs::renameat(
-            &source.dir,
-            source_name.as_os_str(),
-            &dest.dir,
-            dest_name.as_os_str(),
+        rustix::fs::renameat(&source.dir, &**source_name, &dest.dir, &**dest_name).map_err(
+            |errno| {
+                // Name the side that is at fault where the error tells it.
+                let reported = match errno {
+                    Errno::NOENT
+                        if rustix::fs::statat(
+                            &source.dir,
+                            &**source_name,
+                            AtFlags::SYMLINK_NOFOLLOW,
+                        )
+                        .is_err() =>
+                    {
+                        from
+                    }
+                    Errno::NOENT | Errno::ISDIR | Errno::NOTDIR => to,
+                    _ => from,
+                };
+                errno_error("rename", reported, errno)
+            },
         )
-        .map_err(|errno| {
-            // Name the side that is at fault where the error tells it.
-            let reported = match errno {
-                Errno::NOENT
-                    if rustix::fs::statat(
-                        &source.dir,
-                        source_name.as_os_str(),
-                        AtFlags::SYMLINK_NOFOLLOW,
-                    )
-                    .is_err() =>
-                {
-                    from
-                }
-                Errno::NOENT | Errno::ISDIR | Errno::NOTDIR => to,
-                _ => from,
-            };
-            errno_error("rename", reported, errno)
-        })
     }
 
     /// Removes `path`; a symlink (to anything) is removed itself, never its target.
@@ -447,16 +444,16 @@ impl Scope<'_> {
             )
             .with_path(path));
         };
-        let stat = rustix::fs::statat(&located.dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+        let stat = rustix::fs::statat(&located.dir, &**name, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|errno| errno_error("remove", path, errno))?;
         let result = if fs::kind_of_mode(stat.st_mode) == FileKind::Directory {
             if recursive == Recursive::Yes {
                 remove_contents(&located.dir, name)
                     .map_err(|errno| errno_error("remove", path, errno))?;
             }
-            rustix::fs::unlinkat(&located.dir, name.as_os_str(), AtFlags::REMOVEDIR)
+            rustix::fs::unlinkat(&located.dir, &**name, AtFlags::REMOVEDIR)
         } else {
-            rustix::fs::unlinkat(&located.dir, name.as_os_str(), AtFlags::empty())
+            rustix::fs::unlinkat(&located.dir, &**name, AtFlags::empty())
         };
         result.map_err(|errno| {
             if errno == Errno::NOTEMPTY {
@@ -517,8 +514,7 @@ impl Scope<'_> {
                 );
             };
             let existing =
-                match rustix::fs::statat(&located.dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
-                {
+                match rustix::fs::statat(&located.dir, &**name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(stat) if fs::kind_of_mode(stat.st_mode) == FileKind::Symlink => {
                         return Ok(None);
                     }
@@ -535,7 +531,7 @@ impl Scope<'_> {
             .map_err(|errno| errno_error("write", path, errno))?;
             Ok(Some(write::Target {
                 dir,
-                name: name.clone(),
+                name: name.to_os_string(),
                 existing,
             }))
         })
@@ -555,7 +551,7 @@ impl Scope<'_> {
 pub(crate) fn stat_located(
     operation: &'static str,
     path: &Path,
-    located: &Located,
+    located: &Located<'_>,
 ) -> EnvResult<FileInfo> {
     let flags = if located.follows {
         AtFlags::empty()
@@ -592,7 +588,7 @@ pub(crate) fn stat_located(
 pub(crate) fn stat_located(
     operation: &'static str,
     path: &Path,
-    located: &Located,
+    located: &Located<'_>,
 ) -> EnvResult<FileInfo> {
     let fd = rustix::fs::openat(
         &located.dir,
