@@ -159,7 +159,7 @@ impl Scope<'_> {
 
     /// Opens the file `path` for reading; a directory is `IsADirectory`. A view opens without
     /// blocking (a FIFO opens at once) and accepts only a regular file; the env reads whatever
-    /// it is given, as `cat` would.
+    /// it is given, like any program.
     fn open_for_read(self, path: &Path) -> EnvResult<File> {
         if self.confined() {
             let (file, metadata) = self.open("read", path, OFlags::RDONLY | OFlags::NONBLOCK)?;

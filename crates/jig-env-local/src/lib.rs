@@ -79,16 +79,18 @@
 //!
 //! # Containment: confined views
 //! `LocalEnv` itself operates on the paths it is given. [`ExecutionEnv::beneath`] returns a
-//! view, running the same operations, that resolves every path beneath an open `O_PATH` handle of a root, at the moment of
-//! use: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` opens the directories of a symlink-free
-//! path in one call; otherwise (a symlink on the way, or no `openat2`) the path is walked one
-//! component at a time with `O_NOFOLLOW`, and a symlink is followed only when where it leads
-//! (normalised against the symlink-free prefix) is inside a root. The final component is acted
-//! on relative to the directory handle with `O_NOFOLLOW`; if it became a symlink meanwhile, the
-//! path is resolved again. In a view, `write` refuses a target that is not a regular file (the
-//! env replaces a FIFO, socket or device like a file); `walk`/`search` report an entry only if
-//! it exists beneath the root without a symlink when checked, and open every searched file that
-//! way. Hard links are not covered: a hard link inside a root to a file elsewhere is that file.
+//! view, running the same operations, that resolves every path beneath an open `O_PATH` handle
+//! of a root, at the moment of use: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` opens the
+//! directories of a symlink-free path in one call; otherwise (a symlink on the way, or no
+//! `openat2`) the path is walked one component at a time with `O_NOFOLLOW`, and a symlink is
+//! followed only when where it leads (normalised against the symlink-free prefix) is inside a
+//! root. The final component is acted on relative to the directory handle with `O_NOFOLLOW`; if
+//! it became a symlink meanwhile, the path is resolved again. In a view, `read`, `append` and
+//! `write` act on a regular file only and refuse a FIFO, socket or device (the env reads or
+//! appends to one like any program, and replaces one like a file); `walk`/`search` report an
+//! entry only if it exists beneath the root without a symlink when checked, and open every
+//! searched file that way. Hard links are not covered: a hard link inside a root to a file
+//! elsewhere is that file.
 //!
 //! # Update locks
 //! [`ExecutionEnv::lock_file`] takes `flock(LOCK_EX)` on the file (polled, so dropping the
