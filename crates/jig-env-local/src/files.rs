@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +20,7 @@ use jig_env::{
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::beneath::{DirHandle, Final, Located, MAX_RETRIES, Roots, changed_too_often};
+use crate::beneath::{DirHandle, Final, HANDLE, Located, MAX_RETRIES, Roots, changed_too_often};
 use crate::fs::{self, CancelFlag};
 use crate::write;
 
@@ -522,13 +523,11 @@ impl Scope<'_> {
                     Err(Errno::NOENT) => None,
                     Err(errno) => return Err(errno_error("write", path, errno)),
                 };
-            let dir = rustix::fs::openat(
-                &located.dir,
-                ".",
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|errno| errno_error("write", path, errno))?;
+            let dir = located
+                .dir
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| EnvError::io("write", path, e))?;
             Ok(Some(write::Target {
                 dir,
                 name: name.to_os_string(),
@@ -593,7 +592,7 @@ pub(crate) fn stat_located(
     let fd = rustix::fs::openat(
         &located.dir,
         located.name(),
-        crate::beneath::HANDLE | located.nofollow() | OFlags::CLOEXEC,
+        HANDLE | located.nofollow() | OFlags::CLOEXEC,
         Mode::empty(),
     )
     .map_err(|errno| errno_error(operation, path, errno))?;
@@ -615,7 +614,7 @@ fn host_write_target(path: &Path) -> EnvResult<write::Target> {
         };
         let dir = rustix::fs::open(
             parent,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            HANDLE | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map_err(|errno| errno_error("write", path, errno))?;

@@ -24,7 +24,8 @@ use crate::fs::{self, CancelFlag};
 
 /// Where a write lands, as the caller found it.
 pub(crate) struct Target {
-    /// The directory holding the target, opened for reading (it is listed and synced).
+    /// A handle of the directory holding the target (`O_PATH` will do: the directory needs
+    /// search and write permission, as for any save-by-rename, not read permission).
     pub(crate) dir: OwnedFd,
     /// The target's name in `dir`.
     pub(crate) name: OsString,
@@ -101,8 +102,16 @@ pub(crate) fn write_in(
         temp.discard(dir);
     }
     result?;
-    // Make the rename itself durable; a failure here does not undo a completed write.
-    let _ = rustix::fs::fsync(dir);
+    // Make the rename itself durable; a failure here (the directory cannot be opened for
+    // reading, say) does not undo a completed write.
+    if let Ok(dir) = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        let _ = rustix::fs::fsync(dir);
+    }
     Ok(WriteOutcome {
         created: existing.is_none(),
     })
