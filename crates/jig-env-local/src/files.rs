@@ -490,16 +490,16 @@ impl Scope<'_> {
         big: bool,
         next: impl FnMut() -> EnvResult<Option<Bytes>>,
     ) -> EnvResult<WriteOutcome> {
-        let (target, writer) = match self {
+        let target = match self {
             Scope::Host => {
                 if let Some(parent) = path.parent() {
                     fs::create_dir_all("write", parent, path)?;
                 }
-                (host_write_target(path)?, write::Writer::Host)
+                host_write_target(path)?
             }
-            Scope::Beneath(_) => (self.confined_write_target(path)?, write::Writer::Confined),
+            Scope::Beneath(_) => self.confined_write_target(path)?,
         };
-        write::write_in(&target, writer, path, cancel, big, next)
+        write::write_in(&target, self, path, cancel, big, next)
     }
 
     /// Where a write through `path` lands in a view: the directory handle the resolution ended

@@ -20,6 +20,7 @@ use jig_env::{Bytes, EnvError, EnvResult, ErrorKind, FileKind, WriteOutcome};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::files::Scope;
 use crate::fs::{self, CancelFlag};
 
 /// Where a write lands, as the caller found it.
@@ -34,24 +35,16 @@ pub(crate) struct Target {
     pub(crate) existing: Option<rustix::fs::Stat>,
 }
 
-/// Who writes: the env on any path, or a view confined beneath roots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Writer {
-    /// A FIFO, socket or device at the target is replaced like a file.
-    Host,
-    /// Only a regular file is replaced, and nothing is looked at through a symlink swapped in
-    /// meanwhile.
-    Confined,
-}
-
 /// The atomic write of the contract in `target.dir`: the existing mode (and, where allowed,
 /// owner) kept, data in a temp file in the same directory that is synced and renamed over the
 /// target, then the directory synced. `next` supplies the content chunk by chunk (`None`:
 /// complete; an error stops the write); `big` asks the disk to start on each chunk at once. On
-/// any failure the temp file is removed and the target is untouched.
+/// any failure the temp file is removed and the target is untouched. The env replaces a FIFO,
+/// socket or device like a file; a view refuses to, and looks at nothing through a symlink
+/// swapped in meanwhile.
 pub(crate) fn write_in(
     target: &Target,
-    writer: Writer,
+    scope: Scope<'_>,
     path: &Path,
     cancel: &CancelFlag,
     big: bool,
@@ -63,22 +56,22 @@ pub(crate) fn write_in(
         existing,
     } = target;
     let mode = match existing {
-        Some(stat) => match (fs::kind_of_mode(stat.st_mode), writer) {
+        Some(stat) => match (fs::kind_of_mode(stat.st_mode), scope) {
             (FileKind::Directory, _) => {
                 return Err(
                     EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
                         .with_path(path),
                 );
             }
-            (FileKind::Symlink | FileKind::Other, Writer::Confined) => {
+            (FileKind::Symlink | FileKind::Other, Scope::Beneath(_)) => {
                 return Err(fs::not_regular("write", path));
             }
             _ => {
                 // The rename would replace a file the user may not write (it needs only write
                 // access to the directory): refuse it.
-                let flags = match writer {
-                    Writer::Host => AtFlags::empty(),
-                    Writer::Confined => AtFlags::SYMLINK_NOFOLLOW,
+                let flags = match scope {
+                    Scope::Host => AtFlags::empty(),
+                    Scope::Beneath(_) => AtFlags::SYMLINK_NOFOLLOW,
                 };
                 rustix::fs::accessat(dir, name.as_os_str(), rustix::fs::Access::WRITE_OK, flags)
                     .map_err(|errno| errno_error(path, errno))?;
