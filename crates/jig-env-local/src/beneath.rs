@@ -14,39 +14,37 @@
 //!   again from that root's handle.
 //! - The final component is acted on relative to the directory handle the walk ended on, with
 //!   `O_NOFOLLOW`/`AT_SYMLINK_NOFOLLOW`: if it turned into a symlink after it was looked at, the
-//!   operation sees a symlink (or `ELOOP`) and resolves again, up to a bound.
+//!   operation sees a symlink (or `ELOOP`) and resolves again, up to a bound. The operations
+//!   themselves are the env's (the `files` module); this module only finds where they act.
 //!
 //! So whatever another process does to the tree meanwhile, no open, create, rename or removal
 //! happens in a directory that is not beneath a root.
 
+use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use jig_env::{
-    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineWindow,
-    LinesRead, Recursive, WriteOutcome, normalize_path, outside_roots,
-};
+use jig_env::{EnvError, EnvResult, ErrorKind, FileKind, normalize_path, outside_roots};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::fs::{self, CancelFlag};
+use crate::fs;
 
 /// How directory handles (and the handles that only look at an entry) are opened: `O_PATH`
 /// where the system has it (no read permission needed, a final symlink can be opened itself),
 /// else a plain read-only open.
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-const HANDLE: OFlags = OFlags::PATH;
+pub(crate) const HANDLE: OFlags = OFlags::PATH;
 #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-const HANDLE: OFlags = OFlags::RDONLY;
+pub(crate) const HANDLE: OFlags = OFlags::RDONLY;
 
 /// How often one operation resolves again because the tree changed under it before it gives up.
-const MAX_RETRIES: u32 = 64;
+pub(crate) const MAX_RETRIES: u32 = 64;
 
 /// Set once `openat2` turned out to be unavailable (old kernel, or a seccomp filter).
 #[cfg(target_os = "linux")]
@@ -56,7 +54,7 @@ fn errno_error(operation: &'static str, path: &Path, errno: Errno) -> EnvError {
     EnvError::io(operation, path, io::Error::from(errno))
 }
 
-fn changed_too_often(operation: &'static str, path: &Path) -> EnvError {
+pub(crate) fn changed_too_often(operation: &'static str, path: &Path) -> EnvError {
     EnvError::new(
         ErrorKind::Other,
         operation,
@@ -85,18 +83,48 @@ pub(crate) struct Roots {
 
 /// Where a path landed: a directory handle and the final name in it.
 #[derive(Debug)]
-pub(crate) struct Located {
-    /// `O_PATH` handle of the directory holding the final component.
-    pub(crate) dir: OwnedFd,
-    /// The final component; `None` when the path is a root itself (then `dir` is the root).
-    pub(crate) name: Option<OsString>,
-    /// The symlink-free absolute path of the result.
+pub(crate) struct Located<'a> {
+    /// The directory holding the final component (in a view an `O_PATH` handle).
+    pub(crate) dir: DirHandle,
+    /// The final component (for the env, which lets the kernel resolve, the whole path);
+    /// `None` when the path is a root itself (then `dir` is the root).
+    pub(crate) name: Option<Cow<'a, OsStr>>,
+    /// In a view, the symlink-free absolute path of the result (the env leaves it empty).
     pub(crate) logical: PathBuf,
+    /// The kernel follows a final symlink: the env's operations that follow one. A view never
+    /// lets it (every open and stat is `O_NOFOLLOW`), it follows symlinks itself.
+    pub(crate) follows: bool,
 }
 
-impl Located {
-    fn name(&self) -> &OsStr {
+impl Located<'_> {
+    pub(crate) fn name(&self) -> &OsStr {
         self.name.as_deref().unwrap_or(OsStr::new("."))
+    }
+
+    /// `O_NOFOLLOW` unless the kernel is to follow a final symlink.
+    pub(crate) fn nofollow(&self) -> OFlags {
+        if self.follows {
+            OFlags::empty()
+        } else {
+            OFlags::NOFOLLOW
+        }
+    }
+}
+
+/// A directory the `*at` system calls start from.
+#[derive(Debug)]
+pub(crate) enum DirHandle {
+    /// The working directory (`AT_FDCWD`): the name is an absolute path the kernel resolves.
+    Cwd,
+    Fd(OwnedFd),
+}
+
+impl AsFd for DirHandle {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            DirHandle::Cwd => rustix::fs::CWD,
+            DirHandle::Fd(fd) => fd.as_fd(),
+        }
     }
 }
 
@@ -162,7 +190,7 @@ impl Roots {
         path: &Path,
         last: Final,
         create: bool,
-    ) -> EnvResult<Located> {
+    ) -> EnvResult<Located<'static>> {
         let mut current = path.to_path_buf();
         let mut via: Option<PathBuf> = None;
         let mut create = create;
@@ -179,9 +207,10 @@ impl Roots {
             let Some((name, parents)) = parts.split_last() else {
                 let dir = dup(root.fd.as_fd()).map_err(|e| EnvError::io(operation, path, e))?;
                 return Ok(Located {
-                    dir,
+                    dir: DirHandle::Fd(dir),
                     name: None,
                     logical: root.path.clone(),
+                    follows: false,
                 });
             };
             match self.walk_dirs(operation, path, root, parents, name, create)? {
@@ -218,9 +247,10 @@ impl Roots {
                         }
                     }
                     return Ok(Located {
-                        dir,
-                        name: Some(name.clone()),
+                        dir: DirHandle::Fd(dir),
+                        name: Some(Cow::Owned(name.clone())),
                         logical: logical.join(name),
+                        follows: false,
                     });
                 }
             }
@@ -353,7 +383,7 @@ impl Roots {
             target.pop();
         }
         match self.resolve(operation, &target, Final::Follow, false) {
-            Ok(located) => match Self::stat_located(operation, &target, &located) {
+            Ok(located) => match crate::files::stat_located(operation, &target, &located) {
                 Ok(info) if info.kind == FileKind::Directory => Ok(()),
                 Ok(_) => Err(
                     EnvError::new(ErrorKind::NotADirectory, operation, "not a directory")
@@ -375,542 +405,6 @@ impl Roots {
             .with_path(path)),
             Err(error) => Err(error),
         }
-    }
-
-    /// lstat of what `located` names.
-    #[cfg(target_os = "linux")]
-    fn stat_located(
-        operation: &'static str,
-        path: &Path,
-        located: &Located,
-    ) -> EnvResult<FileInfo> {
-        let stat = rustix::fs::statx(
-            &located.dir,
-            located.name(),
-            AtFlags::SYMLINK_NOFOLLOW,
-            rustix::fs::StatxFlags::BASIC_STATS,
-        )
-        .map_err(|errno| errno_error(operation, path, errno))?;
-        let mode = u32::from(stat.stx_mode);
-        let modified = u64::try_from(stat.stx_mtime.tv_sec).ok().map(|seconds| {
-            std::time::UNIX_EPOCH + std::time::Duration::new(seconds, stat.stx_mtime.tv_nsec)
-        });
-        Ok(FileInfo {
-            path: path.to_path_buf(),
-            kind: kind_of_mode(mode),
-            size: stat.stx_size,
-            modified,
-            mode: mode & 0o7777,
-            // As std reports it (`st_dev` is `makedev(major, minor)`).
-            file_id: Some((
-                rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
-                stat.stx_ino,
-            )),
-        })
-    }
-
-    /// lstat of what `located` names.
-    #[cfg(not(target_os = "linux"))]
-    fn stat_located(
-        operation: &'static str,
-        path: &Path,
-        located: &Located,
-    ) -> EnvResult<FileInfo> {
-        let fd = rustix::fs::openat(
-            &located.dir,
-            located.name(),
-            HANDLE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|errno| errno_error(operation, path, errno))?;
-        let metadata = File::from(fd)
-            .metadata()
-            .map_err(|e| EnvError::io(operation, path, e))?;
-        Ok(fs::info(path, &metadata))
-    }
-
-    /// Resolves, then runs `act` on the result; when `act` reports that the final component
-    /// became a symlink meanwhile (`Ok(None)`), resolves again.
-    fn with_located<T>(
-        &self,
-        operation: &'static str,
-        path: &Path,
-        last: Final,
-        create: bool,
-        mut act: impl FnMut(&Located) -> EnvResult<Option<T>>,
-    ) -> EnvResult<T> {
-        for _ in 0..MAX_RETRIES {
-            let located = self.resolve(operation, path, last, create)?;
-            if let Some(result) = act(&located)? {
-                return Ok(result);
-            }
-        }
-        Err(changed_too_often(operation, path))
-    }
-
-    pub(crate) fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.with_located("stat", path, Final::NoFollow, false, |located| {
-            Self::stat_located("stat", path, located).map(Some)
-        })
-    }
-
-    pub(crate) fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.with_located("stat", path, Final::Follow, false, |located| {
-            let info = Self::stat_located("stat", path, located)?;
-            Ok((info.kind != FileKind::Symlink).then_some(info))
-        })
-    }
-
-    pub(crate) fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.with_located("canonicalize", path, Final::Follow, false, |located| {
-            let info = Self::stat_located("canonicalize", path, located)?;
-            Ok((info.kind != FileKind::Symlink).then(|| located.logical.clone()))
-        })
-    }
-
-    pub(crate) fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        let located = self.resolve("readlink", path, Final::NoFollow, false)?;
-        match rustix::fs::readlinkat(&located.dir, located.name(), Vec::new()) {
-            Ok(target) => Ok(PathBuf::from(OsStr::from_bytes(target.as_bytes()))),
-            Err(Errno::INVAL) => {
-                Err(
-                    EnvError::new(ErrorKind::Invalid, "readlink", "not a symbolic link")
-                        .with_path(path),
-                )
-            }
-            Err(errno) => Err(errno_error("readlink", path, errno)),
-        }
-    }
-
-    /// Opens what `path` names for reading without blocking (a FIFO opens at once) and never
-    /// through a final symlink that appeared after resolution; returns the file and its metadata.
-    fn open_read(&self, path: &Path) -> EnvResult<(File, std::fs::Metadata)> {
-        self.with_located(
-            "read",
-            path,
-            Final::Follow,
-            false,
-            |located| match rustix::fs::openat(
-                &located.dir,
-                located.name(),
-                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => {
-                    let file = File::from(fd);
-                    let metadata = file.metadata().map_err(|e| EnvError::io("read", path, e))?;
-                    Ok(Some((file, metadata)))
-                }
-                Err(Errno::LOOP) => Ok(None),
-                Err(errno) => Err(errno_error("read", path, errno)),
-            },
-        )
-    }
-
-    /// Like `open_read`, but only a regular file is accepted.
-    fn open_regular(&self, path: &Path) -> EnvResult<(File, std::fs::Metadata)> {
-        let (file, metadata) = self.open_read(path)?;
-        fs::require_regular("read", path, &metadata)?;
-        Ok((file, metadata))
-    }
-
-    pub(crate) fn read(&self, path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_file(file, path, cancel, fs::PARALLEL_READ_MIN)
-    }
-
-    /// `read` in chunks of `chunk` bytes handed to `send` (see [`fs::read_file_chunks`]).
-    pub(crate) fn read_chunks(
-        &self,
-        path: &Path,
-        cancel: &CancelFlag,
-        chunk: usize,
-        send: impl FnMut(Bytes) -> bool,
-    ) -> EnvResult<u64> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_file_chunks(file, path, cancel, chunk, send)
-    }
-
-    pub(crate) fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_start_file(file, path, max_bytes)
-    }
-
-    pub(crate) fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        self.with_located("read", path, Final::Follow, false, |located| {
-            // Only a regular file is opened: anything else is reported from its lstat.
-            let info = Self::stat_located("stat", path, located)?;
-            match info.kind {
-                // Swapped in after resolution: resolve again.
-                FileKind::Symlink => return Ok(None),
-                FileKind::File => {}
-                FileKind::Directory | FileKind::Other => {
-                    return Ok(Some(FileHead {
-                        info,
-                        bytes: Vec::new(),
-                        complete: false,
-                    }));
-                }
-            }
-            let fd = match rustix::fs::openat(
-                &located.dir,
-                located.name(),
-                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => fd,
-                Err(Errno::LOOP) => return Ok(None),
-                Err(errno) => return Err(errno_error("read", path, errno)),
-            };
-            let file = File::from(fd);
-            let metadata = file.metadata().map_err(|e| EnvError::io("read", path, e))?;
-            {
-                use std::os::unix::fs::MetadataExt;
-                if info.file_id != Some((metadata.dev(), metadata.ino())) {
-                    // Replaced between the lstat and the open: look again.
-                    return Ok(None);
-                }
-            }
-            fs::head_of_file(file, path, &metadata, max_bytes).map(Some)
-        })
-    }
-
-    pub(crate) fn read_lines(
-        &self,
-        path: &Path,
-        window: &LineWindow,
-        cancel: &CancelFlag,
-    ) -> EnvResult<LinesRead> {
-        let (file, _) = self.open_regular(path)?;
-        fs::read_lines_file(file, path, window, cancel, fs::PARALLEL_COUNT_MIN)
-    }
-
-    /// Opens the directory `path` for listing.
-    fn open_dir(&self, operation: &'static str, path: &Path) -> EnvResult<OwnedFd> {
-        self.with_located(operation, path, Final::Follow, false, |located| {
-            match rustix::fs::openat(
-                &located.dir,
-                located.name(),
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => Ok(Some(fd)),
-                // A symlink swapped in after resolution: resolve again.
-                Err(Errno::LOOP) => Ok(None),
-                Err(Errno::NOTDIR)
-                    if rustix::fs::readlinkat(&located.dir, located.name(), Vec::new()).is_ok() =>
-                {
-                    Ok(None)
-                }
-                Err(errno) => Err(errno_error(operation, path, errno)),
-            }
-        })
-    }
-
-    /// Fails unless `path` is a directory that can be listed.
-    pub(crate) fn check_listable(&self, path: &Path) -> EnvResult<()> {
-        self.open_dir("search", path).map(drop)
-    }
-
-    pub(crate) fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        let fd = self.open_dir("readdir", path)?;
-        let mut dir =
-            rustix::fs::Dir::new(fd).map_err(|errno| errno_error("readdir", path, errno))?;
-        let mut out = Vec::new();
-        while let Some(entry) = dir.read() {
-            let entry = entry.map_err(|errno| errno_error("readdir", path, errno))?;
-            let name = OsStr::from_bytes(entry.file_name().to_bytes());
-            if name == "." || name == ".." {
-                continue;
-            }
-            let kind = match entry.file_type() {
-                rustix::fs::FileType::RegularFile => FileKind::File,
-                rustix::fs::FileType::Directory => FileKind::Directory,
-                rustix::fs::FileType::Symlink => FileKind::Symlink,
-                rustix::fs::FileType::Unknown => {
-                    let fd = dir
-                        .fd()
-                        .map_err(|errno| errno_error("readdir", path, errno))?;
-                    match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                        Ok(stat) => kind_of_mode(stat.st_mode),
-                        // Vanished between readdir and lstat: skipped like `ls` would.
-                        Err(Errno::NOENT) => continue,
-                        Err(errno) => return Err(errno_error("readdir", path, errno)),
-                    }
-                }
-                _ => FileKind::Other,
-            };
-            out.push(DirEntry {
-                name: name.to_os_string(),
-                kind,
-            });
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let located = self.resolve("mkdir", path, Final::NoFollow, recursive == Recursive::Yes)?;
-        let Some(name) = &located.name else {
-            return match recursive {
-                Recursive::Yes => Ok(()),
-                Recursive::No => {
-                    Err(EnvError::new(ErrorKind::Other, "mkdir", "file exists").with_path(path))
-                }
-            };
-        };
-        match rustix::fs::mkdirat(&located.dir, name.as_os_str(), Mode::from_raw_mode(0o777)) {
-            Ok(()) => Ok(()),
-            Err(Errno::EXIST) if recursive == Recursive::Yes => {
-                // Fine when a directory (or a symlink to one inside the roots) is there.
-                match self.stat(path) {
-                    Ok(info) if info.kind == FileKind::Directory => Ok(()),
-                    Ok(_) => {
-                        Err(
-                            EnvError::new(ErrorKind::NotADirectory, "mkdir", "not a directory")
-                                .with_path(path),
-                        )
-                    }
-                    Err(error) if error.kind() == ErrorKind::NotFound => Err(EnvError::new(
-                        ErrorKind::Other,
-                        "mkdir",
-                        "file exists (a dangling symlink is in the way)",
-                    )
-                    .with_path(path)),
-                    Err(error) => Err(error),
-                }
-            }
-            Err(Errno::EXIST) => {
-                Err(EnvError::new(ErrorKind::Other, "mkdir", "file exists").with_path(path))
-            }
-            Err(errno) => Err(errno_error("mkdir", path, errno)),
-        }
-    }
-
-    pub(crate) fn append(&self, path: &Path, data: &[u8]) -> EnvResult<()> {
-        let mut file = self.with_located("append", path, Final::Follow, true, |located| {
-            let Some(name) = &located.name else {
-                return Err(
-                    EnvError::new(ErrorKind::IsADirectory, "append", "is a directory")
-                        .with_path(path),
-                );
-            };
-            match rustix::fs::openat(
-                &located.dir,
-                name.as_os_str(),
-                OFlags::WRONLY
-                    | OFlags::APPEND
-                    | OFlags::CREATE
-                    | OFlags::NOFOLLOW
-                    | OFlags::NONBLOCK
-                    | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o666),
-            ) {
-                Ok(fd) => Ok(Some(File::from(fd))),
-                Err(Errno::LOOP) => Ok(None),
-                Err(errno) => Err(errno_error("append", path, errno)),
-            }
-        })?;
-        let metadata = file
-            .metadata()
-            .map_err(|e| EnvError::io("append", path, e))?;
-        if !metadata.is_file() {
-            return Err(fs::not_regular("append", path));
-        }
-        file.write_all(data)
-            .map_err(|e| EnvError::io("append", path, e))
-    }
-
-    pub(crate) fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        let source = self.resolve("rename", from, Final::NoFollow, false)?;
-        let dest = self.resolve("rename", to, Final::NoFollow, false)?;
-        let (Some(source_name), Some(dest_name)) = (&source.name, &dest.name) else {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "rename",
-                "cannot rename a workspace root",
-            )
-            .with_path(from));
-        };
-        rustix::fs::renameat(
-            &source.dir,
-            source_name.as_os_str(),
-            &dest.dir,
-            dest_name.as_os_str(),
-        )
-        .map_err(|errno| {
-            let reported = match errno {
-                Errno::NOENT
-                    if rustix::fs::statat(
-                        &source.dir,
-                        source_name.as_os_str(),
-                        AtFlags::SYMLINK_NOFOLLOW,
-                    )
-                    .is_err() =>
-                {
-                    from
-                }
-                Errno::NOENT | Errno::ISDIR | Errno::NOTDIR => to,
-                _ => from,
-            };
-            errno_error("rename", reported, errno)
-        })
-    }
-
-    pub(crate) fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let located = self.resolve("remove", path, Final::NoFollow, false)?;
-        let Some(name) = &located.name else {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "remove",
-                "refusing to remove a workspace root",
-            )
-            .with_path(path));
-        };
-        let stat = rustix::fs::statat(&located.dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|errno| errno_error("remove", path, errno))?;
-        let result = if kind_of_mode(stat.st_mode) == FileKind::Directory {
-            if recursive == Recursive::Yes {
-                remove_contents(&located.dir, name)
-                    .map_err(|errno| errno_error("remove", path, errno))?;
-            }
-            rustix::fs::unlinkat(&located.dir, name.as_os_str(), AtFlags::REMOVEDIR)
-        } else {
-            rustix::fs::unlinkat(&located.dir, name.as_os_str(), AtFlags::empty())
-        };
-        result.map_err(|errno| {
-            if errno == Errno::NOTEMPTY {
-                EnvError::new(
-                    ErrorKind::Other,
-                    "remove",
-                    "directory not empty (remove it recursively to delete its contents)",
-                )
-                .with_path(path)
-            } else {
-                errno_error("remove", path, errno)
-            }
-        })
-    }
-
-    /// The atomic write of the contract, every step relative to the target's directory handle.
-    /// Refuses a target that is not a regular file.
-    pub(crate) fn write(
-        &self,
-        path: &Path,
-        data: &Bytes,
-        cancel: &CancelFlag,
-    ) -> EnvResult<WriteOutcome> {
-        let mut pieces = data.chunks(fs::IO_CHUNK).map(|piece| data.slice_ref(piece));
-        self.write_from(
-            path,
-            cancel,
-            data.len() > fs::IO_CHUNK,
-            || Ok(pieces.next()),
-        )
-    }
-
-    /// The atomic write of the content `next` supplies chunk by chunk (`None`: complete; an
-    /// error stops the write, removes the temp file and leaves the target untouched). `big`:
-    /// ask the disk to start on each chunk at once.
-    pub(crate) fn write_from(
-        &self,
-        path: &Path,
-        cancel: &CancelFlag,
-        big: bool,
-        next: impl FnMut() -> EnvResult<Option<Bytes>>,
-    ) -> EnvResult<WriteOutcome> {
-        // Where the bytes go and what is there now; a symlink swapped in after resolution is
-        // resolved again, so the mode and owner copied are the real target's.
-        let (located, existing) =
-            self.with_located("write", path, Final::Follow, true, |located| {
-                let Some(name) = &located.name else {
-                    return Err(
-                        EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
-                            .with_path(path),
-                    );
-                };
-                let existing = match rustix::fs::statat(
-                    &located.dir,
-                    name.as_os_str(),
-                    AtFlags::SYMLINK_NOFOLLOW,
-                ) {
-                    Ok(stat) if kind_of_mode(stat.st_mode) == FileKind::Symlink => return Ok(None),
-                    Ok(stat) => Some(stat),
-                    Err(Errno::NOENT) => None,
-                    Err(errno) => return Err(errno_error("write", path, errno)),
-                };
-                let dir = dup(located.dir.as_fd()).map_err(|e| EnvError::io("write", path, e))?;
-                Ok(Some((
-                    Located {
-                        dir,
-                        name: located.name.clone(),
-                        logical: located.logical.clone(),
-                    },
-                    existing,
-                )))
-            })?;
-        // If a symlink is swapped in before the rename, the rename replaces the link, never
-        // its target.
-        let name = located.name().to_os_string();
-        let mode = match &existing {
-            Some(stat) => match kind_of_mode(stat.st_mode) {
-                FileKind::Directory => {
-                    return Err(
-                        EnvError::new(ErrorKind::IsADirectory, "write", "is a directory")
-                            .with_path(path),
-                    );
-                }
-                FileKind::File => {
-                    rustix::fs::accessat(
-                        &located.dir,
-                        name.as_os_str(),
-                        rustix::fs::Access::WRITE_OK,
-                        AtFlags::SYMLINK_NOFOLLOW,
-                    )
-                    .map_err(|errno| errno_error("write", path, errno))?;
-                    stat.st_mode & 0o7777
-                }
-                FileKind::Symlink | FileKind::Other => return Err(fs::not_regular("write", path)),
-            },
-            None => 0o666 & !fs::umask(),
-        };
-        let dir = rustix::fs::openat(
-            &located.dir,
-            ".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|errno| errno_error("write", path, errno))?;
-        let temp =
-            TempFile::create(&dir, &name).map_err(|errno| errno_error("write", path, errno))?;
-        let result = fill_and_rename(
-            &dir,
-            &temp,
-            &name,
-            Content { next, big },
-            mode,
-            existing.as_ref(),
-            path,
-            cancel,
-        );
-        if result.is_err() {
-            temp.discard(&dir);
-        }
-        result?;
-        // Make the rename itself durable; a failure here does not undo a completed write.
-        let _ = rustix::fs::fsync(&dir);
-        Ok(WriteOutcome {
-            created: existing.is_none(),
-        })
-    }
-
-    /// Opens the existing regular file `path` for locking (read-only, no blocking, no final
-    /// symlink swapped in after resolution) with its metadata.
-    pub(crate) fn open_for_lock(&self, path: &Path) -> EnvResult<(File, std::fs::Metadata)> {
-        let (file, metadata) = self
-            .open_read(path)
-            .map_err(|error| relabel(&error, "lock"))?;
-        fs::require_regular("lock", path, &metadata)?;
-        Ok((file, metadata))
     }
 
     /// Opens the file `path` (relative to the root it is spelled in, no symlink anywhere) for
@@ -963,23 +457,6 @@ fn open_root(path: &Path) -> EnvResult<(PathBuf, OwnedFd)> {
     Ok((canonical, fd))
 }
 
-fn relabel(error: &EnvError, operation: &'static str) -> EnvError {
-    let mut out = EnvError::new(error.kind(), operation, error.message());
-    if let Some(path) = error.path() {
-        out = out.with_path(path);
-    }
-    out
-}
-
-fn kind_of_mode(mode: u32) -> FileKind {
-    match rustix::fs::FileType::from_raw_mode(mode) {
-        rustix::fs::FileType::RegularFile => FileKind::File,
-        rustix::fs::FileType::Directory => FileKind::Directory,
-        rustix::fs::FileType::Symlink => FileKind::Symlink,
-        _ => FileKind::Other,
-    }
-}
-
 /// Opens `parts` below `root` without following any symlink (the final one included: with
 /// `O_PATH` a final symlink is opened itself); `None` on any failure.
 fn open_no_symlinks(root: &OwnedFd, parts: &[OsString], flags: OFlags) -> Option<OwnedFd> {
@@ -1015,322 +492,4 @@ fn open_no_symlinks(root: &OwnedFd, parts: &[OsString], flags: OFlags) -> Option
         .ok()?;
     }
     rustix::fs::openat(&dir, last.as_os_str(), flags, Mode::empty()).ok()
-}
-
-/// Removes everything inside the directory `name` of `parent`, never following a symlink.
-fn remove_contents(parent: &OwnedFd, name: &OsStr) -> Result<(), Errno> {
-    let fd = rustix::fs::openat(
-        parent,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let mut names = Vec::new();
-    {
-        let mut dir = rustix::fs::Dir::read_from(&fd)?;
-        while let Some(entry) = dir.read() {
-            let entry = entry?;
-            let child = OsStr::from_bytes(entry.file_name().to_bytes());
-            if child != "." && child != ".." {
-                names.push(child.to_os_string());
-            }
-        }
-    }
-    for child in names {
-        let stat = match rustix::fs::statat(&fd, child.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) => stat,
-            Err(Errno::NOENT) => continue,
-            Err(errno) => return Err(errno),
-        };
-        if kind_of_mode(stat.st_mode) == FileKind::Directory {
-            remove_contents(&fd, &child)?;
-            rustix::fs::unlinkat(&fd, child.as_os_str(), AtFlags::REMOVEDIR)?;
-        } else {
-            rustix::fs::unlinkat(&fd, child.as_os_str(), AtFlags::empty())?;
-        }
-    }
-    Ok(())
-}
-
-/// The temp file of a write: unnamed (`O_TMPFILE`) where the filesystem supports it, so a
-/// writer killed mid-write leaves nothing behind; else a fresh `O_EXCL` name.
-struct TempFile {
-    file: File,
-    /// The name it has in the directory, once it has one.
-    name: std::cell::RefCell<Option<OsString>>,
-}
-
-impl TempFile {
-    fn create(dir: &OwnedFd, target: &OsStr) -> Result<Self, Errno> {
-        #[cfg(target_os = "linux")]
-        if proc_fd_available()
-            && let result = rustix::fs::openat(
-                dir,
-                ".",
-                OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o600),
-            )
-        {
-            match result {
-                Ok(fd) => {
-                    return Ok(Self {
-                        file: File::from(fd),
-                        name: std::cell::RefCell::new(None),
-                    });
-                }
-                // The filesystem has no unnamed files: use a named one.
-                Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {}
-                Err(errno) => return Err(errno),
-            }
-        }
-        Self::open_named(dir, target)
-    }
-
-    fn open_named(dir: &OwnedFd, target: &OsStr) -> Result<Self, Errno> {
-        // Without unnamed files a writer killed mid-write leaves its temp file: remove those
-        // of dead writers before adding one.
-        remove_stale_temps(dir, target);
-        loop {
-            let name = temp_name(target);
-            match rustix::fs::openat(
-                dir,
-                name.as_os_str(),
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o600),
-            ) {
-                Ok(fd) => {
-                    return Ok(Self {
-                        file: File::from(fd),
-                        name: std::cell::RefCell::new(Some(name)),
-                    });
-                }
-                Err(Errno::EXIST) => {}
-                Err(errno) => return Err(errno),
-            }
-        }
-    }
-
-    /// Gives the file a name in `dir` (for an unnamed one: links it under a fresh temp name).
-    fn link(&self, dir: &OwnedFd, target: &OsStr) -> Result<OsString, Errno> {
-        if let Some(name) = self.name.borrow().as_ref() {
-            return Ok(name.clone());
-        }
-        let proc_path = format!(
-            "/proc/self/fd/{}",
-            std::os::fd::AsRawFd::as_raw_fd(&self.file)
-        );
-        loop {
-            let name = temp_name(target);
-            match rustix::fs::linkat(
-                rustix::fs::CWD,
-                proc_path.as_str(),
-                dir,
-                name.as_os_str(),
-                AtFlags::SYMLINK_FOLLOW,
-            ) {
-                Ok(()) => {
-                    *self.name.borrow_mut() = Some(name.clone());
-                    return Ok(name);
-                }
-                Err(Errno::EXIST) => {}
-                Err(errno) => return Err(errno),
-            }
-        }
-    }
-
-    fn discard(&self, dir: &OwnedFd) {
-        if let Some(name) = self.name.borrow_mut().take() {
-            let _ = rustix::fs::unlinkat(dir, name.as_os_str(), AtFlags::empty());
-        }
-    }
-}
-
-/// Whether `/proc/self/fd` can name an open file (needed to link an unnamed temp file).
-#[cfg(target_os = "linux")]
-fn proc_fd_available() -> bool {
-    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| Path::new("/proc/self/fd").is_dir())
-}
-
-/// Removes `target`'s temp files in `dir` left by writers that are no longer running (the
-/// writer's pid is part of the name). Best effort: anything unreadable is left alone, and so is
-/// a file whose pid now belongs to another running process.
-fn remove_stale_temps(dir: &OwnedFd, target: &OsStr) {
-    let Ok(handle) = rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) else {
-        return;
-    };
-    let Ok(entries) = rustix::fs::Dir::read_from(&handle) else {
-        return;
-    };
-    let mut prefix = b".".to_vec();
-    prefix.extend_from_slice(target.as_bytes());
-    prefix.push(b'.');
-    let own = std::process::id();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_bytes();
-        let Some(middle) = name
-            .strip_prefix(prefix.as_slice())
-            .and_then(|rest| rest.strip_suffix(b".jig-tmp"))
-        else {
-            continue;
-        };
-        // `<pid>.<random>`
-        let Some(pid) = middle
-            .split(|&b| b == b'.')
-            .next()
-            .and_then(|pid| std::str::from_utf8(pid).ok())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let dead = pid != own
-            && i32::try_from(pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-                .is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(Errno::SRCH));
-        if dead {
-            let _ = rustix::fs::unlinkat(dir, entry.file_name(), AtFlags::empty());
-        }
-    }
-}
-
-/// `.<target>.<pid>.XXXXXXXXXX.jig-tmp`: the writer's pid, then a random part.
-fn temp_name(target: &OsStr) -> OsString {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| {
-                u64::from(elapsed.subsec_nanos()) ^ elapsed.as_secs()
-            }),
-    );
-    let random = hasher.finish() & 0xff_ffff_ffff;
-    let mut name = OsString::from(".");
-    name.push(target);
-    name.push(format!(".{}.{random:010x}.jig-tmp", std::process::id()));
-    name
-}
-
-/// The content of a write: `next` supplies it chunk by chunk; `big` asks the disk to start on
-/// each chunk at once.
-struct Content<F> {
-    next: F,
-    big: bool,
-}
-
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the steps of one write share all of its state"
-)]
-fn fill_and_rename(
-    dir: &OwnedFd,
-    temp: &TempFile,
-    name: &OsStr,
-    content: Content<impl FnMut() -> EnvResult<Option<Bytes>>>,
-    mode: u32,
-    existing: Option<&rustix::fs::Stat>,
-    path: &Path,
-    cancel: &CancelFlag,
-) -> EnvResult<()> {
-    let io_error = |error: io::Error| EnvError::io("write", path, error);
-    let mut file = &temp.file;
-    let mut written = 0_u64;
-    let Content { mut next, big } = content;
-    while let Some(chunk) = next()? {
-        fs::check_cancel("write", path, cancel)?;
-        file.write_all(&chunk).map_err(io_error)?;
-        if big {
-            fs::start_writeback(&temp.file, written, chunk.len());
-        }
-        written += chunk.len() as u64;
-    }
-    temp.file
-        .set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(io_error)?;
-    if let Some(stat) = existing
-        && (stat.st_uid != rustix::process::geteuid().as_raw()
-            || stat.st_gid != rustix::process::getegid().as_raw())
-    {
-        // Keep the owner when allowed; otherwise the file becomes ours, as with any editor
-        // that saves by rename. chown clears set-id bits: restore the mode.
-        let _ = std::os::unix::fs::fchown(&temp.file, Some(stat.st_uid), Some(stat.st_gid));
-        let _ = temp
-            .file
-            .set_permissions(std::fs::Permissions::from_mode(mode));
-    }
-    temp.file.sync_all().map_err(io_error)?;
-    fs::check_cancel("write", path, cancel)?;
-    let temp_name = temp
-        .link(dir, name)
-        .map_err(|errno| io_error(io::Error::from(errno)))?;
-    rustix::fs::renameat(dir, temp_name.as_os_str(), dir, name)
-        .map_err(|errno| io_error(io::Error::from(errno)))?;
-    // Renamed: the temp name is gone.
-    *temp.name.borrow_mut() = None;
-    Ok(())
-}
-
-#[cfg(test)]
-mod stale_temp_tests {
-    use super::*;
-
-    /// A pid no process has right now.
-    fn dead_pid() -> u32 {
-        (100_000..4_000_000_u32)
-            .rev()
-            .step_by(7919)
-            .find(|&pid| {
-                rustix::process::Pid::from_raw(pid.cast_signed())
-                    .is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(Errno::SRCH))
-            })
-            .expect("some pid is free")
-    }
-
-    #[test]
-    fn temp_files_of_dead_writers_of_the_same_target_are_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let dead = dead_pid();
-        let own = std::process::id();
-        let names = [
-            format!(".a.txt.{dead}.00000000ab.jig-tmp"),
-            format!(".a.txt.{own}.00000000cd.jig-tmp"),
-            format!(".b.txt.{dead}.00000000ef.jig-tmp"),
-            ".a.txt.x9k2Lm.jig-tmp".to_owned(),
-            "a.txt".to_owned(),
-        ];
-        for name in &names {
-            std::fs::write(dir.path().join(name), "partial").unwrap();
-        }
-        let handle = rustix::fs::open(
-            dir.path(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .unwrap();
-        remove_stale_temps(&handle, OsStr::new("a.txt"));
-        let left: Vec<bool> = names
-            .iter()
-            .map(|name| dir.path().join(name).exists())
-            .collect();
-        // Only the dead writer's temp file of a.txt goes: a live writer's, another target's,
-        // a name without a pid and the target stay.
-        assert_eq!(left, [false, true, true, true, true]);
-    }
-
-    #[test]
-    fn temp_names_carry_the_writers_pid() {
-        let name = temp_name(OsStr::new("a.txt"));
-        let name = name.to_str().unwrap();
-        let pid = std::process::id().to_string();
-        assert!(
-            name.starts_with(&format!(".a.txt.{pid}.")) && name.ends_with(".jig-tmp"),
-            "{name}"
-        );
-    }
 }

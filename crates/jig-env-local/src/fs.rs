@@ -1,18 +1,20 @@
-//! The blocking filesystem operations behind `LocalEnv`; each runs on tokio's blocking pool.
+//! The file-level parts of the operations in `files`: reading a file already opened (whole, in
+//! chunks, its start, a line window), `mkdir -p`, the umask, write-back hints and the private
+//! temp directory.
 //!
 //! Long operations (`read`, `read_lines`, `write`) check a cancellation flag between buffer
 //! fills, so dropping the `LocalEnv` future stops the work soon instead of scanning on.
 
-use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::fs::{self, File, Permissions};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use jig_env::{
-    Bytes, DirEntry, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner,
-    LineWindow, LinesRead, Recursive, WriteOutcome,
+    Bytes, EnvError, EnvResult, ErrorKind, FileHead, FileInfo, FileKind, LineScanner, LineWindow,
+    LinesRead,
 };
 
 /// Read size for streaming scans: large enough that syscalls are a rounding error, small
@@ -53,6 +55,16 @@ pub(crate) fn kind_of(file_type: fs::FileType) -> FileKind {
     }
 }
 
+/// The kind of a file from its `st_mode`.
+pub(crate) fn kind_of_mode(mode: u32) -> FileKind {
+    match rustix::fs::FileType::from_raw_mode(mode) {
+        rustix::fs::FileType::RegularFile => FileKind::File,
+        rustix::fs::FileType::Directory => FileKind::Directory,
+        rustix::fs::FileType::Symlink => FileKind::Symlink,
+        _ => FileKind::Other,
+    }
+}
+
 pub(crate) fn info(path: &Path, metadata: &fs::Metadata) -> FileInfo {
     FileInfo {
         path: path.to_path_buf(),
@@ -62,59 +74,6 @@ pub(crate) fn info(path: &Path, metadata: &fs::Metadata) -> FileInfo {
         mode: metadata.mode() & 0o7777,
         file_id: Some((metadata.dev(), metadata.ino())),
     }
-}
-
-pub(crate) fn file_info(path: &Path) -> EnvResult<FileInfo> {
-    let metadata = fs::symlink_metadata(path).map_err(|error| io_error("stat", path, error))?;
-    Ok(info(path, &metadata))
-}
-
-pub(crate) fn stat(path: &Path) -> EnvResult<FileInfo> {
-    let metadata = fs::metadata(path).map_err(|error| io_error("stat", path, error))?;
-    Ok(info(path, &metadata))
-}
-
-pub(crate) fn canonical_path(path: &Path) -> EnvResult<PathBuf> {
-    fs::canonicalize(path).map_err(|error| io_error("canonicalize", path, error))
-}
-
-pub(crate) fn read_link(path: &Path) -> EnvResult<PathBuf> {
-    fs::read_link(path).map_err(|error| {
-        if error.kind() == io::ErrorKind::InvalidInput {
-            EnvError::new(ErrorKind::Invalid, "readlink", "not a symbolic link").with_path(path)
-        } else {
-            io_error("readlink", path, error)
-        }
-    })
-}
-
-/// Opens a regular file for reading (following symlinks); a directory is `IsADirectory`.
-fn open_for_read(operation: &'static str, path: &Path) -> EnvResult<File> {
-    let file = File::open(path).map_err(|error| io_error(operation, path, error))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| io_error(operation, path, error))?;
-    if metadata.is_dir() {
-        return Err(
-            EnvError::new(ErrorKind::IsADirectory, operation, "is a directory").with_path(path),
-        );
-    }
-    Ok(file)
-}
-
-/// Opens the existing regular file `path` (symlinks followed) for an update lock, without
-/// blocking on a FIFO.
-pub(crate) fn open_for_lock(path: &Path) -> EnvResult<(File, fs::Metadata)> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
-        .open(path)
-        .map_err(|error| io_error("lock", path, error))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| io_error("lock", path, error))?;
-    require_regular("lock", path, &metadata)?;
-    Ok((file, metadata))
 }
 
 /// Refuses anything but a regular file: a directory as `IsADirectory`, a FIFO, socket or device
@@ -143,15 +102,6 @@ pub(crate) fn not_regular(operation: &'static str, path: &Path) -> EnvError {
         "not a regular file (a FIFO, socket or device); refused",
     )
     .with_path(path)
-}
-
-pub(crate) fn read(path: &Path, cancel: &CancelFlag) -> EnvResult<Vec<u8>> {
-    read_with(path, cancel, PARALLEL_READ_MIN)
-}
-
-/// `read` with the size from which the file is read on several threads.
-fn read_with(path: &Path, cancel: &CancelFlag, parallel_min: u64) -> EnvResult<Vec<u8>> {
-    read_file(open_for_read("read", path)?, path, cancel, parallel_min)
 }
 
 /// `read` of a file already opened (`path` names it in errors).
@@ -245,18 +195,8 @@ fn fill_at(file: &File, part: &mut [u8], offset: usize, cancel: &CancelFlag) -> 
     Ok(true)
 }
 
-/// Reads `path` (symlinks followed; a directory is refused) in chunks of `chunk` bytes handed to
-/// `send`, which returns `false` when nobody takes them any more (then the read stops).
-pub(crate) fn read_chunks(
-    path: &Path,
-    cancel: &CancelFlag,
-    chunk: usize,
-    send: impl FnMut(Bytes) -> bool,
-) -> EnvResult<u64> {
-    read_file_chunks(open_for_read("read", path)?, path, cancel, chunk, send)
-}
-
-/// [`read_chunks`] of a file already opened (`path` names it in errors).
+/// Reads the file already opened (`path` names it in errors) in chunks of `chunk` bytes handed
+/// to `send`, which returns `false` when nobody takes them any more (then the read stops).
 pub(crate) fn read_file_chunks(
     mut file: File,
     path: &Path,
@@ -290,10 +230,6 @@ pub(crate) fn read_file_chunks(
     }
 }
 
-pub(crate) fn read_start(path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-    read_start_file(open_for_read("read", path)?, path, max_bytes)
-}
-
 /// `read_start` of a file already opened (`path` names it in errors).
 pub(crate) fn read_start_file(file: File, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
     let mut out = Vec::with_capacity(max_bytes.min(1024 * 1024));
@@ -301,30 +237,6 @@ pub(crate) fn read_start_file(file: File, path: &Path, max_bytes: usize) -> EnvR
         .read_to_end(&mut out)
         .map_err(|error| io_error("read", path, error))?;
     Ok(out)
-}
-
-/// `ExecutionEnv::read_head` in one blocking call: stat, and only for a regular file open and
-/// read the start. The open does not block if the file was swapped for a FIFO after the stat
-/// (`O_NONBLOCK`), and what was opened is checked again, so a non-regular file is never read.
-pub(crate) fn read_head(path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-    let not_read = |info| FileHead {
-        info,
-        bytes: Vec::new(),
-        complete: false,
-    };
-    let stated = stat(path)?;
-    if stated.kind != FileKind::File {
-        return Ok(not_read(stated));
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
-        .open(path)
-        .map_err(|error| io_error("read", path, error))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| io_error("read", path, error))?;
-    head_of_file(file, path, &metadata, max_bytes)
 }
 
 /// The `read_head` answer for a file already opened (without blocking) and its metadata.
@@ -356,32 +268,6 @@ pub(crate) fn head_of_file(
         bytes,
         complete,
     })
-}
-
-/// The streaming line window (see `ExecutionEnv::read_lines`): one pass over the file with a
-/// fixed buffer; only the window's lines are kept, every other line is merely counted.
-pub(crate) fn read_lines(
-    path: &Path,
-    window: &LineWindow,
-    cancel: &CancelFlag,
-) -> EnvResult<LinesRead> {
-    read_lines_with(path, window, cancel, PARALLEL_COUNT_MIN)
-}
-
-/// `read_lines` with the size from which the remaining count runs on several threads.
-fn read_lines_with(
-    path: &Path,
-    window: &LineWindow,
-    cancel: &CancelFlag,
-    parallel_min: u64,
-) -> EnvResult<LinesRead> {
-    read_lines_file(
-        open_for_read("read", path)?,
-        path,
-        window,
-        cancel,
-        parallel_min,
-    )
 }
 
 /// `read_lines` of a file already opened (`path` names it in errors).
@@ -564,7 +450,11 @@ fn hole_at(_file: &File, _position: u64) -> Option<u64> {
 }
 
 /// `mkdir -p` with the error kinds of the contract: a file in the way is `NotADirectory`.
-fn create_dir_all(operation: &'static str, dir: &Path, reported: &Path) -> EnvResult<()> {
+pub(crate) fn create_dir_all(
+    operation: &'static str,
+    dir: &Path,
+    reported: &Path,
+) -> EnvResult<()> {
     match fs::create_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
@@ -586,77 +476,6 @@ fn create_dir_all(operation: &'static str, dir: &Path, reported: &Path) -> EnvRe
     }
 }
 
-pub(crate) fn create_dir(path: &Path, recursive: Recursive) -> EnvResult<()> {
-    match recursive {
-        Recursive::Yes => create_dir_all("mkdir", path, path),
-        Recursive::No => fs::create_dir(path).map_err(|error| {
-            if error.kind() == io::ErrorKind::AlreadyExists {
-                EnvError::new(ErrorKind::Other, "mkdir", "file exists").with_path(path)
-            } else {
-                io_error("mkdir", path, error)
-            }
-        }),
-    }
-}
-
-pub(crate) fn read_dir(path: &Path) -> EnvResult<Vec<DirEntry>> {
-    let entries = fs::read_dir(path).map_err(|error| io_error("readdir", path, error))?;
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|error| io_error("readdir", path, error))?;
-        let kind = match entry.file_type() {
-            Ok(file_type) => kind_of(file_type),
-            // The entry vanished between readdir and its lstat: skip it like `ls` would.
-            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-            Err(error) => return Err(io_error("readdir", &entry.path(), error)),
-        };
-        out.push(DirEntry {
-            name: entry.file_name(),
-            kind,
-        });
-    }
-    Ok(out)
-}
-
-pub(crate) fn rename(from: &Path, to: &Path) -> EnvResult<()> {
-    fs::rename(from, to).map_err(|error| {
-        // Name the side that is at fault where the kind tells it.
-        let path = match error.kind() {
-            io::ErrorKind::NotFound if fs::symlink_metadata(from).is_err() => from,
-            io::ErrorKind::NotFound
-            | io::ErrorKind::IsADirectory
-            | io::ErrorKind::NotADirectory => to,
-            _ => from,
-        };
-        io_error("rename", path, error)
-    })
-}
-
-pub(crate) fn remove(path: &Path, recursive: Recursive) -> EnvResult<()> {
-    let metadata = fs::symlink_metadata(path).map_err(|error| io_error("remove", path, error))?;
-    let result = if metadata.is_dir() {
-        match recursive {
-            Recursive::Yes => fs::remove_dir_all(path),
-            Recursive::No => fs::remove_dir(path),
-        }
-    } else {
-        // A symlink (to anything) is removed itself, never its target.
-        fs::remove_file(path)
-    };
-    result.map_err(|error| {
-        if error.kind() == io::ErrorKind::DirectoryNotEmpty {
-            EnvError::new(
-                ErrorKind::Other,
-                "remove",
-                "directory not empty (remove it recursively to delete its contents)",
-            )
-            .with_path(path)
-        } else {
-            io_error("remove", path, error)
-        }
-    })
-}
-
 /// The process umask, read once (from `/proc/self/status` on Linux, which leaves it
 /// untouched; elsewhere by setting and restoring it, which is racy only against a concurrent
 /// `umask` call).
@@ -675,153 +494,6 @@ pub(crate) fn umask() -> u32 {
     })
 }
 
-/// Where a write through `path` lands: `path` itself, or the target its final symlinks point
-/// to (a chain is followed; the result's parent is canonical). `None` metadata: it does not
-/// exist yet.
-fn write_target(
-    operation: &'static str,
-    path: &Path,
-) -> EnvResult<(PathBuf, Option<fs::Metadata>)> {
-    let mut current = path.to_path_buf();
-    for _ in 0..=MAX_SYMLINK_HOPS {
-        match fs::symlink_metadata(&current) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                let target =
-                    fs::read_link(&current).map_err(|error| io_error(operation, path, error))?;
-                let parent = current
-                    .parent()
-                    .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-                // Joined, not normalised: `..` after a symlinked directory must be resolved by
-                // the kernel, physically.
-                current = parent.join(target);
-            }
-            Ok(metadata) => {
-                return Ok((canonical_parent(operation, path, &current)?, Some(metadata)));
-            }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                return Ok((canonical_parent(operation, path, &current)?, None));
-            }
-            Err(error) => return Err(io_error(operation, path, error)),
-        }
-    }
-    Err(EnvError::new(
-        ErrorKind::Invalid,
-        operation,
-        "too many levels of symbolic links",
-    )
-    .with_path(path))
-}
-
-/// `current` with its directory canonicalised, so the temp file goes next to the real target.
-fn canonical_parent(
-    operation: &'static str,
-    reported: &Path,
-    current: &Path,
-) -> EnvResult<PathBuf> {
-    let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
-        return Err(
-            EnvError::new(ErrorKind::IsADirectory, operation, "is a directory").with_path(reported),
-        );
-    };
-    let parent = fs::canonicalize(parent).map_err(|error| io_error(operation, reported, error))?;
-    Ok(parent.join(name))
-}
-
-/// Refuses to replace a file the user may not write (the rename would otherwise succeed,
-/// because it needs only write access to the directory).
-fn check_writable(operation: &'static str, reported: &Path, target: &Path) -> EnvResult<()> {
-    match rustix::fs::access(target, rustix::fs::Access::WRITE_OK) {
-        Ok(()) => Ok(()),
-        Err(errno) => Err(io_error(
-            operation,
-            reported,
-            io::Error::from_raw_os_error(errno.raw_os_error()),
-        )),
-    }
-}
-
-/// The atomic write of the contract: parents created, final symlinks written through, the
-/// existing mode (and, where allowed, owner) kept, data in a same-directory temp file that is
-/// synced and renamed over the target; the temp file is removed on every failure.
-pub(crate) fn write(path: &Path, data: &Bytes, cancel: &CancelFlag) -> EnvResult<WriteOutcome> {
-    let mut pieces = data.chunks(IO_CHUNK).map(|piece| data.slice_ref(piece));
-    write_from(path, cancel, data.len() > IO_CHUNK, || Ok(pieces.next()))
-}
-
-/// The atomic write of the content `next` supplies chunk by chunk (`None`: complete; an error
-/// stops the write and leaves the target untouched). `big`: ask the disk to start on each
-/// chunk at once.
-pub(crate) fn write_from(
-    path: &Path,
-    cancel: &CancelFlag,
-    big: bool,
-    mut next: impl FnMut() -> EnvResult<Option<Bytes>>,
-) -> EnvResult<WriteOutcome> {
-    if let Some(parent) = path.parent() {
-        create_dir_all("write", parent, path)?;
-    }
-    let (target, existing) = write_target("write", path)?;
-    let mode = match &existing {
-        Some(metadata) if metadata.is_dir() => {
-            return Err(
-                EnvError::new(ErrorKind::IsADirectory, "write", "is a directory").with_path(path),
-            );
-        }
-        Some(metadata) => {
-            check_writable("write", path, &target)?;
-            metadata.mode() & 0o7777
-        }
-        None => 0o666 & !umask(),
-    };
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(
-            EnvError::new(ErrorKind::IsADirectory, "write", "is a directory").with_path(path),
-        );
-    };
-    // O_CREAT|O_EXCL: the temp name is fresh and a symlink planted at it is never followed.
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".jig-tmp")
-        .tempfile_in(dir)
-        .map_err(|error| io_error("write", path, error))?;
-    let mut written = 0_u64;
-    while let Some(chunk) = next()? {
-        check_cancel("write", path, cancel)?;
-        temp.write_all(&chunk)
-            .map_err(|error| io_error("write", path, error))?;
-        if big {
-            // A big write: the disk starts on each chunk while the next is copied.
-            start_writeback(temp.as_file(), written, chunk.len());
-        }
-        written += chunk.len() as u64;
-    }
-    let file = temp.as_file();
-    file.set_permissions(Permissions::from_mode(mode))
-        .map_err(|error| io_error("write", path, error))?;
-    if let Some(metadata) = &existing
-        && (metadata.uid() != rustix::process::geteuid().as_raw()
-            || metadata.gid() != rustix::process::getegid().as_raw())
-    {
-        // Keep the owner when allowed (root, or a group we are in); otherwise the file
-        // becomes ours, as with any editor that saves by rename.
-        let _ = std::os::unix::fs::fchown(file, Some(metadata.uid()), Some(metadata.gid()));
-        // chown clears set-id bits: restore the mode.
-        let _ = file.set_permissions(Permissions::from_mode(mode));
-    }
-    file.sync_all()
-        .map_err(|error| io_error("write", path, error))?;
-    check_cancel("write", path, cancel)?;
-    temp.persist(&target)
-        .map_err(|error| io_error("write", path, error.error))?;
-    // Make the rename itself durable; a failure here does not undo a completed write.
-    if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(WriteOutcome {
-        created: existing.is_none(),
-    })
-}
-
 /// Starts writing `len` bytes at `offset` of `file` to disk without waiting for them, so the
 /// `fsync` that ends a big write finds most of the data already on its way. Only a hint: any
 /// error shows up again in that `fsync`.
@@ -836,20 +508,6 @@ pub(crate) fn start_writeback(file: &File, offset: u64, len: usize) {
     let _ = unsafe {
         libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
     };
-}
-
-pub(crate) fn append(path: &Path, data: &[u8]) -> EnvResult<()> {
-    if let Some(parent) = path.parent() {
-        create_dir_all("append", parent, path)?;
-    }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o666)
-        .open(path)
-        .map_err(|error| io_error("append", path, error))?;
-    file.write_all(data)
-        .map_err(|error| io_error("append", path, error))
 }
 
 /// Creates the private temp directory (`0700`) under the system temp dir.
@@ -888,6 +546,25 @@ pub(crate) fn create_temp_dir(dir: &Path, prefix: &str) -> EnvResult<PathBuf> {
     fs::set_permissions(&path, Permissions::from_mode(0o700))
         .map_err(|error| io_error("tempdir", &path, error))?;
     Ok(path)
+}
+
+/// `read` by path with the size from which the file is read on several threads.
+#[cfg(test)]
+fn read_with(path: &Path, cancel: &CancelFlag, parallel_min: u64) -> EnvResult<Vec<u8>> {
+    let file = File::open(path).map_err(|error| io_error("read", path, error))?;
+    read_file(file, path, cancel, parallel_min)
+}
+
+/// `read_lines` by path with the size from which the remaining count runs on several threads.
+#[cfg(test)]
+fn read_lines_with(
+    path: &Path,
+    window: &LineWindow,
+    cancel: &CancelFlag,
+    parallel_min: u64,
+) -> EnvResult<LinesRead> {
+    let file = File::open(path).map_err(|error| io_error("read", path, error))?;
+    read_lines_file(file, path, window, cancel, parallel_min)
 }
 
 #[cfg(test)]

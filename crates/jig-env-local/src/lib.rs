@@ -18,6 +18,10 @@
 //! host filesystem (a symlink race).
 //!
 //! # How it works
+//! - **One implementation for the env and its views**: each filesystem operation is written
+//!   once (the `files` module), against a directory handle and a name in it. The env hands the
+//!   kernel the whole path (`AT_FDCWD`), so symlinks are followed as by any program; a view
+//!   resolves the path beneath its roots first (see "Containment" below).
 //! - **Where the work runs**: the short, bounded operations (`canonical_path`, `file_info`,
 //!   `stat`, `read_link`, and `read_head`/`read_start` of at most 128 KiB) run on the calling
 //!   thread: on a local filesystem they take a few microseconds, less than handing them to
@@ -48,16 +52,20 @@
 //! - **`write`** is atomic: missing parents are created; a final symlink (or a chain of them)
 //!   is resolved first so its target is replaced and the link survives; a file the user may
 //!   not write is refused with `PermissionDenied` (checked with `access(W_OK)`, because the
-//!   rename would otherwise replace it); the data goes to a fresh `O_EXCL` temp file
-//!   (`.<name>.XXXXXX.jig-tmp`) in the target's directory, which gets the existing file's
-//!   permission bits (new files: `0666 & !umask`) and, where permitted, its owner, is
-//!   `fsync`ed and renamed over the target; then the directory is synced. For a big write the
-//!   kernel is asked to start writing each 8 MiB chunk to disk as soon as it is copied
-//!   (`sync_file_range`), so the final `fsync` waits for less. On any error the
-//!   temp file is removed. Only a crash of the whole process between creating and renaming
-//!   the temp file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is
-//!   then untouched. Like every save-by-rename, this replaces the inode: other hard links to
-//!   the old file keep the old content, and extended attributes/ACLs are not copied.
+//!   rename would otherwise replace it); the data goes to a temp file in the target's
+//!   directory: unnamed (`O_TMPFILE`) where the filesystem supports it, so a killed writer
+//!   leaves nothing, else a fresh `O_EXCL` name `.<name>.<pid>.<random>.jig-tmp`, created after
+//!   removing such files of writers no longer running. It gets the existing file's permission
+//!   bits (new files: `0666 & !umask`) and, where permitted, its owner, is `fsync`ed, given a
+//!   name if it has none, and renamed over the target; then the directory is synced. For a big
+//!   write the kernel is asked to start writing each 8 MiB chunk to disk as soon as it is
+//!   copied (`sync_file_range`), so the final `fsync` waits for less. On any error the temp
+//!   file is removed. Only a crash of the whole process between naming and renaming the temp
+//!   file can leave one behind (recognisable by its `.jig-tmp` suffix); the target is then
+//!   untouched. Like every save-by-rename, this replaces the inode: other hard links to the old
+//!   file keep the old content, and extended attributes/ACLs are not copied. The env and its
+//!   views (below) share this write: each finds the target's directory in its own way, then
+//!   every step is relative to a handle of that directory.
 //! - **`read_chunks` / `write_chunks`** (for `jig env serve`): the same read and atomic write,
 //!   in a view too, run on the blocking pool with at most four 1 MiB chunks waiting between it
 //!   and the caller, so memory stays bounded whatever the file's size. A chunked write whose
@@ -71,20 +79,18 @@
 //!
 //! # Containment: confined views
 //! `LocalEnv` itself operates on the paths it is given. [`ExecutionEnv::beneath`] returns a
-//! view that resolves every path beneath an open `O_PATH` handle of a root, at the moment of
-//! use: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` opens the directories of a symlink-free
-//! path in one call; otherwise (a symlink on the way, or no `openat2`) the path is walked one
-//! component at a time with `O_NOFOLLOW`, and a symlink is followed only when where it leads
-//! (normalised against the symlink-free prefix) is inside a root. The final component is acted
-//! on relative to the directory handle with `O_NOFOLLOW`; if it became a symlink meanwhile, the
-//! path is resolved again. In a view, `write` creates its temp file (unnamed, `O_TMPFILE`, where
-//! the filesystem supports it, so a killed writer leaves nothing; else a fresh `O_EXCL` name
-//! `.<name>.<pid>.<random>.jig-tmp`, created after removing such files of writers no longer
-//! running),
-//! syncs it and renames it relative to the target's directory handle, and refuses a target that
-//! is not a regular file; `walk`/`search` report an entry only if it exists beneath the root
-//! without a symlink when checked, and open every searched file that way. Hard links are not
-//! covered: a hard link inside a root to a file elsewhere is that file.
+//! view, running the same operations, that resolves every path beneath an open `O_PATH` handle
+//! of a root, at the moment of use: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` opens the
+//! directories of a symlink-free path in one call; otherwise (a symlink on the way, or no
+//! `openat2`) the path is walked one component at a time with `O_NOFOLLOW`, and a symlink is
+//! followed only when where it leads (normalised against the symlink-free prefix) is inside a
+//! root. The final component is acted on relative to the directory handle with `O_NOFOLLOW`; if
+//! it became a symlink meanwhile, the path is resolved again. In a view, `read`, `append` and
+//! `write` act on a regular file only and refuse a FIFO, socket or device (the env reads or
+//! appends to one like any program, and replaces one like a file); `walk`/`search` report an
+//! entry only if it exists beneath the root without a symlink when checked, and open every
+//! searched file that way. Hard links are not covered: a hard link inside a root to a file
+//! elsewhere is that file.
 //!
 //! # Update locks
 //! [`ExecutionEnv::lock_file`] takes `flock(LOCK_EX)` on the file (polled, so dropping the
@@ -103,6 +109,7 @@
 
 mod beneath;
 mod exec;
+mod files;
 
 pub use jig_process::{WatchdogCommand, run_watchdog};
 mod fs;
@@ -110,12 +117,14 @@ pub mod sandbox;
 mod search;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
+use files::Scope;
 use jig_env::{
     Bytes, ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome,
     ExecRequest, ExecSink, ExecutionEnv, FILE_CHUNK, FileHead, FileInfo, FileLock, LineWindow,
@@ -137,6 +146,8 @@ pub struct LocalEnv {
     temp_dir: Mutex<Option<tempfile::TempDir>>,
     /// Leave the private temp directory in place on `cleanup` (processes are still killed).
     keep_temp_files: bool,
+    /// The filesystem operations, on any path.
+    files: Files,
 }
 
 impl Default for LocalEnv {
@@ -161,6 +172,7 @@ impl LocalEnv {
             processes: exec::ProcessTracker::new(),
             temp_dir: Mutex::new(None),
             keep_temp_files: false,
+            files: Files { roots: None },
         }
     }
 
@@ -342,66 +354,43 @@ impl ExecutionEnv for LocalEnv {
     }
 
     async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        fs::canonical_path(&check_path("canonicalize", path)?)
+        self.files.canonical_path(path)
     }
 
     async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        fs::file_info(&check_path("stat", path)?)
+        self.files.file_info(path)
     }
 
     async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        fs::stat(&check_path("stat", path)?)
+        self.files.stat(path)
     }
 
     async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        fs::read_link(&check_path("readlink", path)?)
+        self.files.read_link(path)
     }
 
     async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        blocking("read", move |cancel| fs::read(&path, cancel)).await
+        self.files.read(path).await
     }
 
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        if max_bytes <= INLINE_READ_MAX {
-            return fs::read_start(&path, max_bytes);
-        }
-        blocking("read", move |_| fs::read_start(&path, max_bytes)).await
+        self.files.read_start(path, max_bytes).await
     }
 
     async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        let path = check_path("read", path)?;
-        if max_bytes < INLINE_READ_MAX {
-            return fs::read_head(&path, max_bytes);
-        }
-        blocking("read", move |_| fs::read_head(&path, max_bytes)).await
+        self.files.read_head(path, max_bytes).await
     }
 
     async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
-        let path = check_path("read", path)?;
-        if window.start_line == 0 {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "read",
-                "start_line is 1-based; 0 is not a line",
-            )
-            .with_path(path));
-        }
-        blocking("read", move |cancel| fs::read_lines(&path, &window, cancel)).await
+        self.files.read_lines(path, window).await
     }
 
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        blocking("write", move |cancel| fs::write(&path, &data, cancel)).await
+        self.files.write(path, data).await
     }
 
     async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
-        let path = check_path("read", path)?;
-        read_chunked(sink, move |cancel, send| {
-            fs::read_chunks(&path, cancel, FILE_CHUNK, send)
-        })
-        .await
+        self.files.read_chunks(path, sink).await
     }
 
     async fn write_chunks(
@@ -409,46 +398,27 @@ impl ExecutionEnv for LocalEnv {
         path: &Path,
         source: &mut dyn ChunkSource,
     ) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        let target = path.clone();
-        write_chunked(&path, source, move |cancel, next| {
-            fs::write_from(&target, cancel, true, next)
-        })
-        .await
+        self.files.write_chunks(path, source).await
     }
 
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
-        let path = check_path("append", path)?;
-        blocking("append", move |_| fs::append(&path, &data)).await
+        self.files.append(path, data).await
     }
 
     async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        let from = check_path("rename", from)?;
-        let to = check_path("rename", to)?;
-        blocking("rename", move |_| fs::rename(&from, &to)).await
+        self.files.rename(from, to).await
     }
 
     async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("remove", path)?;
-        if path.parent().is_none() {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "remove",
-                "refusing to remove the root directory",
-            )
-            .with_path(path));
-        }
-        blocking("remove", move |_| fs::remove(&path, recursive)).await
+        self.files.remove(path, recursive).await
     }
 
     async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("mkdir", path)?;
-        blocking("mkdir", move |_| fs::create_dir(&path, recursive)).await
+        self.files.create_dir(path, recursive).await
     }
 
     async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        let path = check_path("readdir", path)?;
-        blocking("readdir", move |_| fs::read_dir(&path)).await
+        self.files.read_dir(path).await
     }
 
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
@@ -474,37 +444,25 @@ impl ExecutionEnv for LocalEnv {
     }
 
     async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
-        // Dropping this future cancels the walk on the blocking pool too.
-        let guard = request.cancel.clone().drop_guard();
-        let result = blocking("walk", move |_| search::walk_blocking(&request, None)).await;
-        guard.disarm();
-        result
+        self.files.walk(request).await
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
-        // Dropping this future cancels the search on the blocking pool too.
-        let guard = request.cancel.clone().drop_guard();
-        let result = blocking("search", move |_| search::search_blocking(&request, None)).await;
-        guard.disarm();
-        result
+        self.files.search(request).await
     }
 
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         let roots = beneath::Roots::open(roots)?;
         Ok(Arc::new(LocalView {
             env: self,
-            roots: Arc::new(roots),
+            files: Files {
+                roots: Some(Arc::new(roots)),
+            },
         }))
     }
 
     async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
-        let path = check_path("lock", path)?;
-        lock_loop(
-            &path,
-            || fs::open_for_lock(&path),
-            || fs::stat(&path).map(|info| info.file_id),
-        )
-        .await
+        self.files.lock_file(path).await
     }
 
     async fn cleanup(&self) {
@@ -591,7 +549,7 @@ mod tests {
 #[derive(Debug)]
 struct LocalView {
     env: Arc<LocalEnv>,
-    roots: Arc<beneath::Roots>,
+    files: Files,
 }
 
 #[async_trait]
@@ -605,76 +563,43 @@ impl ExecutionEnv for LocalView {
     }
 
     async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.roots
-            .canonical_path(&check_path("canonicalize", path)?)
+        self.files.canonical_path(path)
     }
 
     async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.roots.file_info(&check_path("stat", path)?)
+        self.files.file_info(path)
     }
 
     async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.roots.stat(&check_path("stat", path)?)
+        self.files.stat(path)
     }
 
     async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.roots.read_link(&check_path("readlink", path)?)
+        self.files.read_link(path)
     }
 
     async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |cancel| roots.read(&path, cancel)).await
+        self.files.read(path).await
     }
 
     async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        let path = check_path("read", path)?;
-        if max_bytes <= INLINE_READ_MAX {
-            return self.roots.read_start(&path, max_bytes);
-        }
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |_| roots.read_start(&path, max_bytes)).await
+        self.files.read_start(path, max_bytes).await
     }
 
     async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        let path = check_path("read", path)?;
-        if max_bytes < INLINE_READ_MAX {
-            return self.roots.read_head(&path, max_bytes);
-        }
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |_| roots.read_head(&path, max_bytes)).await
+        self.files.read_head(path, max_bytes).await
     }
 
     async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
-        let path = check_path("read", path)?;
-        if window.start_line == 0 {
-            return Err(EnvError::new(
-                ErrorKind::Invalid,
-                "read",
-                "start_line is 1-based; 0 is not a line",
-            )
-            .with_path(path));
-        }
-        let roots = Arc::clone(&self.roots);
-        blocking("read", move |cancel| {
-            roots.read_lines(&path, &window, cancel)
-        })
-        .await
+        self.files.read_lines(path, window).await
     }
 
     async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("write", move |cancel| roots.write(&path, &data, cancel)).await
+        self.files.write(path, data).await
     }
 
     async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
-        let path = check_path("read", path)?;
-        let roots = Arc::clone(&self.roots);
-        read_chunked(sink, move |cancel, send| {
-            roots.read_chunks(&path, cancel, FILE_CHUNK, send)
-        })
-        .await
+        self.files.read_chunks(path, sink).await
     }
 
     async fn write_chunks(
@@ -682,44 +607,27 @@ impl ExecutionEnv for LocalView {
         path: &Path,
         source: &mut dyn ChunkSource,
     ) -> EnvResult<WriteOutcome> {
-        let path = check_path("write", path)?;
-        let roots = Arc::clone(&self.roots);
-        let target = path.clone();
-        write_chunked(&path, source, move |cancel, next| {
-            roots.write_from(&target, cancel, true, next)
-        })
-        .await
+        self.files.write_chunks(path, source).await
     }
 
     async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
-        let path = check_path("append", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("append", move |_| roots.append(&path, &data)).await
+        self.files.append(path, data).await
     }
 
     async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        let from = check_path("rename", from)?;
-        let to = check_path("rename", to)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("rename", move |_| roots.rename(&from, &to)).await
+        self.files.rename(from, to).await
     }
 
     async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("remove", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("remove", move |_| roots.remove(&path, recursive)).await
+        self.files.remove(path, recursive).await
     }
 
     async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        let path = check_path("mkdir", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("mkdir", move |_| roots.create_dir(&path, recursive)).await
+        self.files.create_dir(path, recursive).await
     }
 
     async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        let path = check_path("readdir", path)?;
-        let roots = Arc::clone(&self.roots);
-        blocking("readdir", move |_| roots.read_dir(&path)).await
+        self.files.read_dir(path).await
     }
 
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
@@ -735,25 +643,11 @@ impl ExecutionEnv for LocalView {
     }
 
     async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
-        let guard = request.cancel.clone().drop_guard();
-        let roots = Arc::clone(&self.roots);
-        let result = blocking("walk", move |_| {
-            search::walk_blocking(&request, Some(&roots))
-        })
-        .await;
-        guard.disarm();
-        result
+        self.files.walk(request).await
     }
 
     async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
-        let guard = request.cancel.clone().drop_guard();
-        let roots = Arc::clone(&self.roots);
-        let result = blocking("search", move |_| {
-            search::search_blocking(&request, Some(&roots))
-        })
-        .await;
-        guard.disarm();
-        result
+        self.files.search(request).await
     }
 
     async fn cleanup(&self) {
@@ -762,19 +656,204 @@ impl ExecutionEnv for LocalView {
 
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         // A view of a view only narrows: each new root must be reachable beneath the old ones.
+        let scope = self.files.scope();
         let mut inner = Vec::with_capacity(roots.len());
         for root in roots {
-            inner.push(self.roots.canonical_path(&check_path("beneath", root)?)?);
+            inner.push(scope.canonical_path(&check_path("beneath", root)?)?);
         }
         Arc::clone(&self.env).beneath(&inner)
     }
 
     async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+        self.files.lock_file(path).await
+    }
+}
+
+/// The filesystem operations of an env or of a view (the `files` module), resolved in its
+/// [`Scope`]: the short ones on the calling thread, the rest on the blocking pool (see "Where the
+/// work runs").
+#[derive(Debug, Clone)]
+struct Files {
+    /// The roots of a view; `None`: the env, on any path.
+    roots: Option<Arc<beneath::Roots>>,
+}
+
+impl Files {
+    fn scope(&self) -> Scope<'_> {
+        match self.roots.as_deref() {
+            None => Scope::Host,
+            Some(roots) => Scope::Beneath(roots),
+        }
+    }
+
+    /// Runs `work` on the blocking pool with this scope (see [`blocking`]).
+    async fn blocking<T, F>(&self, operation: &'static str, work: F) -> EnvResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(Scope<'_>, &AtomicBool) -> EnvResult<T> + Send + 'static,
+    {
+        let files = self.clone();
+        blocking(operation, move |cancel| work(files.scope(), cancel)).await
+    }
+
+    fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.scope()
+            .canonical_path(&check_path("canonicalize", path)?)
+    }
+
+    fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.scope().file_info(&check_path("stat", path)?)
+    }
+
+    fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
+        self.scope().stat(&check_path("stat", path)?)
+    }
+
+    fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
+        self.scope().read_link(&check_path("readlink", path)?)
+    }
+
+    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        self.blocking("read", move |scope, cancel| scope.read(&path, cancel))
+            .await
+    }
+
+    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+        let path = check_path("read", path)?;
+        if max_bytes <= INLINE_READ_MAX {
+            return self.scope().read_start(&path, max_bytes);
+        }
+        self.blocking("read", move |scope, _| scope.read_start(&path, max_bytes))
+            .await
+    }
+
+    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+        let path = check_path("read", path)?;
+        if max_bytes < INLINE_READ_MAX {
+            return self.scope().read_head(&path, max_bytes);
+        }
+        self.blocking("read", move |scope, _| scope.read_head(&path, max_bytes))
+            .await
+    }
+
+    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+        let path = check_path("read", path)?;
+        if window.start_line == 0 {
+            return Err(EnvError::new(
+                ErrorKind::Invalid,
+                "read",
+                "start_line is 1-based; 0 is not a line",
+            )
+            .with_path(path));
+        }
+        self.blocking("read", move |scope, cancel| {
+            scope.read_lines(&path, &window, cancel)
+        })
+        .await
+    }
+
+    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        self.blocking("write", move |scope, cancel| {
+            scope.write(&path, &data, cancel)
+        })
+        .await
+    }
+
+    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+        let path = check_path("read", path)?;
+        let files = self.clone();
+        read_chunked(sink, move |cancel, send| {
+            files.scope().read_chunks(&path, cancel, FILE_CHUNK, send)
+        })
+        .await
+    }
+
+    async fn write_chunks(
+        &self,
+        path: &Path,
+        source: &mut dyn ChunkSource,
+    ) -> EnvResult<WriteOutcome> {
+        let path = check_path("write", path)?;
+        let files = self.clone();
+        let target = path.clone();
+        write_chunked(&path, source, move |cancel, next| {
+            files.scope().write_from(&target, cancel, true, next)
+        })
+        .await
+    }
+
+    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
+        let path = check_path("append", path)?;
+        self.blocking("append", move |scope, _| scope.append(&path, &data))
+            .await
+    }
+
+    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
+        let from = check_path("rename", from)?;
+        let to = check_path("rename", to)?;
+        self.blocking("rename", move |scope, _| scope.rename(&from, &to))
+            .await
+    }
+
+    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("remove", path)?;
+        if self.roots.is_none() && path.parent().is_none() {
+            return Err(EnvError::new(
+                ErrorKind::Invalid,
+                "remove",
+                "refusing to remove the root directory",
+            )
+            .with_path(path));
+        }
+        self.blocking("remove", move |scope, _| scope.remove(&path, recursive))
+            .await
+    }
+
+    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+        let path = check_path("mkdir", path)?;
+        self.blocking("mkdir", move |scope, _| scope.create_dir(&path, recursive))
+            .await
+    }
+
+    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
+        let path = check_path("readdir", path)?;
+        self.blocking("readdir", move |scope, _| scope.read_dir(&path))
+            .await
+    }
+
+    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+        // Dropping this future cancels the walk on the blocking pool too.
+        let guard = request.cancel.clone().drop_guard();
+        let roots = self.roots.clone();
+        let result = blocking("walk", move |_| {
+            search::walk_blocking(&request, roots.as_deref())
+        })
+        .await;
+        guard.disarm();
+        result
+    }
+
+    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+        // Dropping this future cancels the search on the blocking pool too.
+        let guard = request.cancel.clone().drop_guard();
+        let roots = self.roots.clone();
+        let result = blocking("search", move |_| {
+            search::search_blocking(&request, roots.as_deref())
+        })
+        .await;
+        guard.disarm();
+        result
+    }
+
+    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
         let path = check_path("lock", path)?;
+        let scope = self.scope();
         lock_loop(
             &path,
-            || self.roots.open_for_lock(&path),
-            || self.roots.stat(&path).map(|info| info.file_id),
+            || scope.open_for_lock(&path),
+            || scope.stat(&path).map(|info| info.file_id),
         )
         .await
     }

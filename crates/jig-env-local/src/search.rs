@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::beneath::Roots;
+use crate::files::Scope;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use jig_env::{
     CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, SearchRequest,
@@ -152,10 +153,11 @@ fn resolve_root(root: &Path, operation: &'static str, confine: Option<&Roots>) -
     jig_env::check_no_nul(operation, root)?;
     if let Some(roots) = confine {
         let path = jig_env::check_path(operation, root)?;
-        let path = roots.canonical_path(&path)?;
-        let info = roots.stat(&path)?;
+        let scope = Scope::Beneath(roots);
+        let path = scope.canonical_path(&path)?;
+        let info = scope.stat(&path)?;
         let kind = if info.kind == FileKind::Directory {
-            roots.check_listable(&path)?;
+            scope.check_listable(&path)?;
             FileKind::Directory
         } else {
             FileKind::File
