@@ -96,7 +96,8 @@ pub trait Approver: Send + Sync {
 }
 
 /// Saves the project's allowlist (called when the user allows something for the project).
-pub type SaveAllowlist = Box<dyn Fn(&Allowlist) -> Result<(), String> + Send + Sync>;
+pub type SaveAllowlist =
+    Box<dyn Fn(&Allowlist) -> Result<(), crate::permissions::SaveError> + Send + Sync>;
 
 /// The text of a call the user denied.
 pub fn denied_text(tool: &str, reason: Option<&str>) -> String {
@@ -229,7 +230,11 @@ impl PermissionHooks {
         all
     }
 
-    fn remember(&self, scope: Scope, add: impl FnOnce(&mut Allowlist)) -> Option<String> {
+    fn remember(
+        &self,
+        scope: Scope,
+        add: impl FnOnce(&mut Allowlist),
+    ) -> Option<crate::permissions::SaveError> {
         match scope {
             Scope::Session => {
                 add(&mut self.session.lock().unwrap_or_else(PoisonError::into_inner));

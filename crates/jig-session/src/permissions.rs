@@ -119,23 +119,46 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     file.write_all(text.as_bytes())
 }
 
+/// Why a project's allowlist could not be saved (it still holds for the session).
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// Neither `XDG_CONFIG_HOME` nor `HOME` names a config directory.
+    #[error("no config directory: set XDG_CONFIG_HOME or HOME")]
+    NoConfigDir,
+    /// A file or directory on the way could not be created or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+}
+
 /// Saves `allow` for `project`.
-pub fn save(project: &Path, allow: &Allowlist) -> Result<PathBuf, String> {
-    let path = path(project).ok_or("no config directory: set XDG_CONFIG_HOME or HOME")?;
+pub fn save(project: &Path, allow: &Allowlist) -> Result<PathBuf, SaveError> {
+    let path = path(project).ok_or(SaveError::NoConfigDir)?;
     if let Some(dir) = path.parent() {
         use std::os::unix::fs::DirBuilderExt as _;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+            .map_err(|source| SaveError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
     }
     let saved = Saved {
         project: project.to_path_buf(),
         allow: allow.clone(),
     };
-    let text = serde_json::to_string_pretty(&saved).map_err(|e| e.to_string())?;
-    write_private(&path, &(text + "\n")).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Paths and names only: serialising cannot fail.
+    let text = serde_json::to_string_pretty(&saved).unwrap_or_default();
+    write_private(&path, &(text + "\n")).map_err(|source| SaveError::Io {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }
 

@@ -155,6 +155,37 @@ pub fn discover(sources: &Sources<'_>, reserved: &[&str]) -> Knowledge {
     Knowledge { skills, templates }
 }
 
+/// Why `/skill:NAME` (or `--skill NAME`) cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkillError {
+    /// No skill of that name is offered.
+    #[error("unknown skill \"{name}\"{}", offered_list(offered))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The skills offered.
+        offered: Vec<String>,
+    },
+    /// The skill's file could not be read.
+    #[error("cannot read skill {name} ({}): {reason}", file.display())]
+    Unreadable {
+        /// The skill.
+        name: String,
+        /// Its `SKILL.md`.
+        file: PathBuf,
+        /// Why it could not be read.
+        reason: String,
+    },
+}
+
+fn offered_list(offered: &[String]) -> String {
+    if offered.is_empty() {
+        ": no skills were found (see docs/skills.md)".to_owned()
+    } else {
+        format!("; the skills are: {}", offered.join(", "))
+    }
+}
+
 impl Knowledge {
     /// The skill named `name`.
     pub fn skill(&self, name: &str) -> Option<&Skill> {
@@ -164,7 +195,7 @@ impl Knowledge {
     /// `text` with a leading `/skill:NAME` or `/TEMPLATE` expanded: `None` when it starts with
     /// neither (a built-in command, an extension's, a path), an error when the skill cannot be
     /// read or is unknown.
-    pub fn expand(&self, text: &str) -> Option<Result<String, String>> {
+    pub fn expand(&self, text: &str) -> Option<Result<String, SkillError>> {
         let trimmed = text.trim_start();
         let (head, arguments) = trimmed
             .split_once(char::is_whitespace)
@@ -177,31 +208,22 @@ impl Knowledge {
         Some(Ok(template.expand(arguments)))
     }
 
-    fn invoke(&self, name: &str, arguments: &str) -> Result<String, String> {
+    fn invoke(&self, name: &str, arguments: &str) -> Result<String, SkillError> {
         let Some(skill) = self.skill(name) else {
             return Err(self.unknown_skill(name));
         };
-        skill_invocation(skill, arguments).map_err(|error| {
-            format!(
-                "cannot read skill {name} ({}): {error}",
-                skill.file.display()
-            )
+        skill_invocation(skill, arguments).map_err(|error| SkillError::Unreadable {
+            name: name.to_owned(),
+            file: skill.file.clone(),
+            reason: error.to_string(),
         })
     }
 
-    /// The message for a skill name that is not offered.
-    pub fn unknown_skill(&self, name: &str) -> String {
-        if self.skills.is_empty() {
-            format!("unknown skill \"{name}\": no skills were found (see docs/skills.md)")
-        } else {
-            format!(
-                "unknown skill \"{name}\"; the skills are: {}",
-                self.skills
-                    .iter()
-                    .map(|skill| skill.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+    /// The error for a skill name that is not offered.
+    pub fn unknown_skill(&self, name: &str) -> SkillError {
+        SkillError::Unknown {
+            name: name.to_owned(),
+            offered: self.skills.iter().map(|skill| skill.name.clone()).collect(),
         }
     }
 
@@ -291,7 +313,10 @@ mod tests {
         let Some(Err(message)) = knowledge.expand("/skill:pdf fill it") else {
             panic!("an unknown skill is an error");
         };
-        assert!(message.contains("no skills were found"), "{message}");
+        assert!(
+            message.to_string().contains("no skills were found"),
+            "{message}"
+        );
         assert_eq!(
             knowledge.commands(),
             vec![("/review FILE".to_owned(), "Review a file".to_owned())]

@@ -771,7 +771,7 @@ impl App {
                     continue;
                 }
                 Some(Err(message)) => {
-                    self.say(&[Line::styled(message, Style::Error)]);
+                    self.say(&[Line::styled(message.to_string(), Style::Error)]);
                     continue;
                 }
                 None => text,

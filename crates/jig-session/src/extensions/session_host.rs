@@ -21,7 +21,7 @@ use super::ExtensionUi;
 /// Where `appendEntry` writes once the session exists: the interactive session's writer.
 pub trait EntrySink: Send + Sync {
     /// Appends `{"type": "custom", "customType", "data"}` to the session.
-    fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), String>;
+    fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), jig_agent::SessionError>;
 }
 
 /// Where `appendEntry` goes: held until the session recorder starts, then written through it
@@ -420,10 +420,10 @@ impl ExtensionHost for SessionHost {
             Entries::Held(held) => held.push((custom_type, data)),
             Entries::Recording(recorder) => recorder.record_custom(custom_type, data),
             Entries::Writing(sink) => {
-                return sink.append_custom(&custom_type, data).map_err(|reason| {
+                return sink.append_custom(&custom_type, data).map_err(|error| {
                     ActionError::Failed {
                         action: "appendEntry".to_owned(),
-                        reason,
+                        reason: error.to_string(),
                     }
                 });
             }

@@ -82,9 +82,7 @@ impl AgentObserver for SessionWriter {
 }
 
 impl EntrySink for SessionWriter {
-    fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), String> {
-        self.session()
-            .append_custom(custom_type, data)
-            .map_err(|error| error.to_string())
+    fn append_custom(&self, custom_type: &str, data: Value) -> Result<(), SessionError> {
+        self.session().append_custom(custom_type, data)
     }
 }
