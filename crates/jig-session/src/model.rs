@@ -470,6 +470,25 @@ fn message(error: &StartError) -> String {
     }
 }
 
+/// Why the session cannot switch to a provider.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SwitchError {
+    /// It cannot be resolved as `jig run --provider NAME` would (unknown, a bad settings entry,
+    /// a bad endpoint): what to fix.
+    #[error("{0}")]
+    Unusable(String),
+    /// Its key is not in the environment.
+    #[error(
+        "no API key: set {variable} and start jig again (or start it with --provider {provider} --api-key KEY)"
+    )]
+    NoKey {
+        /// The provider.
+        provider: String,
+        /// The variable that holds its key.
+        variable: String,
+    },
+}
+
 impl ProviderSwitch {
     /// The switch for a session that started with `started` (resolved from the command line).
     pub fn new(
@@ -534,17 +553,18 @@ impl ProviderSwitch {
 
     /// `name`'s endpoint: the one reached before, else a new client built as `jig run
     /// --provider NAME` builds it. The error says what to set to use it.
-    pub fn endpoint(&mut self, name: &str) -> Result<Endpoint, String> {
+    pub fn endpoint(&mut self, name: &str) -> Result<Endpoint, SwitchError> {
         if let Some(reached) = self.reached.iter().find(|e| e.name == name) {
             return Ok(reached.clone());
         }
-        let plan = self.plan(name).map_err(|error| message(&error))?;
+        let plan = self
+            .plan(name)
+            .map_err(|error| SwitchError::Unusable(message(&error)))?;
         if plan.lacks_key() {
-            return Err(format!(
-                "no API key: set {} and start jig again (or start it with --provider {name} \
-                 --api-key KEY)",
-                plan.key_variable()
-            ));
+            return Err(SwitchError::NoKey {
+                provider: name.to_owned(),
+                variable: plan.key_variable(),
+            });
         }
         let resolved = plan.build(self.connect_timeout, self.idle_timeout);
         let endpoint = Endpoint {
@@ -679,7 +699,10 @@ mod tests {
         assert_eq!(switch.served_elsewhere("gamma"), None);
         assert!(switch.known_models("gamma").is_empty());
         let error = switch.endpoint("gamma").err().unwrap();
-        assert!(error.contains("set JIG_TEST_KEY_NEVER_SET"), "{error}");
+        assert!(
+            error.to_string().contains("set JIG_TEST_KEY_NEVER_SET"),
+            "{error}"
+        );
         // A local server needs no key, but jig knows none of its models.
         assert_eq!(switch.served_elsewhere("ollama"), Some(false));
         assert!(switch.known_models("ollama").is_empty());
