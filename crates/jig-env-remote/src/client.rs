@@ -60,6 +60,14 @@ pub enum ConnectError {
         /// What failed.
         reason: String,
     },
+    /// Starting the server in a container failed.
+    #[error("{target}: {error}")]
+    Container {
+        /// What was connected to.
+        target: String,
+        /// What failed.
+        error: Box<crate::container::ContainerError>,
+    },
 }
 
 /// Extra words for a "connection lost" message (e.g. the transport's stderr).

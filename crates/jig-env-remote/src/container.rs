@@ -104,6 +104,209 @@ impl From<PathBuf> for Endpoint {
 /// The port of the engine's plain-HTTP API when `tcp://host` names none (Docker's).
 const PLAIN_HTTP_PORT: u16 = 2375;
 
+/// Why a variable naming the engine's API (`DOCKER_HOST`, `CONTAINER_HOST`) cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// An `https://` address: TLS, which jig does not speak.
+    #[error(
+        "{variable}={value} asks for TLS, which jig does not support yet; jig never connects \
+         without it when it is asked for. Use tcp://host:port for an engine that serves plain \
+         HTTP, or reach the engine through its unix socket"
+    )]
+    Https {
+        /// The variable's name.
+        variable: String,
+        /// Its value.
+        value: String,
+    },
+    /// A `tcp://` address while `DOCKER_TLS_VERIFY` asks for TLS.
+    #[error(
+        "{variable}={value} with DOCKER_TLS_VERIFY set asks for TLS, which jig does not support \
+         yet; jig never connects without it when it is asked for. Unset DOCKER_TLS_VERIFY for \
+         an engine that serves plain HTTP, or reach the engine through its unix socket"
+    )]
+    TlsVerify {
+        /// The variable's name.
+        variable: String,
+        /// Its value.
+        value: String,
+    },
+    /// Neither a `unix://` socket nor a `tcp://` address.
+    #[error(
+        "{variable}={value} is not a unix:// socket or a tcp:// address; {engine}:// reaches the \
+         engine's API over a unix socket (set {variable}=unix:///path/to/{engine}.sock) or \
+         plain HTTP ({variable}=tcp://host:port)"
+    )]
+    Unsupported {
+        /// The variable's name.
+        variable: String,
+        /// Its value.
+        value: String,
+        /// `docker` or `podman`.
+        engine: String,
+    },
+}
+
+/// Why `jig env serve` could not be started in a container.
+#[derive(Debug, thiserror::Error)]
+pub enum ContainerError {
+    /// The engine's API is named wrongly.
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    /// The engine's API does not answer.
+    #[error(
+        "cannot reach the {engine} API at {endpoint}: {cause}; {}",
+        start_hint(.engine, .endpoint)
+    )]
+    Unreachable {
+        /// `docker` or `podman`.
+        engine: String,
+        /// Where it was asked.
+        endpoint: Endpoint,
+        /// What happened.
+        cause: Unreachable,
+    },
+    /// The running jig's own path is unknown (to copy it).
+    #[error("cannot locate the running jig binary: {0}")]
+    CurrentExe(std::io::Error),
+    /// The engine knows no such container.
+    #[error("no container named {container} (asked the {engine} API at {endpoint})")]
+    NoContainer {
+        /// The container's name.
+        container: String,
+        /// `docker` or `podman`.
+        engine: String,
+        /// Where the engine was asked.
+        endpoint: Endpoint,
+    },
+    /// The engine could not say whether the container runs.
+    #[error("cannot inspect container {container}: {error}")]
+    Inspect {
+        /// The container's name.
+        container: String,
+        /// The engine's answer.
+        error: bollard::errors::Error,
+    },
+    /// The container exists but does not run.
+    #[error("container {container} is not running ({status}); start it first")]
+    NotRunning {
+        /// The container's name.
+        container: String,
+        /// Its state as the engine names it.
+        status: String,
+    },
+    /// A command (checking for jig) could not be run in the container.
+    #[error("cannot exec in {container}: {error}")]
+    Exec {
+        /// The container's name.
+        container: String,
+        /// The engine's answer.
+        error: bollard::errors::Error,
+    },
+    /// The container's image is for another CPU architecture than this jig.
+    #[error(
+        "container {container} is {arch}, this jig is built for {ours}: build jig for {arch}, or \
+         run a jig built for {arch} in the container through stdio:\"docker exec -i {container} \
+         /path/to/jig env serve\"",
+        ours = std::env::consts::ARCH
+    )]
+    Architecture {
+        /// The container's name.
+        container: String,
+        /// Its architecture, as Rust names it.
+        arch: String,
+    },
+    /// jig could not be copied into the container.
+    #[error("cannot copy jig into {container}:{}: {cause}", .inside.display())]
+    Copy {
+        /// The container's name.
+        container: String,
+        /// Where the copy goes.
+        inside: PathBuf,
+        /// What failed.
+        cause: CopyError,
+    },
+    /// jig was copied but does not run in the container.
+    #[error(
+        "jig was copied to {container}:{} but does not run there ({}); the container needs the \
+         C library jig is linked against, or use a statically linked jig (target \
+         x86_64-unknown-linux-musl)",
+        .inside.display(),
+        .said.trim()
+    )]
+    DoesNotRun {
+        /// The container's name.
+        container: String,
+        /// Where jig was copied.
+        inside: PathBuf,
+        /// What `jig --version` printed there.
+        said: String,
+    },
+    /// The exec running `jig env serve` could not be created.
+    #[error("cannot exec jig in {container}: {error}")]
+    ExecJig {
+        /// The container's name.
+        container: String,
+        /// The engine's answer.
+        error: bollard::errors::Error,
+    },
+    /// The exec running `jig env serve` could not be started.
+    #[error("cannot start jig in {container}: {error}")]
+    StartJig {
+        /// The container's name.
+        container: String,
+        /// The engine's answer.
+        error: bollard::errors::Error,
+    },
+    /// The engine started the exec detached.
+    #[error("the {engine} API at {endpoint} did not attach to the exec")]
+    NotAttached {
+        /// `docker` or `podman`.
+        engine: String,
+        /// Where the engine was asked.
+        endpoint: Endpoint,
+    },
+    /// The server started but the connection to it failed.
+    #[error("{0}")]
+    Serve(ConnectError),
+}
+
+/// Why the engine's API did not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum Unreachable {
+    /// The unix socket does not exist.
+    #[error("no such socket")]
+    NoSocket,
+    /// No answer to a ping within 20 s.
+    #[error("no answer within 20 s")]
+    Timeout,
+    /// The client could not be set up, or the ping failed.
+    #[error("{0}")]
+    Api(bollard::errors::Error),
+}
+
+/// Why jig could not be copied into a container.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    /// The jig binary on this machine cannot be read.
+    #[error("{}: {error}", .binary.display())]
+    Binary {
+        /// Its path.
+        binary: PathBuf,
+        /// The OS error.
+        error: std::io::Error,
+    },
+    /// The path in the container has no directory inside another one.
+    #[error("not a file path")]
+    NotAFilePath,
+    /// A path does not fit in a tar header.
+    #[error("{0}")]
+    Header(std::io::Error),
+    /// The engine refused the upload.
+    #[error("{0}")]
+    Upload(bollard::errors::Error),
+}
+
 /// Reads `variable`'s `value` (`unix://PATH`, `tcp://HOST[:PORT]`); `tls_verify` is the value
 /// of `DOCKER_TLS_VERIFY`, which asks for TLS that jig does not speak.
 pub fn parse_endpoint(
@@ -111,13 +314,12 @@ pub fn parse_endpoint(
     value: &str,
     engine: &str,
     tls_verify: Option<&str>,
-) -> Result<Endpoint, String> {
+) -> Result<Endpoint, EndpointError> {
     if value.starts_with("https://") {
-        return Err(format!(
-            "{variable}={value} asks for TLS, which jig does not support yet; jig never \
-             connects without it when it is asked for. Use tcp://host:port for an engine that \
-             serves plain HTTP, or reach the engine through its unix socket"
-        ));
+        return Err(EndpointError::Https {
+            variable: variable.to_owned(),
+            value: value.to_owned(),
+        });
     }
     if let Some(path) = value.strip_prefix("unix://") {
         if !path.is_empty() {
@@ -127,12 +329,10 @@ pub fn parse_endpoint(
         let address = address.trim_end_matches('/');
         if !address.is_empty() && !address.contains('/') {
             if tls_verify.is_some_and(|verify| !verify.is_empty()) {
-                return Err(format!(
-                    "{variable}={value} with DOCKER_TLS_VERIFY set asks for TLS, which jig does \
-                     not support yet; jig never connects without it when it is asked for. \
-                     Unset DOCKER_TLS_VERIFY for an engine that serves plain HTTP, or reach \
-                     the engine through its unix socket"
-                ));
+                return Err(EndpointError::TlsVerify {
+                    variable: variable.to_owned(),
+                    value: value.to_owned(),
+                });
             }
             let has_port = address
                 .rsplit_once(':')
@@ -145,16 +345,16 @@ pub fn parse_endpoint(
             }));
         }
     }
-    Err(format!(
-        "{variable}={value} is not a unix:// socket or a tcp:// address; {engine}:// reaches \
-         the engine's API over a unix socket (set {variable}=unix:///path/to/{engine}.sock) \
-         or plain HTTP ({variable}=tcp://host:port)"
-    ))
+    Err(EndpointError::Unsupported {
+        variable: variable.to_owned(),
+        value: value.to_owned(),
+        engine: engine.to_owned(),
+    })
 }
 
 /// Where `engine` (`docker` or `podman`) is reached, from the environment and the engine's
 /// defaults.
-pub fn default_endpoint(engine: &str) -> Result<Endpoint, String> {
+pub fn default_endpoint(engine: &str) -> Result<Endpoint, EndpointError> {
     let variables: &[&str] = if engine == "podman" {
         &[EnvVars::CONTAINER_HOST, EnvVars::DOCKER_HOST]
     } else {
@@ -214,19 +414,18 @@ pub async fn connect_container(
     container: &str,
     options: &ContainerOptions,
 ) -> Result<RemoteEnv, ConnectError> {
-    let fail = |reason: String| ConnectError::Transport {
+    let fail = |error: ContainerError| ConnectError::Container {
         target: target.to_owned(),
-        reason,
+        error: Box::new(error),
     };
     let endpoint = match &options.endpoint {
         Some(endpoint) => endpoint.clone(),
-        None => default_endpoint(engine).map_err(fail)?,
+        None => default_endpoint(engine).map_err(|error| fail(error.into()))?,
     };
     let api = Api::connect(engine, &endpoint).await.map_err(fail)?;
     let binary = match &options.binary {
         Some(binary) => binary.clone(),
-        None => std::env::current_exe()
-            .map_err(|error| fail(format!("cannot locate the running jig binary: {error}")))?,
+        None => std::env::current_exe().map_err(|error| fail(ContainerError::CurrentExe(error)))?,
     };
     let inside = container_binary_path(&binary);
     api.check_running(container).await.map_err(fail)?;
@@ -250,13 +449,11 @@ pub async fn connect_container(
                     .await
                     .map(|(_, output)| output)
                     .unwrap_or_default();
-                return Err(fail(format!(
-                    "jig was copied to {container}:{} but does not run there ({}); the \
-                     container needs the C library jig is linked against, or use a statically \
-                     linked jig (target x86_64-unknown-linux-musl)",
-                    inside.display(),
-                    said.trim()
-                )));
+                return Err(fail(ContainerError::DoesNotRun {
+                    container: container.to_owned(),
+                    inside,
+                    said,
+                }));
             }
         }
     }
@@ -271,17 +468,16 @@ struct Api {
 }
 
 impl Api {
-    async fn connect(engine: &str, endpoint: &Endpoint) -> Result<Self, String> {
-        let unreachable = |reason: String| {
-            format!(
-                "cannot reach the {engine} API at {endpoint}: {reason}; {}",
-                start_hint(engine, endpoint)
-            )
+    async fn connect(engine: &str, endpoint: &Endpoint) -> Result<Self, ContainerError> {
+        let unreachable = |cause: Unreachable| ContainerError::Unreachable {
+            engine: engine.to_owned(),
+            endpoint: endpoint.clone(),
+            cause,
         };
         let docker = match endpoint {
             Endpoint::Unix(socket) => {
                 if !socket.exists() {
-                    return Err(unreachable("no such socket".to_owned()));
+                    return Err(unreachable(Unreachable::NoSocket));
                 }
                 Docker::connect_with_unix(
                     &socket.to_string_lossy(),
@@ -295,10 +491,10 @@ impl Api {
                 bollard::API_DEFAULT_VERSION,
             ),
         }
-        .map_err(|error| unreachable(error.to_string()))?;
+        .map_err(|error| unreachable(Unreachable::Api(error)))?;
         match tokio::time::timeout(Duration::from_secs(20), docker.ping()).await {
-            Err(_) => return Err(unreachable("no answer within 20 s".to_owned())),
-            Ok(Err(error)) => return Err(unreachable(error.to_string())),
+            Err(_) => return Err(unreachable(Unreachable::Timeout)),
+            Ok(Err(error)) => return Err(unreachable(Unreachable::Api(error))),
             Ok(Ok(_)) => {}
         }
         Ok(Self {
@@ -308,11 +504,7 @@ impl Api {
         })
     }
 
-    fn where_(&self) -> String {
-        format!("{} API at {}", self.engine, self.endpoint)
-    }
-
-    async fn check_running(&self, container: &str) -> Result<(), String> {
+    async fn check_running(&self, container: &str) -> Result<(), ContainerError> {
         let inspect = self
             .docker
             .inspect_container(container, None)
@@ -320,27 +512,36 @@ impl Api {
             .map_err(|error| match error {
                 bollard::errors::Error::DockerResponseServerError {
                     status_code: 404, ..
-                } => format!(
-                    "no container named {container} (asked the {})",
-                    self.where_()
-                ),
-                other => format!("cannot inspect container {container}: {other}"),
+                } => ContainerError::NoContainer {
+                    container: container.to_owned(),
+                    engine: self.engine.clone(),
+                    endpoint: self.endpoint.clone(),
+                },
+                error => ContainerError::Inspect {
+                    container: container.to_owned(),
+                    error,
+                },
             })?;
         let state = inspect.state.unwrap_or_default();
         if state.running != Some(true) {
             let status = state
                 .status
                 .map_or_else(|| "not running".to_owned(), |status| status.to_string());
-            return Err(format!(
-                "container {container} is not running ({status}); start it first"
-            ));
+            return Err(ContainerError::NotRunning {
+                container: container.to_owned(),
+                status,
+            });
         }
         Ok(())
     }
 
     /// Runs `argv` in the container to completion: its exit code and output (stdout and
     /// stderr). An exec the engine refuses to start (no such file) is exit code 127.
-    async fn output(&self, container: &str, argv: &[&str]) -> Result<(i64, String), String> {
+    async fn output(
+        &self,
+        container: &str,
+        argv: &[&str],
+    ) -> Result<(i64, String), ContainerError> {
         let created = self
             .docker
             .create_exec(
@@ -353,7 +554,10 @@ impl Api {
                 },
             )
             .await
-            .map_err(|error| format!("cannot exec in {container}: {error}"))?;
+            .map_err(|error| ContainerError::Exec {
+                container: container.to_owned(),
+                error,
+            })?;
         let mut text = String::new();
         match self.docker.start_exec(&created.id, None).await {
             Ok(StartExecResults::Attached { mut output, .. }) => {
@@ -380,7 +584,7 @@ impl Api {
         Ok((code, text))
     }
 
-    async fn runs_jig(&self, container: &str, inside: &Path) -> Result<bool, String> {
+    async fn runs_jig(&self, container: &str, inside: &Path) -> Result<bool, ContainerError> {
         let (code, output) = self
             .output(container, &[&inside.to_string_lossy(), "--version"])
             .await?;
@@ -388,7 +592,7 @@ impl Api {
     }
 
     /// Refuses a container whose image is for another CPU architecture than this jig.
-    async fn check_arch(&self, container: &str) -> Result<(), String> {
+    async fn check_arch(&self, container: &str) -> Result<(), ContainerError> {
         let image = self
             .docker
             .inspect_container(container, None)
@@ -412,11 +616,10 @@ impl Api {
         }
         let ours = std::env::consts::ARCH;
         match arch {
-            Some(arch) if !arch.is_empty() && arch != ours => Err(format!(
-                "container {container} is {arch}, this jig is built for {ours}: build jig for \
-                 {arch}, or run a jig built for {arch} in the container through \
-                 stdio:\"docker exec -i {container} /path/to/jig env serve\""
-            )),
+            Some(arch) if !arch.is_empty() && arch != ours => Err(ContainerError::Architecture {
+                container: container.to_owned(),
+                arch,
+            }),
             _ => Ok(()),
         }
     }
@@ -428,43 +631,43 @@ impl Api {
         container: &str,
         binary: &Path,
         inside: &Path,
-    ) -> Result<(), String> {
-        let fail = |reason: String| {
-            format!(
-                "cannot copy jig into {container}:{}: {reason}",
-                inside.display()
-            )
+    ) -> Result<(), ContainerError> {
+        let fail = |cause: CopyError| ContainerError::Copy {
+            container: container.to_owned(),
+            inside: inside.to_path_buf(),
+            cause,
+        };
+        let unreadable = |error: std::io::Error| {
+            fail(CopyError::Binary {
+                binary: binary.to_path_buf(),
+                error,
+            })
         };
         #[expect(
             clippy::disallowed_methods,
             reason = "the jig binary on this machine, not a file of the env"
         )]
-        let file = tokio::fs::File::open(binary)
-            .await
-            .map_err(|error| fail(format!("{}: {error}", binary.display())))?;
-        let size = file
-            .metadata()
-            .await
-            .map_err(|error| fail(format!("{}: {error}", binary.display())))?
-            .len();
+        let file = tokio::fs::File::open(binary).await.map_err(unreadable)?;
+        let size = file.metadata().await.map_err(unreadable)?.len();
         let (Some(dir), Some(name)) = (inside.parent(), inside.file_name()) else {
-            return Err(fail("not a file path".to_owned()));
+            return Err(fail(CopyError::NotAFilePath));
         };
         let (Some(base), Some(dir_name)) = (dir.parent(), dir.file_name()) else {
-            return Err(fail("not a file path".to_owned()));
+            return Err(fail(CopyError::NotAFilePath));
         };
-        let header = |path: &Path, kind: tar::EntryType, size: u64| -> Result<Bytes, String> {
-            let mut header = tar::Header::new_gnu();
-            header
-                .set_path(path)
-                .map_err(|error| fail(error.to_string()))?;
-            header.set_entry_type(kind);
-            header.set_size(size);
-            header.set_mode(0o755);
-            header.set_mtime(0);
-            header.set_cksum();
-            Ok(Bytes::copy_from_slice(header.as_bytes()))
-        };
+        let header =
+            |path: &Path, kind: tar::EntryType, size: u64| -> Result<Bytes, ContainerError> {
+                let mut header = tar::Header::new_gnu();
+                header
+                    .set_path(path)
+                    .map_err(|error| fail(CopyError::Header(error)))?;
+                header.set_entry_type(kind);
+                header.set_size(size);
+                header.set_mode(0o755);
+                header.set_mtime(0);
+                header.set_cksum();
+                Ok(Bytes::copy_from_slice(header.as_bytes()))
+            };
         let dir_header = header(Path::new(dir_name), tar::EntryType::Directory, 0)?;
         let file_header = header(
             &Path::new(dir_name).join(name),
@@ -483,7 +686,7 @@ impl Api {
         self.docker
             .upload_to_container(container, Some(options), bollard::body_try_stream(body))
             .await
-            .map_err(|error| fail(error.to_string()))
+            .map_err(|error| fail(CopyError::Upload(error)))
     }
 
     /// Starts `inside env serve` with attached stdin/stdout and connects to it.
@@ -492,7 +695,7 @@ impl Api {
         target: &str,
         container: &str,
         inside: &Path,
-    ) -> Result<RemoteEnv, String> {
+    ) -> Result<RemoteEnv, ContainerError> {
         let created = self
             .docker
             .create_exec(
@@ -511,7 +714,10 @@ impl Api {
                 },
             )
             .await
-            .map_err(|error| format!("cannot exec jig in {container}: {error}"))?;
+            .map_err(|error| ContainerError::ExecJig {
+                container: container.to_owned(),
+                error,
+            })?;
         let started = self
             .docker
             .start_exec(
@@ -523,9 +729,15 @@ impl Api {
                 }),
             )
             .await
-            .map_err(|error| format!("cannot start jig in {container}: {error}"))?;
+            .map_err(|error| ContainerError::StartJig {
+                container: container.to_owned(),
+                error,
+            })?;
         let StartExecResults::Attached { output, input } = started else {
-            return Err(format!("the {} did not attach to the exec", self.where_()));
+            return Err(ContainerError::NotAttached {
+                engine: self.engine,
+                endpoint: self.endpoint,
+            });
         };
         let tail = StderrTail::default();
         let sink = tail.clone();
@@ -560,7 +772,7 @@ impl Api {
             Some(Box::new(closed.drop_guard())),
         )
         .await
-        .map_err(|error| error.to_string())
+        .map_err(ContainerError::Serve)
     }
 }
 
@@ -691,7 +903,7 @@ mod tests {
             "http://box:2375",
             "box:2375",
         ] {
-            let error = parse(refused).expect_err(refused);
+            let error = parse(refused).expect_err(refused).to_string();
             assert!(
                 error.contains("is not a unix:// socket or a tcp:// address"),
                 "{error}"
@@ -700,9 +912,59 @@ mod tests {
     }
 
     #[test]
+    fn container_errors_read_as_sentences() {
+        let unreachable = ContainerError::Unreachable {
+            engine: "podman".to_owned(),
+            endpoint: Endpoint::Unix(PathBuf::from("/run/podman/podman.sock")),
+            cause: Unreachable::NoSocket,
+        };
+        assert_eq!(
+            unreachable.to_string(),
+            "cannot reach the podman API at unix:///run/podman/podman.sock: no such socket; is \
+             Podman's API service running? Start it with `podman system service --time=0 \
+             unix:///run/podman/podman.sock` (or `systemctl start podman.socket`), or name \
+             another socket with CONTAINER_HOST=unix:///path/to/podman.sock"
+        );
+        let copy = ContainerError::Copy {
+            container: "box".to_owned(),
+            inside: PathBuf::from("/tmp/.jig/jig"),
+            cause: CopyError::NotAFilePath,
+        };
+        assert_eq!(
+            copy.to_string(),
+            "cannot copy jig into box:/tmp/.jig/jig: not a file path"
+        );
+        let arch = ContainerError::Architecture {
+            container: "box".to_owned(),
+            arch: "s390x".to_owned(),
+        };
+        assert_eq!(
+            arch.to_string(),
+            format!(
+                "container box is s390x, this jig is built for {}: build jig for s390x, or run \
+                 a jig built for s390x in the container through stdio:\"docker exec -i box \
+                 /path/to/jig env serve\"",
+                std::env::consts::ARCH
+            )
+        );
+        let does_not_run = ContainerError::DoesNotRun {
+            container: "box".to_owned(),
+            inside: PathBuf::from("/tmp/.jig/jig"),
+            said: " not found\n".to_owned(),
+        };
+        assert!(
+            does_not_run
+                .to_string()
+                .starts_with("jig was copied to box:/tmp/.jig/jig but does not run there (not found); the container"),
+            "{does_not_run}"
+        );
+    }
+
+    #[test]
     fn tls_is_refused_not_replaced_by_plain_http() {
         let error = parse_endpoint("DOCKER_HOST", "tcp://box:2376", "docker", Some("1"))
-            .expect_err("TLS asked for");
+            .expect_err("TLS asked for")
+            .to_string();
         assert!(
             error.contains("TLS, which jig does not support yet"),
             "{error}"

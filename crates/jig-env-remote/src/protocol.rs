@@ -674,7 +674,7 @@ impl WireSandbox {
     ///
     /// # Errors
     /// An unknown mode name.
-    pub fn into_policy(self) -> Result<jig_env::SandboxPolicy, String> {
+    pub fn into_policy(self) -> Result<jig_env::SandboxPolicy, jig_env::UnknownSandboxMode> {
         Ok(jig_env::SandboxPolicy {
             mode: jig_env::SandboxMode::parse(&self.mode)?,
             network: self.network,

@@ -567,9 +567,9 @@ async fn run_op(
         Op::Exec(exec) => {
             let sandbox = match exec.sandbox {
                 Some(wire) => {
-                    let mut policy = wire
-                        .into_policy()
-                        .map_err(|message| EnvError::new(ErrorKind::Invalid, "exec", message))?;
+                    let mut policy = wire.into_policy().map_err(|error| {
+                        EnvError::new(ErrorKind::Invalid, "exec", error.to_string())
+                    })?;
                     // The far side's own secrets are protected too, whatever the near side sent.
                     if let Some(home) = std::env::var_os(jig_protocol::EnvVars::HOME)
                         .filter(|home| !home.is_empty())

@@ -43,6 +43,7 @@ pub use error::{EnvError, EnvResult, ErrorKind};
 pub use lines::{LineScanner, lines_window};
 pub use sandbox::{
     PROTECTED_HOME_PATHS, PROTECTED_NAMES, READ_ONLY_SUBDIRS, SandboxMode, SandboxPolicy,
+    UnknownSandboxMode,
 };
 pub use search::{
     CaseSensitivity, EntryKinds, FileMatches, IgnoreRules, LineKind, PatternSyntax,

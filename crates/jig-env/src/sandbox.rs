@@ -32,16 +32,24 @@ impl SandboxMode {
     ///
     /// # Errors
     /// An unknown name, with the accepted ones in the message.
-    pub fn parse(name: &str) -> Result<Self, String> {
+    pub fn parse(name: &str) -> Result<Self, UnknownSandboxMode> {
         match name {
             "off" => Ok(Self::Off),
             "read-only" => Ok(Self::ReadOnly),
             "workspace-write" => Ok(Self::WorkspaceWrite),
-            other => Err(format!(
-                "unknown sandbox mode `{other}`: use workspace-write, read-only or off"
-            )),
+            other => Err(UnknownSandboxMode {
+                name: other.to_owned(),
+            }),
         }
     }
+}
+
+/// A sandbox mode name that is none of `off`, `read-only` and `workspace-write`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sandbox mode `{name}`: use workspace-write, read-only or off")]
+pub struct UnknownSandboxMode {
+    /// The name as given.
+    pub name: String,
 }
 
 impl fmt::Display for SandboxMode {
@@ -172,7 +180,7 @@ mod tests {
         ] {
             assert_eq!(SandboxMode::parse(mode.name()), Ok(mode));
         }
-        let error = SandboxMode::parse("strict").unwrap_err();
+        let error = SandboxMode::parse("strict").unwrap_err().to_string();
         assert!(
             error.contains("workspace-write, read-only or off"),
             "{error}"

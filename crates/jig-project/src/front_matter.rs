@@ -58,18 +58,29 @@ pub(crate) fn parse(text: &str) -> Result<FrontMatter, FrontMatterError> {
     })
 }
 
+/// A front matter field that should be text but is a list or mapping; displayed as a clause
+/// for a bigger message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}` must be a string")]
+pub(crate) struct FieldNotText {
+    /// The field's key.
+    pub(crate) key: String,
+}
+
 /// A field as text: strings as they are, numbers and booleans written out; `None` for a
-/// missing field, an error clause for a list or mapping.
+/// missing field, [`FieldNotText`] for a list or mapping.
 pub(crate) fn text_field(
     fields: &BTreeMap<String, serde_yaml_ng::Value>,
     key: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, FieldNotText> {
     match fields.get(key) {
         None | Some(serde_yaml_ng::Value::Null) => Ok(None),
         Some(serde_yaml_ng::Value::String(text)) => Ok(Some(text.clone())),
         Some(serde_yaml_ng::Value::Number(number)) => Ok(Some(number.to_string())),
         Some(serde_yaml_ng::Value::Bool(value)) => Ok(Some(value.to_string())),
-        Some(_) => Err(format!("`{key}` must be a string")),
+        Some(_) => Err(FieldNotText {
+            key: key.to_owned(),
+        }),
     }
 }
 

@@ -337,12 +337,12 @@ fn read_skill(
             return None;
         }
         Err(reason) => {
-            skip(diagnostics, &reason);
+            skip(diagnostics, &reason.to_string());
             return None;
         }
     };
     if let Err(reason) = check_name(&name) {
-        skip(diagnostics, &reason);
+        skip(diagnostics, &reason.to_string());
         return None;
     }
     let description = match text_field(fields, "description") {
@@ -352,7 +352,7 @@ fn read_skill(
             return None;
         }
         Err(reason) => {
-            skip(diagnostics, &reason);
+            skip(diagnostics, &reason.to_string());
             return None;
         }
     };
@@ -427,22 +427,42 @@ fn advise(
     }
 }
 
+/// Why a skill name is not valid; displayed as a clause for a bigger message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkillNameError {
+    /// Empty, or longer than [`MAX_NAME`].
+    #[error("its name \"{name}\" must have 1 to {MAX_NAME} characters")]
+    Length {
+        /// The name as written.
+        name: String,
+    },
+    /// A character other than a lowercase letter, digit or hyphen, a hyphen first or last, or
+    /// two hyphens in a row.
+    #[error(
+        "its name \"{name}\" may use only lowercase letters, digits and single hyphens (not \
+         first or last)"
+    )]
+    Characters {
+        /// The name as written.
+        name: String,
+    },
+}
+
 /// Whether `name` is a valid skill name: 1 to 64 lowercase letters, digits and hyphens, not
 /// starting or ending with a hyphen, without two in a row.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), SkillNameError> {
     let valid_chars = name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if name.is_empty() || name.len() > MAX_NAME {
-        return Err(format!(
-            "its name \"{name}\" must have 1 to {MAX_NAME} characters"
-        ));
+        return Err(SkillNameError::Length {
+            name: name.to_owned(),
+        });
     }
     if !valid_chars || name.starts_with('-') || name.ends_with('-') || name.contains("--") {
-        return Err(format!(
-            "its name \"{name}\" may use only lowercase letters, digits and single hyphens \
-             (not first or last)"
-        ));
+        return Err(SkillNameError::Characters {
+            name: name.to_owned(),
+        });
     }
     Ok(())
 }

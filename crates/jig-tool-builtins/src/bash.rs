@@ -191,7 +191,7 @@ async fn run(
     let timeout = resolve_timeout(config, input.timeout)?;
     if config.guard == CommandGuard::Workspace {
         guard::check(&input.command, &ctx.cwd, &ctx.containment.roots)
-            .map_err(ToolError::failed)?;
+            .map_err(|refusal| ToolError::failed(refusal.to_string()))?;
     }
     let env = ctx.env.as_ref();
 

@@ -73,4 +73,4 @@ pub use jig_protocol::{ContentBlock, ToolResult};
 pub use mutation_queue::{MutationGuard, MutationQueue};
 pub use registry::ToolRegistry;
 pub use tool::{DynTool, Effects, ErasedTool, Tool, ToolOutput};
-pub use validate::ArgumentValidator;
+pub use validate::{ArgumentValidator, SchemaError};

@@ -5,6 +5,17 @@ use serde_json::{Map, Value};
 
 use crate::error::ToolError;
 
+/// Why a schema given as JSON cannot check a tool's arguments.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The schema is not a JSON object.
+    #[error("the input schema must be a JSON object")]
+    NotAnObject,
+    /// The schema does not compile.
+    #[error(transparent)]
+    Invalid(#[from] Box<jsonschema::ValidationError<'static>>),
+}
+
 /// A tool's argument schema, compiled once, and the checks every call goes through.
 ///
 /// Typed tools get one through [`ErasedTool`](crate::ErasedTool); tools whose schema comes from
@@ -25,12 +36,12 @@ impl ArgumentValidator {
 
     /// A validator for a schema given as JSON, made portable first (see [`crate::schema`]).
     /// A schema that does not compile is an error naming the problem.
-    pub fn for_schema(schema: Value) -> Result<Self, String> {
+    pub fn for_schema(schema: Value) -> Result<Self, SchemaError> {
         let schema = crate::schema::portable(schema);
         if !schema.is_object() {
-            return Err("the input schema must be a JSON object".to_owned());
+            return Err(SchemaError::NotAnObject);
         }
-        let validator = jsonschema::validator_for(&schema).map_err(|error| error.to_string())?;
+        let validator = jsonschema::validator_for(&schema).map_err(Box::new)?;
         Ok(Self {
             schema,
             validator: Some(validator),

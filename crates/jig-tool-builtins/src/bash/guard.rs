@@ -4,6 +4,7 @@
 //! shell will do (variables, `cd` with computed paths, symlinks inside the workspace, programs
 //! that open paths themselves all get past it). Real isolation needs an OS sandbox.
 
+use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use jig_env::normalize_path;
@@ -45,11 +46,55 @@ const ALLOWED_EXACT: &[&str] = &[
     "/",
 ];
 
-/// Checks `command` (run in `cwd`) against the roots; the error text is for the model.
-pub(crate) fn check(command: &str, cwd: &Path, roots: &[PathBuf]) -> Result<(), String> {
+/// A command the guard refuses: the word that names a path, why, and the roots it may use.
+/// The text is for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Command refused: `{word}` {cause} ({roots}). The bash guard only allows paths inside the \
+     workspace and read-only system locations such as /usr and /bin; use a path inside the \
+     workspace, or ask the user to turn the guard off.",
+    roots = list(.roots)
+)]
+pub(crate) struct Refusal {
+    /// The word of the command that names the path.
+    pub(crate) word: String,
+    /// What is wrong with it.
+    pub(crate) cause: RefusalCause,
+    /// The workspace roots.
+    pub(crate) roots: Vec<PathBuf>,
+}
+
+/// What a refused word does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RefusalCause {
+    /// `~`, `$HOME` or `${HOME}`.
+    HomeDirectory,
+    /// An absolute path outside the roots and the allowed system locations.
+    OutsidePath,
+    /// A relative path whose `..` leads out of the roots.
+    ClimbsOut,
+}
+
+impl fmt::Display for RefusalCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::HomeDirectory => "names the home directory",
+            Self::OutsidePath => "names a path outside the workspace",
+            Self::ClimbsOut => "climbs out of the workspace with `..`",
+        })
+    }
+}
+
+/// Checks `command` (run in `cwd`) against the roots.
+pub(crate) fn check(command: &str, cwd: &Path, roots: &[PathBuf]) -> Result<(), Refusal> {
+    let refusal = |word: String, cause: RefusalCause| Refusal {
+        word,
+        cause,
+        roots: roots.to_vec(),
+    };
     for word in words(command) {
         if word.starts_with('~') || word.contains("$HOME") || word.contains("${HOME}") {
-            return Err(refusal(&word, "names the home directory", roots));
+            return Err(refusal(word, RefusalCause::HomeDirectory));
         }
         let path = Path::new(&word);
         let candidate = if path.is_absolute() {
@@ -65,12 +110,12 @@ pub(crate) fn check(command: &str, cwd: &Path, roots: &[PathBuf]) -> Result<(), 
         if is_allowed(&candidate, roots) {
             continue;
         }
-        let why = if path.is_absolute() {
-            "names a path outside the workspace"
+        let cause = if path.is_absolute() {
+            RefusalCause::OutsidePath
         } else {
-            "climbs out of the workspace with `..`"
+            RefusalCause::ClimbsOut
         };
-        return Err(refusal(&word, why, roots));
+        return Err(refusal(word, cause));
     }
     Ok(())
 }
@@ -85,17 +130,13 @@ fn is_allowed(path: &Path, roots: &[PathBuf]) -> bool {
             .any(|prefix| path.starts_with(prefix))
 }
 
-fn refusal(word: &str, why: &str, roots: &[PathBuf]) -> String {
+/// The roots as the refusal names them.
+fn list(roots: &[PathBuf]) -> String {
     let roots: Vec<String> = roots
         .iter()
         .map(|root| root.display().to_string())
         .collect();
-    format!(
-        "Command refused: `{word}` {why} ({}). The bash guard only allows paths inside the \
-         workspace and read-only system locations such as /usr and /bin; use a path inside the \
-         workspace, or ask the user to turn the guard off.",
-        roots.join(", "),
-    )
+    roots.join(", ")
 }
 
 /// Splits a command into the words a path could appear in: on whitespace and shell operators,
@@ -143,7 +184,7 @@ fn flush(current: &mut String, words: &mut Vec<String>) {
 mod tests {
     use super::*;
 
-    fn check_ws(command: &str) -> Result<(), String> {
+    fn check_ws(command: &str) -> Result<(), Refusal> {
         check(
             command,
             Path::new("/ws/project/sub"),
@@ -177,7 +218,7 @@ mod tests {
             ("echo hi>/tmp/out", "/tmp/out"),
             ("make DESTDIR=/var/lib/x", "/var/lib/x"),
         ] {
-            let error = check_ws(command).unwrap_err();
+            let error = check_ws(command).unwrap_err().to_string();
             assert!(error.contains(&format!("`{word}`")), "{command}: {error}");
         }
     }

@@ -13,6 +13,8 @@
 //! numbered like `oldText`'s; the others keep `newText` as it is). When a tier cannot be sure, it
 //! refuses. `tests/it/edit_differential.rs` checks this over thousands of generated edits.
 
+use std::fmt;
+
 use memchr::{memchr_iter, memmem};
 use unicode_normalization::char::decompose_compatible;
 
@@ -625,7 +627,7 @@ impl Shift {
     }
 
     /// The file-style form of a newText line's indentation, or why it cannot be derived.
-    fn apply(&self, indent: &str) -> Result<String, String> {
+    fn apply(&self, indent: &str) -> Result<String, IndentError> {
         if let Some((_, file)) = self.seen.iter().find(|(old, _)| old == indent) {
             return Ok(file.clone());
         }
@@ -656,13 +658,10 @@ impl Shift {
             return if self.is_absolute() {
                 Ok(String::new())
             } else {
-                Err(format!(
-                    "it is at column 0, while oldText's lines start at {} and the file's at {}, \
-                     and oldText does not show these are the same level, so where column 0 \
-                     belongs in the file is unclear",
-                    describe_indent(&self.old_prefix),
-                    describe_indent(&self.file_prefix)
-                ))
+                Err(IndentError::ColumnZero {
+                    old_prefix: self.old_prefix.clone(),
+                    file_prefix: self.file_prefix.clone(),
+                })
             };
         }
         if self.is_absolute()
@@ -674,44 +673,93 @@ impl Shift {
         if let Some((old_char, _)) = uniform(&self.old_prefix)
             && !indent.contains(old_char)
         {
-            return Err(format!(
-                "it is indented with {}, while oldText indents with {} and its {} are {} in \
-                 the file, so where the line belongs is unclear; write newText in oldText's \
-                 indentation",
-                describe_indent(indent),
-                if old_char == '\t' { "tabs" } else { "spaces" },
-                describe_indent(&self.old_prefix),
-                describe_indent(&self.file_prefix)
-            ));
+            return Err(IndentError::OtherCharacter {
+                indent: indent.to_owned(),
+                old_char,
+                old_prefix: self.old_prefix.clone(),
+                file_prefix: self.file_prefix.clone(),
+            });
         }
-        Err(format!(
-            "it is indented less than oldText's lines (with {}), which the file has at {}",
-            describe_indent(indent),
-            describe_indent(&self.file_prefix)
-        ))
+        Err(IndentError::Shallower {
+            indent: indent.to_owned(),
+            file_prefix: self.file_prefix.clone(),
+        })
     }
 
-    fn unknown_unit(&self, indent: &str) -> String {
+    fn unknown_unit(&self, indent: &str) -> IndentError {
         match self.residual {
-            Residual::Convert(convert) => format!(
-                "its indentation ({}) is not a whole number of oldText's indentation unit ({}), \
-                 which the file writes as {}",
-                describe_indent(indent),
-                describe_indent(
-                    &std::iter::repeat_n(convert.old_char, convert.old_unit).collect::<String>()
-                ),
-                describe_indent(
-                    &std::iter::repeat_n(convert.file_char, convert.file_unit).collect::<String>()
-                ),
-            ),
-            _ => format!(
-                "it is indented deeper than oldText's lines, with {}, and oldText does not show \
-                 how that converts to the file's indentation there ({})",
-                describe_indent(indent),
-                describe_indent(&self.file_prefix)
-            ),
+            Residual::Convert(convert) => IndentError::PartialUnit {
+                indent: indent.to_owned(),
+                old_unit: std::iter::repeat_n(convert.old_char, convert.old_unit).collect(),
+                file_unit: std::iter::repeat_n(convert.file_char, convert.file_unit).collect(),
+            },
+            _ => IndentError::DeeperUnknown {
+                indent: indent.to_owned(),
+                file_prefix: self.file_prefix.clone(),
+            },
         }
     }
+}
+
+/// Why a newText line's indentation has no file-style form; displayed as a clause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum IndentError {
+    /// The line is at column 0 while the block is shifted, and oldText does not show where
+    /// column 0 lands.
+    #[error(
+        "it is at column 0, while oldText's lines start at {} and the file's at {}, and oldText \
+         does not show these are the same level, so where column 0 belongs in the file is \
+         unclear",
+        describe_indent(.old_prefix),
+        describe_indent(.file_prefix)
+    )]
+    ColumnZero {
+        old_prefix: String,
+        file_prefix: String,
+    },
+    /// The line is indented with another character than oldText's.
+    #[error(
+        "it is indented with {}, while oldText indents with {} and its {} are {} in the file, \
+         so where the line belongs is unclear; write newText in oldText's indentation",
+        describe_indent(.indent),
+        if *.old_char == '\t' { "tabs" } else { "spaces" },
+        describe_indent(.old_prefix),
+        describe_indent(.file_prefix)
+    )]
+    OtherCharacter {
+        indent: String,
+        old_char: char,
+        old_prefix: String,
+        file_prefix: String,
+    },
+    /// The line is indented less than oldText's common prefix.
+    #[error(
+        "it is indented less than oldText's lines (with {}), which the file has at {}",
+        describe_indent(.indent),
+        describe_indent(.file_prefix)
+    )]
+    Shallower { indent: String, file_prefix: String },
+    /// The indentation past oldText's prefix is not whole units of the conversion.
+    #[error(
+        "its indentation ({}) is not a whole number of oldText's indentation unit ({}), which \
+         the file writes as {}",
+        describe_indent(.indent),
+        describe_indent(.old_unit),
+        describe_indent(.file_unit)
+    )]
+    PartialUnit {
+        indent: String,
+        old_unit: String,
+        file_unit: String,
+    },
+    /// The line is deeper than oldText's lines, and nothing shows how that converts.
+    #[error(
+        "it is indented deeper than oldText's lines, with {}, and oldText does not show how \
+         that converts to the file's indentation there ({})",
+        describe_indent(.indent),
+        describe_indent(.file_prefix)
+    )]
+    DeeperUnknown { indent: String, file_prefix: String },
 }
 
 /// `no indentation`, `1 space`, `4 spaces`, `2 tabs`, `mixed tabs and spaces`.
@@ -809,7 +857,10 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
                     end,
                     new_text,
                 }),
-                Err(reason) => TierOutcome::Refused { start, reason },
+                Err(error) => TierOutcome::Refused {
+                    start,
+                    reason: error.to_string(),
+                },
             }
         }
         _ => TierOutcome::Ambiguous {
@@ -820,9 +871,19 @@ fn indentation(view: &str, old: &str, new: &str) -> TierOutcome {
     }
 }
 
+/// A newText line that cannot be re-indented; displayed as a clause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line} of newText cannot be re-indented: {cause}")]
+struct ReindentError {
+    /// The line, 1-based.
+    line: usize,
+    /// Why.
+    cause: IndentError,
+}
+
 /// newText in the file's indentation: every line's indentation (whitespace-only lines
 /// included) goes through the same [`Shift`].
-fn reindent(shift: &Shift, new: &str) -> Result<String, String> {
+fn reindent(shift: &Shift, new: &str) -> Result<String, ReindentError> {
     let mut new_text = String::with_capacity(new.len() + 16);
     for (k, new_line) in new.split('\n').enumerate() {
         if k > 0 {
@@ -832,9 +893,9 @@ fn reindent(shift: &Shift, new: &str) -> Result<String, String> {
         if new_line.is_empty() {
             continue;
         }
-        let indent = shift.apply(indent).map_err(|reason| {
-            format!("line {} of newText cannot be re-indented: {reason}", k + 1)
-        })?;
+        let indent = shift
+            .apply(indent)
+            .map_err(|cause| ReindentError { line: k + 1, cause })?;
         new_text.push_str(&indent);
         new_text.push_str(rest);
     }
@@ -928,7 +989,7 @@ const GUTTER: char = '\u{2502}';
 /// - `read`'s gutter on some lines only, or out of sequence: refused.
 /// - Other `digits:`-style text (grep output, map keys, times) not numbered like oldText:
 ///   written as typed.
-fn new_text_without_numbers(new: &str, numbering: Numbering) -> Result<String, String> {
+fn new_text_without_numbers(new: &str, numbering: Numbering) -> Result<String, NewTextNumbers> {
     let numbering_break = match strip_numbering(new, numbering) {
         Ok(stripped) => return Ok(stripped),
         Err(numbering_break) => numbering_break,
@@ -943,25 +1004,87 @@ fn new_text_without_numbers(new: &str, numbering: Numbering) -> Result<String, S
         {
             Ok(new.to_owned())
         }
-        NumberingBreak::Missing(k) => Err(format!(
-            "newText starts with a line-number prefix like oldText's while its line {} has \
-             none, so it is unclear whether the prefixes are part of the text",
-            k + 1
-        )),
-        NumberingBreak::Number(k) => Err(format!(
-            "newText starts with a line-number prefix like oldText's while its line {} is \
-             numbered out of sequence (expected {}), so it is unclear whether the prefixes are \
-             part of the text",
-            k + 1,
-            numbering.first + k as u64
-        )),
+        NumberingBreak::Missing(k) => Err(NewTextNumbers::Missing { line: k + 1 }),
+        NumberingBreak::Number(k) => Err(NewTextNumbers::OutOfSequence {
+            line: k + 1,
+            expected: numbering.first + k as u64,
+        }),
+    }
+}
+
+/// Why it is unclear whether newText's line-number prefixes are part of the text; displayed
+/// as a clause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NewTextNumbers {
+    /// Numbered like oldText at first, then a line without a prefix.
+    #[error(
+        "newText starts with a line-number prefix like oldText's while its line {line} has \
+         none, so it is unclear whether the prefixes are part of the text"
+    )]
+    Missing {
+        /// The line without a prefix, 1-based.
+        line: usize,
+    },
+    /// Numbered like oldText at first, then a line with another number.
+    #[error(
+        "newText starts with a line-number prefix like oldText's while its line {line} is \
+         numbered out of sequence (expected {expected}), so it is unclear whether the prefixes \
+         are part of the text"
+    )]
+    OutOfSequence {
+        /// The line with the wrong number, 1-based.
+        line: usize,
+        /// The number it should carry.
+        expected: u64,
+    },
+    /// read's gutter on some lines only, or out of sequence.
+    #[error(transparent)]
+    Gutter(#[from] GutterError),
+}
+
+/// Where newText stops carrying read's line-number gutter, which its first gutter line
+/// carries with `number`; displayed as a clause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "newText carries read's line-number gutter (`{number:>4}{GUTTER} `) while its line {line} \
+     {what}, so it is unclear which part is text"
+)]
+struct GutterError {
+    /// The number on the first line carrying the gutter.
+    number: u64,
+    /// The line that does not follow, 1-based.
+    line: usize,
+    /// How it does not follow.
+    what: GutterBreak,
+}
+
+/// How a line breaks read's gutter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GutterBreak {
+    /// Its number cannot follow from line 1 (it is smaller than the line's position).
+    OutOfSequence,
+    /// It carries no gutter.
+    Missing,
+    /// It carries another number than `expected`.
+    Number { expected: u64 },
+}
+
+impl fmt::Display for GutterBreak {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OutOfSequence => f.write_str("is numbered out of sequence"),
+            Self::Missing => f.write_str("has none"),
+            Self::Number { expected } => {
+                write!(f, "is numbered out of sequence (expected {expected})")
+            }
+        }
     }
 }
 
 /// `text` without `read`'s gutter when every non-empty line carries it with consecutive
 /// numbers from any start; `None` when no line carries it; an error when some do and the rest
 /// do not follow.
-fn strip_gutter(text: &str) -> Result<Option<String>, String> {
+fn strip_gutter(text: &str) -> Result<Option<String>, GutterError> {
     let Some((k, number)) = text.split('\n').enumerate().find_map(|(k, line)| {
         split_line_number(line)
             .filter(|(_, separator, _)| *separator == GUTTER)
@@ -969,14 +1092,9 @@ fn strip_gutter(text: &str) -> Result<Option<String>, String> {
     }) else {
         return Ok(None);
     };
-    let clause = |line: usize, what: &str| {
-        format!(
-            "newText carries read's line-number gutter (`{number:>4}{GUTTER} `) while its line \
-             {line} {what}, so it is unclear which part is text"
-        )
-    };
+    let clause = |line: usize, what: GutterBreak| GutterError { number, line, what };
     let Some(first) = number.checked_sub(k as u64) else {
-        return Err(clause(k + 1, "is numbered out of sequence"));
+        return Err(clause(k + 1, GutterBreak::OutOfSequence));
     };
     match strip_numbering(
         text,
@@ -986,13 +1104,12 @@ fn strip_gutter(text: &str) -> Result<Option<String>, String> {
         },
     ) {
         Ok(stripped) => Ok(Some(stripped)),
-        Err(NumberingBreak::Missing(line)) => Err(clause(line + 1, "has none")),
+        Err(NumberingBreak::Missing(line)) => Err(clause(line + 1, GutterBreak::Missing)),
         Err(NumberingBreak::Number(line)) => Err(clause(
             line + 1,
-            &format!(
-                "is numbered out of sequence (expected {})",
-                first + line as u64
-            ),
+            GutterBreak::Number {
+                expected: first + line as u64,
+            },
         )),
     }
 }
@@ -1022,10 +1139,10 @@ fn line_numbers(view: &str, old: &str, new: &str) -> TierOutcome {
             }
             let new_text = match new_text_without_numbers(new, numbering) {
                 Ok(text) => text,
-                Err(reason) => {
+                Err(error) => {
                     return TierOutcome::Refused {
                         start: starts[0],
-                        reason,
+                        reason: error.to_string(),
                     };
                 }
             };
