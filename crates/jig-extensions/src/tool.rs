@@ -55,7 +55,7 @@ impl ExtensionTool {
             ArgumentValidator::for_schema(registration.parameters.clone()).map_err(|error| {
                 ActionError::InvalidSchema {
                     name: registration.name.clone(),
-                    reason: error.clone(),
+                    reason: error.to_string(),
                 }
             })?;
         let effects = match registration.effects.as_deref() {
