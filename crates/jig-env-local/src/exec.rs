@@ -245,7 +245,7 @@ impl ProcessTracker {
                 &request.args,
                 &request.cwd,
             )
-            .map_err(|message| EnvError::new(ErrorKind::Unsupported, "exec", message))?;
+            .map_err(|error| EnvError::new(ErrorKind::Unsupported, "exec", error.to_string()))?;
             let mut command = tokio::process::Command::new(&prepared.program);
             command.args(&prepared.args);
             #[cfg(target_os = "linux")]

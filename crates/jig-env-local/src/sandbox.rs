@@ -36,6 +36,9 @@ use jig_env::{READ_ONLY_SUBDIRS, SandboxMode, SandboxPolicy};
 #[cfg(target_os = "linux")]
 pub(crate) mod landlock;
 
+#[cfg(target_os = "linux")]
+pub use landlock::{ConfinementError, FilterError};
+
 /// The variable that forces a mechanism: `bwrap`, `landlock` or `none`.
 pub const MECHANISM_VARIABLE: &str = jig_protocol::EnvVars::JIG_SANDBOX_MECHANISM;
 
@@ -110,11 +113,11 @@ fn detect(forced: Option<&str>) -> Mechanism {
         },
         Some("bwrap" | "bubblewrap") => match find_bwrap() {
             Ok(path) => Mechanism::Bubblewrap(path),
-            Err(reason) => Mechanism::Unavailable(reason),
+            Err(reason) => Mechanism::Unavailable(reason.to_string()),
         },
         Some("landlock") => match find_landlock() {
             Ok(abi) => Mechanism::Landlock(abi),
-            Err(reason) => Mechanism::Unavailable(reason),
+            Err(reason) => Mechanism::Unavailable(reason.to_string()),
         },
         Some("none") => Mechanism::Unavailable(format!(
             "{MECHANISM_VARIABLE}=none turns every sandbox mechanism off"
@@ -125,35 +128,90 @@ fn detect(forced: Option<&str>) -> Mechanism {
     }
 }
 
-fn find_landlock() -> Result<i32, String> {
+/// Why Landlock cannot be used on this host.
+#[derive(Debug, thiserror::Error)]
+enum LandlockUnavailable {
+    /// The kernel has no Landlock system calls.
+    #[cfg(target_os = "linux")]
+    #[error(
+        "this kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK is needed)"
+    )]
+    NotInKernel,
+    /// The kernel has Landlock but it is not among the enabled security modules.
+    #[cfg(target_os = "linux")]
+    #[error(
+        "Landlock is built into this kernel but not enabled (add `landlock` to the `lsm=` boot \
+         parameter)"
+    )]
+    NotEnabled,
+    /// Asking the kernel for its Landlock ABI failed otherwise.
+    #[cfg(target_os = "linux")]
+    #[error("Landlock is not usable here: {0}")]
+    Unusable(#[source] std::io::Error),
+    /// The kernel answered with an ABI version that is not one.
+    #[cfg(target_os = "linux")]
+    #[error("unexpected Landlock ABI {0}")]
+    UnexpectedAbi(libc::c_long),
+    /// Landlock is a Linux security module; this is not Linux.
+    #[cfg(not(target_os = "linux"))]
+    #[error("Landlock exists only on Linux")]
+    NotLinux,
+}
+
+/// Why bubblewrap cannot be used on this host.
+#[derive(Debug, thiserror::Error)]
+enum BwrapUnavailable {
+    /// This system is not Linux, and no other mechanism exists for it.
+    #[error(
+        "no sandbox mechanism on this system yet (macOS Seatbelt is designed, not implemented; \
+         see docs/sandbox.md)"
+    )]
+    UnsupportedSystem,
+    /// No `bwrap` on `PATH`.
+    #[error(
+        "bubblewrap (`bwrap`) is not installed; install it (Debian/Ubuntu: apt-get install \
+         bubblewrap)"
+    )]
+    NotInstalled,
+    /// `bwrap` ran but its trial sandbox failed; `stderr` is what it said.
+    #[error("{path} does not work here ({stderr}); user namespaces may be disabled")]
+    Broken {
+        /// The `bwrap` that was tried.
+        path: PathBuf,
+        /// Its error output, trimmed.
+        stderr: String,
+    },
+    /// `bwrap` could not be started.
+    #[error("could not run {path}: {source}")]
+    CannotRun {
+        /// The `bwrap` that was tried.
+        path: PathBuf,
+        /// Why it could not be started.
+        source: std::io::Error,
+    },
+}
+
+fn find_landlock() -> Result<i32, LandlockUnavailable> {
     #[cfg(target_os = "linux")]
     {
         landlock::probe()
     }
     #[cfg(not(target_os = "linux"))]
     {
-        Err("Landlock exists only on Linux".to_owned())
+        Err(LandlockUnavailable::NotLinux)
     }
 }
 
-fn find_bwrap() -> Result<PathBuf, String> {
+fn find_bwrap() -> Result<PathBuf, BwrapUnavailable> {
     if !cfg!(target_os = "linux") {
-        return Err(
-            "no sandbox mechanism on this system yet (macOS Seatbelt is designed, \
-                    not implemented; see docs/sandbox.md)"
-                .to_owned(),
-        );
+        return Err(BwrapUnavailable::UnsupportedSystem);
     }
     let path = std::env::var_os(jig_protocol::EnvVars::PATH)
         .into_iter()
         .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
         .map(|dir| dir.join("bwrap"))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| {
-            "bubblewrap (`bwrap`) is not installed; install it (Debian/Ubuntu: apt-get install \
-             bubblewrap)"
-                .to_owned()
-        })?;
+        .ok_or(BwrapUnavailable::NotInstalled)?;
     let probe = std::process::Command::new(&path)
         .args([
             "--ro-bind",
@@ -169,12 +227,11 @@ fn find_bwrap() -> Result<PathBuf, String> {
         .output();
     match probe {
         Ok(output) if output.status.success() => Ok(path),
-        Ok(output) => Err(format!(
-            "{} does not work here ({}); user namespaces may be disabled",
-            path.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
-        Err(error) => Err(format!("could not run {}: {error}", path.display())),
+        Ok(output) => {
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            Err(BwrapUnavailable::Broken { path, stderr })
+        }
+        Err(source) => Err(BwrapUnavailable::CannotRun { path, source }),
     }
 }
 
@@ -196,10 +253,57 @@ pub struct Prepared {
     pub(crate) _tmp: Option<tempfile::TempDir>,
 }
 
+/// What every [`SandboxError`] ends with: the command did not run, and how to run it anyway.
+const DID_NOT_RUN: &str =
+    "The command did not run; to run commands without a sandbox, pass --sandbox off";
+
+/// Why a command could not be run under its policy; it did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// No mechanism enforces policies on this host.
+    #[error("the sandbox ({mode}) cannot be enforced: {reason}. {}", DID_NOT_RUN)]
+    NoMechanism {
+        /// The policy's mode.
+        mode: SandboxMode,
+        /// Why there is no mechanism, and what to do ([`Mechanism::Unavailable`]'s reason).
+        reason: String,
+    },
+    /// The command's private temporary directory could not be made.
+    #[error(
+        "the sandbox ({mode}) cannot be enforced: no private temporary directory: {source}. {}",
+        DID_NOT_RUN
+    )]
+    NoPrivateTmp {
+        /// The policy's mode.
+        mode: SandboxMode,
+        /// Why the directory could not be made.
+        source: std::io::Error,
+    },
+    /// The Landlock ruleset or the seccomp filter could not be built.
+    #[cfg(target_os = "linux")]
+    #[error("the sandbox ({mode}) cannot be enforced: {source}. {}", DID_NOT_RUN)]
+    Confinement {
+        /// The policy's mode.
+        mode: SandboxMode,
+        /// What failed.
+        source: ConfinementError,
+    },
+    /// Landlock was asked for on a system that is not Linux.
+    #[cfg(not(target_os = "linux"))]
+    #[error(
+        "the sandbox ({mode}) cannot be enforced: Landlock exists only on Linux. {}",
+        DID_NOT_RUN
+    )]
+    LandlockNotLinux {
+        /// The policy's mode.
+        mode: SandboxMode,
+    },
+}
+
 /// How to run `program args` under `policy` with `mechanism`.
 ///
 /// # Errors
-/// No mechanism, or the mechanism could not be set up: the message says why, and that the
+/// No mechanism, or the mechanism could not be set up: the error says why, and that the
 /// command did not run.
 pub fn prepare(
     mechanism: &Mechanism,
@@ -207,19 +311,13 @@ pub fn prepare(
     program: &str,
     args: &[String],
     cwd: &Path,
-) -> Result<Prepared, String> {
-    let cannot = |reason: &str| {
-        format!(
-            "the sandbox ({}) cannot be enforced: {reason}. The command did not run; \
-             to run commands without a sandbox, pass --sandbox off",
-            policy.mode
-        )
-    };
+) -> Result<Prepared, SandboxError> {
+    let mode = policy.mode;
     let private_tmp = || {
         tempfile::Builder::new()
             .prefix("jig-sandbox-")
             .tempdir()
-            .map_err(|error| cannot(&format!("no private temporary directory: {error}")))
+            .map_err(|source| SandboxError::NoPrivateTmp { mode, source })
     };
     let tmp_env = |tmp: &tempfile::TempDir| -> Vec<(OsString, OsString)> {
         ["TMPDIR", "TMP", "TEMP"]
@@ -248,7 +346,7 @@ pub fn prepare(
                 &protected_existing(&policy.protected),
                 tmp.path(),
             )
-            .map_err(|reason| cannot(&reason))?;
+            .map_err(|source| SandboxError::Confinement { mode, source })?;
             Ok(Prepared {
                 program: program.into(),
                 args: args.iter().map(OsString::from).collect(),
@@ -258,8 +356,11 @@ pub fn prepare(
             })
         }
         #[cfg(not(target_os = "linux"))]
-        Mechanism::Landlock(_) => Err(cannot("Landlock exists only on Linux")),
-        Mechanism::Unavailable(reason) => Err(cannot(reason)),
+        Mechanism::Landlock(_) => Err(SandboxError::LandlockNotLinux { mode }),
+        Mechanism::Unavailable(reason) => Err(SandboxError::NoMechanism {
+            mode,
+            reason: reason.clone(),
+        }),
     }
 }
 
@@ -390,8 +491,9 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             ..SandboxPolicy::default()
         };
-        let error =
-            prepare(&detect(Some("none")), &policy, "true", &[], Path::new("/")).unwrap_err();
+        let error = prepare(&detect(Some("none")), &policy, "true", &[], Path::new("/"))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("cannot be enforced"), "{error}");
         assert!(error.contains("--sandbox off"), "{error}");
     }

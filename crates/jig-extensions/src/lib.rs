@@ -75,21 +75,21 @@ pub use host::{
 pub use in_process::{BoxFuture, HandlerContext, InProcessExtension};
 pub use lines::MAX_LINE_BYTES;
 pub use loader::{
-    MANIFEST_FILE, Manifest, index_runtime, load_executable, load_index_dir, load_manifest_dir,
-    load_process, parse_manifest,
+    MANIFEST_FILE, Manifest, ManifestError, index_runtime, load_executable, load_index_dir,
+    load_manifest_dir, load_process, parse_manifest,
 };
 pub use options::{DEFAULT_INITIALIZE_TIMEOUT, LoadOptions};
 pub use pi::{
-    PI_HOST_FILES, PI_HOST_NODE_MAJOR, PI_HOST_SCRIPT, load_pi, locate_pi_host, pi_host_candidates,
-    pi_host_install_dir,
+    PI_HOST_FILES, PI_HOST_NODE_MAJOR, PI_HOST_SCRIPT, PiHostNotInstalled, load_pi, locate_pi_host,
+    pi_host_candidates, pi_host_install_dir,
 };
 pub use process::ProcessExtension;
 pub use registration::{
-    CommandRegistration, FlagRegistration, PROTOCOL_VERSION, Registrations, ToolRegistration,
-    events,
+    CommandRegistration, FlagRegistration, PROTOCOL_VERSION, RegistrationError, Registrations,
+    ToolRegistration, events,
 };
 pub use runner::{
-    BeforeAgentStart, CustomMessage, ExtensionRunner, InputOutcome, RegisteredCommand,
-    SessionBeforeOutcome, Timeouts, ToolCallOutcome, TrustAnswer, TrustOutcome,
+    BeforeAgentStart, CustomMessage, ExtensionRunner, FlagValueError, InputOutcome,
+    RegisteredCommand, SessionBeforeOutcome, Timeouts, ToolCallOutcome, TrustAnswer, TrustOutcome,
 };
 pub use tool::{ExtensionTool, MAX_RESULT_DETAILS_BYTES, MAX_RESULT_IMAGE_BYTES};

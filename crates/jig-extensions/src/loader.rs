@@ -62,7 +62,10 @@ pub async fn load_manifest_dir(
         Manifest::Command(argv) => load_process(dir, &argv, options).await,
         Manifest::Hooks { hooks, flags } => {
             let hooks = HookExtension::new(&name, hooks, &options.cwd).with_flags(flags);
-            hooks.registrations().check().map_err(fail)?;
+            hooks
+                .registrations()
+                .check()
+                .map_err(|error| fail(error.to_string()))?;
             Ok(hooks.into_handle())
         }
     }
@@ -130,29 +133,107 @@ pub enum Manifest {
     },
 }
 
+/// Why an `extension.toml` cannot be used. `key` fields name the manifest key at fault
+/// (`command`, `hooks.tool_call`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// The file is not TOML.
+    #[error(transparent)]
+    Toml(#[from] toml_edit::TomlError),
+    /// Both `command` and `[hooks]` are given.
+    #[error("give either `command` or `[hooks]`, not both")]
+    CommandAndHooks,
+    /// Neither `command` nor `[hooks]` is given.
+    #[error("give `command = [...]` or a `[hooks]` table")]
+    NoCommandOrHooks,
+    /// `[flags]` next to `command`: a process registers its flags itself.
+    #[error(
+        "`[flags]` is for command hooks: a process registers its flags in its initialize reply"
+    )]
+    FlagsWithCommand,
+    /// `hooks` is not a table.
+    #[error("`hooks` must be a table of event = [command]")]
+    HooksNotTable,
+    /// A hook for an event this host does not send (a typo must not switch a guard off).
+    #[error("`hooks.{event}`: {}", events::unknown(.event))]
+    UnknownEvent {
+        /// The event as written.
+        event: String,
+    },
+    /// `[hooks]` names no event.
+    #[error("`[hooks]` is empty")]
+    NoHooks,
+    /// `flags` is not a table.
+    #[error("`flags` must be a table of [flags.NAME] tables")]
+    FlagsNotTable,
+    /// `flags.NAME` is not a table.
+    #[error("`flags.{flag}` must be a table with `type`")]
+    FlagNotTable {
+        /// The flag's name.
+        flag: String,
+    },
+    /// `flags.NAME` has a field other than `type`, `default` and `description`.
+    #[error("`flags.{flag}.{field}` is not a flag field (type, default, description)")]
+    UnknownFlagField {
+        /// The flag's name.
+        flag: String,
+        /// The field.
+        field: String,
+    },
+    /// `flags.NAME.type` or `flags.NAME.description` is not a string.
+    #[error("`flags.{flag}.{field}` must be a string")]
+    FlagFieldNotString {
+        /// The flag's name.
+        flag: String,
+        /// The field (`type`, `description`).
+        field: &'static str,
+    },
+    /// `flags.NAME` has no `type`.
+    #[error("`flags.{flag}` needs a `type`")]
+    FlagWithoutType {
+        /// The flag's name.
+        flag: String,
+    },
+    /// A command is neither a string nor an array.
+    #[error("`{key}` must be a string or an array of strings")]
+    NotACommand {
+        /// The key.
+        key: String,
+    },
+    /// A command's array holds something other than strings.
+    #[error("`{key}` must list strings")]
+    NotStrings {
+        /// The key.
+        key: String,
+    },
+    /// A command's array is empty.
+    #[error("`{key}` is empty")]
+    EmptyCommand {
+        /// The key.
+        key: String,
+    },
+}
+
 /// Parses `extension.toml`; `./` and `../` words (and a relative program with a `/`) resolve
 /// against `dir`.
-pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
-    let document: DocumentMut = text.parse().map_err(|error| format!("{error}"))?;
+pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, ManifestError> {
+    let document: DocumentMut = text.parse()?;
     let command = document.get("command");
     let hooks = document.get("hooks");
     match (command, hooks) {
-        (Some(_), Some(_)) => Err("give either `command` or `[hooks]`, not both".to_owned()),
-        (None, None) => Err("give `command = [...]` or a `[hooks]` table".to_owned()),
-        (Some(_), None) if document.get("flags").is_some() => Err(
-            "`[flags]` is for command hooks: a process registers its flags in its initialize reply"
-                .to_owned(),
-        ),
+        (Some(_), Some(_)) => Err(ManifestError::CommandAndHooks),
+        (None, None) => Err(ManifestError::NoCommandOrHooks),
+        (Some(_), None) if document.get("flags").is_some() => Err(ManifestError::FlagsWithCommand),
         (Some(command), None) => Ok(Manifest::Command(argv(command, dir, "command")?)),
         (None, Some(hooks)) => {
-            let table = hooks
-                .as_table_like()
-                .ok_or("`hooks` must be a table of event = [command]")?;
+            let table = hooks.as_table_like().ok_or(ManifestError::HooksNotTable)?;
             let mut map = BTreeMap::new();
             for (event, item) in table.iter() {
                 // A typo must not silently switch a guard off.
                 if !events::is_known(event) {
-                    return Err(format!("`hooks.{event}`: {}", events::unknown(event)));
+                    return Err(ManifestError::UnknownEvent {
+                        event: event.to_owned(),
+                    });
                 }
                 map.insert(
                     event.to_owned(),
@@ -160,7 +241,7 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
                 );
             }
             if map.is_empty() {
-                return Err("`[hooks]` is empty".to_owned());
+                return Err(ManifestError::NoHooks);
             }
             let flags = match document.get("flags") {
                 Some(flags) => manifest_flags(flags)?,
@@ -173,33 +254,38 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest, String> {
 
 /// `[flags.NAME]` tables: `type = "boolean" | "string"`, `default`, `description`. The type
 /// and default are checked like a process's registrations when the extension loads.
-fn manifest_flags(item: &Item) -> Result<Vec<FlagRegistration>, String> {
-    let table = item
-        .as_table_like()
-        .ok_or("`flags` must be a table of [flags.NAME] tables")?;
+fn manifest_flags(item: &Item) -> Result<Vec<FlagRegistration>, ManifestError> {
+    let table = item.as_table_like().ok_or(ManifestError::FlagsNotTable)?;
     let mut flags = Vec::new();
     for (name, flag) in table.iter() {
-        let key = format!("flags.{name}");
         let flag = flag
             .as_table_like()
-            .ok_or_else(|| format!("`{key}` must be a table with `type`"))?;
+            .ok_or_else(|| ManifestError::FlagNotTable {
+                flag: name.to_owned(),
+            })?;
         for (field, _) in flag.iter() {
             if !matches!(field, "type" | "default" | "description") {
-                return Err(format!(
-                    "`{key}.{field}` is not a flag field (type, default, description)"
-                ));
+                return Err(ManifestError::UnknownFlagField {
+                    flag: name.to_owned(),
+                    field: field.to_owned(),
+                });
             }
         }
-        let text = |field: &str| -> Result<Option<String>, String> {
+        let text = |field: &'static str| -> Result<Option<String>, ManifestError> {
             match flag.get(field) {
                 None => Ok(None),
                 Some(item) => item
                     .as_str()
                     .map(|text| Some(text.to_owned()))
-                    .ok_or_else(|| format!("`{key}.{field}` must be a string")),
+                    .ok_or_else(|| ManifestError::FlagFieldNotString {
+                        flag: name.to_owned(),
+                        field,
+                    }),
             }
         };
-        let kind = text("type")?.ok_or_else(|| format!("`{key}` needs a `type`"))?;
+        let kind = text("type")?.ok_or_else(|| ManifestError::FlagWithoutType {
+            flag: name.to_owned(),
+        })?;
         let default = flag
             .get("default")
             .and_then(Item::as_value)
@@ -222,7 +308,7 @@ fn manifest_flags(item: &Item) -> Result<Vec<FlagRegistration>, String> {
     Ok(flags)
 }
 
-fn argv(item: &Item, dir: &Path, key: &str) -> Result<Vec<OsString>, String> {
+fn argv(item: &Item, dir: &Path, key: &str) -> Result<Vec<OsString>, ManifestError> {
     let words: Vec<String> = match item.as_value() {
         Some(TomlValue::String(word)) => vec![word.value().clone()],
         Some(TomlValue::Array(array)) => array
@@ -230,13 +316,21 @@ fn argv(item: &Item, dir: &Path, key: &str) -> Result<Vec<OsString>, String> {
             .map(|word| {
                 word.as_str()
                     .map(str::to_owned)
-                    .ok_or_else(|| format!("`{key}` must list strings"))
+                    .ok_or_else(|| ManifestError::NotStrings {
+                        key: key.to_owned(),
+                    })
             })
             .collect::<Result<_, _>>()?,
-        _ => return Err(format!("`{key}` must be a string or an array of strings")),
+        _ => {
+            return Err(ManifestError::NotACommand {
+                key: key.to_owned(),
+            });
+        }
     };
     if words.is_empty() {
-        return Err(format!("`{key}` is empty"));
+        return Err(ManifestError::EmptyCommand {
+            key: key.to_owned(),
+        });
     }
     Ok(words
         .iter()
@@ -321,13 +415,15 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                parse_manifest(manifest, dir).unwrap_err(),
+                parse_manifest(manifest, dir).unwrap_err().to_string(),
                 error,
                 "{manifest}"
             );
         }
         assert_eq!(
-            parse_manifest("command = \"x\"\n[hooks]\na = \"b\"\n", dir).unwrap_err(),
+            parse_manifest("command = \"x\"\n[hooks]\na = \"b\"\n", dir)
+                .unwrap_err()
+                .to_string(),
             "give either `command` or `[hooks]`, not both"
         );
         insta::assert_snapshot!(
@@ -335,11 +431,13 @@ mod tests {
             @"`hooks.tool_calls`: unknown event \"tool_calls\" (known events: project_trust, tool_call, tool_result, input, before_agent_start, context, message_end, session_start, session_shutdown, session_before_switch, session_before_fork, session_before_compact, session_before_tree, agent_start, agent_end, turn_start, turn_end, message_start, message_update, tool_execution_start, tool_execution_update, tool_execution_end)"
         );
         assert_eq!(
-            parse_manifest("name = 1\n", dir).unwrap_err(),
+            parse_manifest("name = 1\n", dir).unwrap_err().to_string(),
             "give `command = [...]` or a `[hooks]` table"
         );
         assert_eq!(
-            parse_manifest("command = [1]\n", dir).unwrap_err(),
+            parse_manifest("command = [1]\n", dir)
+                .unwrap_err()
+                .to_string(),
             "`command` must list strings"
         );
     }

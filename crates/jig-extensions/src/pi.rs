@@ -58,35 +58,61 @@ pub fn pi_host_candidates() -> Vec<PathBuf> {
     candidates
 }
 
+/// No candidate directory holds the Node host with its dependencies ([`locate_pi_host`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a Pi extension needs jig's Node host, which is not installed (looked in {}): run `jig pi-host install` (needs Node.js {PI_HOST_NODE_MAJOR}+ and npm), or set JIG_PI_HOST to a host directory",
+    list(.looked)
+)]
+pub struct PiHostNotInstalled {
+    /// The directories looked in, in order ([`pi_host_candidates`]).
+    pub looked: Vec<PathBuf>,
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    let paths: Vec<String> = paths.iter().map(|d| d.display().to_string()).collect();
+    paths.join(", ")
+}
+
 /// The host directory to use: the first candidate with the script and its dependencies.
-pub fn locate_pi_host() -> Result<PathBuf, String> {
+pub fn locate_pi_host() -> Result<PathBuf, PiHostNotInstalled> {
     let candidates = pi_host_candidates();
     for dir in &candidates {
         if dir.join(PI_HOST_SCRIPT).is_file() && dir.join("node_modules").is_dir() {
             return Ok(dir.clone());
         }
     }
-    let looked: Vec<String> = candidates.iter().map(|d| d.display().to_string()).collect();
-    Err(format!(
-        "a Pi extension needs jig's Node host, which is not installed (looked in {}): run `jig pi-host install` (needs Node.js {PI_HOST_NODE_MAJOR}+ and npm), or set JIG_PI_HOST to a host directory",
-        looked.join(", ")
-    ))
+    Err(PiHostNotInstalled { looked: candidates })
+}
+
+/// Why `node` cannot run the host.
+#[derive(Debug, thiserror::Error)]
+enum NodeUnusable {
+    /// `node --version` could not be run.
+    #[error(
+        "a Pi extension runs on Node.js {PI_HOST_NODE_MAJOR} or newer, and `node` was not found on PATH ({0})"
+    )]
+    NotFound(#[source] std::io::Error),
+    /// `node --version` names an older major version, or none.
+    #[error(
+        "a Pi extension runs on Node.js {PI_HOST_NODE_MAJOR} or newer; `node --version` says {version:?}"
+    )]
+    TooOld {
+        /// What `node --version` printed, trimmed.
+        version: String,
+    },
 }
 
 /// Checks once per process that `node` is on `PATH` and new enough.
-fn check_node() -> Result<(), String> {
-    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
+fn check_node() -> Result<(), &'static NodeUnusable> {
+    static CHECKED: OnceLock<Result<(), NodeUnusable>> = OnceLock::new();
     CHECKED
         .get_or_init(|| {
             let output = std::process::Command::new("node")
                 .arg("--version")
                 .stdin(std::process::Stdio::null())
                 .output()
-                .map_err(|error| {
-                    format!(
-                        "a Pi extension runs on Node.js {PI_HOST_NODE_MAJOR} or newer, and `node` was not found on PATH ({error})"
-                    )
-                })?;
+                .map_err(NodeUnusable::NotFound)?;
             let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
             let major = version
                 .trim_start_matches('v')
@@ -95,12 +121,11 @@ fn check_node() -> Result<(), String> {
                 .and_then(|major| major.parse::<u32>().ok());
             match major {
                 Some(major) if major >= PI_HOST_NODE_MAJOR => Ok(()),
-                _ => Err(format!(
-                    "a Pi extension runs on Node.js {PI_HOST_NODE_MAJOR} or newer; `node --version` says {version:?}"
-                )),
+                _ => Err(NodeUnusable::TooOld { version }),
             }
         })
-        .clone()
+        .as_ref()
+        .copied()
 }
 
 /// Starts the Pi extension of `dir` made of `modules` in jig's Node host.
@@ -114,8 +139,9 @@ pub async fn load_pi(
         [one] => one.as_path(),
         _ => dir,
     };
-    check_node().map_err(|reason| LoadError::new(path.display().to_string(), reason))?;
-    let host = locate_pi_host().map_err(|reason| LoadError::new(&name, reason))?;
+    check_node()
+        .map_err(|reason| LoadError::new(path.display().to_string(), reason.to_string()))?;
+    let host = locate_pi_host().map_err(|reason| LoadError::new(&name, reason.to_string()))?;
     let mut argv: Vec<OsString> = vec!["node".into(), host.join(PI_HOST_SCRIPT).into_os_string()];
     argv.extend(modules.iter().map(|module| module.as_os_str().to_owned()));
     load_process(path, &argv, options).await

@@ -185,12 +185,11 @@ impl Connection {
     }
 
     /// One line from the extension.
-    fn dispatch(self: &Arc<Self>, line: &[u8]) -> Result<(), String> {
+    fn dispatch(self: &Arc<Self>, line: &[u8]) -> Result<(), InvalidMessage> {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
-        let message: Value = serde_json::from_slice(line)
-            .map_err(|error| format!("invalid JSON on stdout: {error}"))?;
+        let message: Value = serde_json::from_slice(line)?;
         let id = message.get("id").and_then(Value::as_u64);
         if let Some(method) = message.get("method").and_then(Value::as_str) {
             let params = message.get("params").cloned().unwrap_or(Value::Null);
@@ -206,10 +205,9 @@ impl Connection {
             return Ok(());
         }
         let Some(id) = id else {
-            return Err(format!(
-                "not a JSON-RPC message: {}",
-                preview(&String::from_utf8_lossy(line))
-            ));
+            return Err(InvalidMessage::NotJsonRpc {
+                preview: preview(&String::from_utf8_lossy(line)),
+            });
         };
         let reply = match (message.get("error"), message.get("result")) {
             (Some(error), _) => Err(HandlerError::Failed(
@@ -269,6 +267,20 @@ impl Connection {
         let tail = lock(&self.stderr_tail);
         String::from_utf8_lossy(&tail).trim().to_owned()
     }
+}
+
+/// A line on an extension's stdout that is not a protocol message; the extension is stopped.
+#[derive(Debug, thiserror::Error)]
+enum InvalidMessage {
+    /// The line is not JSON.
+    #[error("invalid JSON on stdout: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The line is JSON but neither a request, a notification nor a reply.
+    #[error("not a JSON-RPC message: {preview}")]
+    NotJsonRpc {
+        /// The line's first 120 bytes or so.
+        preview: String,
+    },
 }
 
 fn preview(text: &str) -> String {
@@ -389,7 +401,7 @@ impl ProcessExtension {
         })?;
         if let Err(reason) = registrations.check() {
             connection.fail("invalid registrations".to_owned());
-            return Err(fail(reason));
+            return Err(fail(reason.to_string()));
         }
         // `registerProvider` calls made during `initialize` count as registrations too (so
         // the host can check them all at load), then the reply's.
@@ -420,7 +432,7 @@ async fn read_loop(
                 match read_line_bounded(&mut reader, &mut line, MAX_LINE_BYTES).await {
                     Ok(true) => {
                         if let Err(reason) = connection.dispatch(&line) {
-                            break reason;
+                            break reason.to_string();
                         }
                         if line.capacity() > 1024 * 1024 {
                             line = Vec::with_capacity(4096);

@@ -188,34 +188,69 @@ pub struct FlagRegistration {
     pub description: Option<String>,
 }
 
+/// Why an extension's registrations cannot be accepted (the reason of its load error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistrationError {
+    /// The extension speaks another protocol version.
+    #[error("unsupported protocol version {version} (this host speaks {PROTOCOL_VERSION})")]
+    ProtocolVersion {
+        /// The version it asked for.
+        version: u32,
+    },
+    /// A flag's type is neither `boolean` nor `string`.
+    #[error("Invalid type for flag \"{flag}\": expected boolean or string, got {kind}")]
+    FlagType {
+        /// The flag's name.
+        flag: String,
+        /// The type it gave.
+        kind: String,
+    },
+    /// A flag's default is not of the flag's type.
+    #[error("Invalid default for flag \"{flag}\": expected {expected}, got {got}")]
+    FlagDefault {
+        /// The flag's name.
+        flag: String,
+        /// The flag's type.
+        expected: &'static str,
+        /// The JSON type of the default.
+        got: &'static str,
+    },
+    /// A tool's name has characters other than letters, digits, `_` and `-`, or none.
+    #[error("Invalid tool name \"{name}\": use letters, digits, '_' and '-'")]
+    ToolName {
+        /// The name.
+        name: String,
+    },
+}
+
 impl Registrations {
     /// Checks what cannot be accepted: flag types and defaults, tool names. The error is the
     /// reason of a load error.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), RegistrationError> {
         if let Some(version) = self.protocol_version
             && version != PROTOCOL_VERSION
         {
-            return Err(format!(
-                "unsupported protocol version {version} (this host speaks {PROTOCOL_VERSION})"
-            ));
+            return Err(RegistrationError::ProtocolVersion { version });
         }
         for flag in &self.flags {
             let expected = match flag.kind.as_str() {
-                "boolean" | "string" => flag.kind.as_str(),
+                "boolean" => "boolean",
+                "string" => "string",
                 other => {
-                    return Err(format!(
-                        "Invalid type for flag \"{}\": expected boolean or string, got {other}",
-                        flag.name
-                    ));
+                    return Err(RegistrationError::FlagType {
+                        flag: flag.name.clone(),
+                        kind: other.to_owned(),
+                    });
                 }
             };
             if let Some(default) = &flag.default {
                 let got = json_type(default);
                 if got != expected {
-                    return Err(format!(
-                        "Invalid default for flag \"{}\": expected {expected}, got {got}",
-                        flag.name
-                    ));
+                    return Err(RegistrationError::FlagDefault {
+                        flag: flag.name.clone(),
+                        expected,
+                        got,
+                    });
                 }
             }
         }
@@ -226,10 +261,9 @@ impl Registrations {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             {
-                return Err(format!(
-                    "Invalid tool name \"{}\": use letters, digits, '_' and '-'",
-                    tool.name
-                ));
+                return Err(RegistrationError::ToolName {
+                    name: tool.name.clone(),
+                });
             }
         }
         Ok(())

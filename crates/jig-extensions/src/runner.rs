@@ -166,6 +166,32 @@ pub struct SessionBeforeOutcome {
     pub result: Option<Value>,
 }
 
+/// Why the command line's extension flags cannot be applied
+/// ([`ExtensionRunner::apply_flag_values`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagValueError {
+    /// No loaded extension registers the flag.
+    #[error("Unknown flag \"--{name}\": no loaded extension registers it")]
+    Unknown {
+        /// The flag's name, without `--`.
+        name: String,
+    },
+    /// A boolean flag was given a value other than `true` or `false`.
+    #[error("Flag \"--{name}\" is a boolean: give true or false, not \"{value}\"")]
+    NotBoolean {
+        /// The flag's name, without `--`.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// A string flag was given without a value.
+    #[error("Flag \"--{name}\" needs a value: --{name}=VALUE")]
+    MissingValue {
+        /// The flag's name, without `--`.
+        name: String,
+    },
+}
+
 /// The loaded extensions in load order, and the fold rule of every event.
 ///
 /// Build it during loading ([`add`](Self::add)), ask [`project_trust`](Self::project_trust)
@@ -407,7 +433,7 @@ impl ExtensionRunner {
     /// `NAME[=VALUE]` words (a boolean flag without a value is `true`; a string flag needs
     /// one); flags not given get their defaults. Fails, naming the flag, when no extension
     /// registers it or the value does not fit its type.
-    pub fn apply_flag_values(&self, given: &[String]) -> Result<(), String> {
+    pub fn apply_flag_values(&self, given: &[String]) -> Result<(), FlagValueError> {
         let flags = self.flags();
         let mut values: HashMap<&str, serde_json::Map<String, Value>> = HashMap::new();
         for (flag, path) in &flags {
@@ -424,21 +450,24 @@ impl ExtensionRunner {
                 None => (word.trim_start_matches("--"), None),
             };
             let Some((flag, path)) = flags.iter().find(|(flag, _)| flag.name == name) else {
-                return Err(format!(
-                    "Unknown flag \"--{name}\": no loaded extension registers it"
-                ));
+                return Err(FlagValueError::Unknown {
+                    name: name.to_owned(),
+                });
             };
             let value = match (flag.kind.as_str(), value) {
                 ("boolean", None | Some("true")) => Value::Bool(true),
                 ("boolean", Some("false")) => Value::Bool(false),
                 ("boolean", Some(other)) => {
-                    return Err(format!(
-                        "Flag \"--{name}\" is a boolean: give true or false, not \"{other}\""
-                    ));
+                    return Err(FlagValueError::NotBoolean {
+                        name: name.to_owned(),
+                        value: other.to_owned(),
+                    });
                 }
                 (_, Some(value)) => Value::String(value.to_owned()),
                 (_, None) => {
-                    return Err(format!("Flag \"--{name}\" needs a value: --{name}=VALUE"));
+                    return Err(FlagValueError::MissingValue {
+                        name: name.to_owned(),
+                    });
                 }
             };
             values

@@ -786,7 +786,7 @@ pub async fn start_with_prompt(
 
     loaded.trust_hook = None;
     if let Err(reason) = loaded.runner.apply_flag_values(&args.flags) {
-        diagnostics.flag_error(&reason);
+        diagnostics.flag_error(&reason.to_string());
     }
     match diagnostics.report_to_stderr() {
         StartupVerdict::Continue => Ok(ProjectStartup {

@@ -41,6 +41,8 @@ use seccompiler::{
 
 use jig_env::{READ_ONLY_SUBDIRS, SandboxMode, SandboxPolicy};
 
+use super::LandlockUnavailable;
+
 /// The newest Landlock ABI whose rights this module hands out (newer kernels enforce the same).
 const NEWEST: ABI = ABI::V7;
 
@@ -64,7 +66,7 @@ const WRITABLE_DEVICES: &[&str] = &[
     unsafe_code,
     reason = "the landlock crate has no call that returns the ABI version"
 )]
-pub(super) fn probe() -> Result<i32, String> {
+pub(super) fn probe() -> Result<i32, LandlockUnavailable> {
     // SAFETY: LANDLOCK_CREATE_RULESET_VERSION takes no attribute and returns the ABI version.
     let version = unsafe {
         libc::syscall(
@@ -77,16 +79,12 @@ pub(super) fn probe() -> Result<i32, String> {
     if version < 1 {
         let error = io::Error::last_os_error();
         return Err(match error.raw_os_error() {
-            Some(libc::ENOSYS) => "this kernel has no Landlock (Linux 5.13 or later with \
-                                   CONFIG_SECURITY_LANDLOCK is needed)"
-                .to_owned(),
-            Some(libc::EOPNOTSUPP) => "Landlock is built into this kernel but not enabled \
-                                       (add `landlock` to the `lsm=` boot parameter)"
-                .to_owned(),
-            _ => format!("Landlock is not usable here: {error}"),
+            Some(libc::ENOSYS) => LandlockUnavailable::NotInKernel,
+            Some(libc::EOPNOTSUPP) => LandlockUnavailable::NotEnabled,
+            _ => LandlockUnavailable::Unusable(error),
         });
     }
-    i32::try_from(version).map_err(|_| format!("unexpected Landlock ABI {version}"))
+    i32::try_from(version).map_err(|_| LandlockUnavailable::UnexpectedAbi(version))
 }
 
 /// What the kernel's ABI adds to the description of the mechanism.
@@ -106,6 +104,50 @@ pub(super) fn describe(abi: i32) -> String {
         "signals and abstract unix sockets are not scoped (Landlock ABI 6 needed)".to_owned()
     });
     parts.join("; ")
+}
+
+/// Why the Landlock ruleset or the seccomp filter of a policy could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfinementError {
+    /// A path to grant rights on could not be opened.
+    #[error("could not open {path}: {source}")]
+    Open {
+        /// The path.
+        path: PathBuf,
+        /// Why it could not be opened.
+        source: rustix::io::Errno,
+    },
+    /// A path opened to grant rights on could not be inspected.
+    #[error("could not inspect {path}: {source}")]
+    Inspect {
+        /// The path.
+        path: PathBuf,
+        /// Why it could not be inspected.
+        source: rustix::io::Errno,
+    },
+    /// The kernel refused the ruleset or one of its rules.
+    #[error("could not build the Landlock ruleset: {0}")]
+    Ruleset(#[from] landlock::RulesetError),
+    /// The kernel accepted the ruleset but enforces none of it.
+    #[error("this kernel does not enforce Landlock")]
+    NotEnforced,
+    /// The seccomp filter could not be built.
+    #[error(transparent)]
+    Filter(#[from] &'static FilterError),
+}
+
+/// Why the seccomp filter could not be built (the same every time: it is built once).
+#[derive(Debug, thiserror::Error)]
+pub enum FilterError {
+    /// seccompiler has no filters for this architecture.
+    #[error("no seccomp filter for {arch}")]
+    UnsupportedArch {
+        /// The architecture (`std::env::consts::ARCH`).
+        arch: &'static str,
+    },
+    /// seccompiler refused a rule or the filter.
+    #[error("could not build the seccomp filter: {0}")]
+    Backend(#[from] seccompiler::BackendError),
 }
 
 /// A ruleset and a filter, ready to be applied in the child before `exec`.
@@ -166,7 +208,7 @@ pub(crate) fn confinement(
     policy: &SandboxPolicy,
     protected: &[PathBuf],
     tmp: &Path,
-) -> Result<Confinement, String> {
+) -> Result<Confinement, ConfinementError> {
     let abi = if abi >= NEWEST as i32 {
         NEWEST
     } else {
@@ -214,31 +256,20 @@ pub(crate) fn confinement(
         }
     }
 
-    let failed =
-        |error: landlock::RulesetError| format!("could not build the Landlock ruleset: {error}");
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(all)
-        .map_err(failed)?;
+        .handle_access(all)?;
     if !policy.network {
         ruleset = ruleset
-            .handle_access(AccessNet::from_all(abi))
-            .map_err(failed)?
-            .scope(Scope::AbstractUnixSocket)
-            .map_err(failed)?;
+            .handle_access(AccessNet::from_all(abi))?
+            .scope(Scope::AbstractUnixSocket)?;
     }
-    let mut created = ruleset
-        .scope(Scope::Signal)
-        .map_err(failed)?
-        .create()
-        .map_err(failed)?;
+    let mut created = ruleset.scope(Scope::Signal)?.create()?;
     for (fd, access) in rules {
-        created = created
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(failed)?;
+        created = created.add_rule(PathBeneath::new(fd, access))?;
     }
     let ruleset: Option<OwnedFd> = created.into();
-    let ruleset = ruleset.ok_or_else(|| "this kernel does not enforce Landlock".to_owned())?;
+    let ruleset = ruleset.ok_or(ConfinementError::NotEnforced)?;
     Ok(Confinement {
         ruleset,
         filter: filter(policy.network)?,
@@ -252,7 +283,7 @@ fn grant_except(
     dir: &Path,
     access: BitFlags<AccessFs>,
     excluded: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), ConfinementError> {
     if excluded.iter().any(|path| path == dir) {
         return Ok(());
     }
@@ -268,7 +299,7 @@ fn split_root(
     dir: &Path,
     access: BitFlags<AccessFs>,
     excluded: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), ConfinementError> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
@@ -291,7 +322,7 @@ fn push_rule(
     rules: &mut Vec<(OwnedFd, BitFlags<AccessFs>)>,
     path: &Path,
     access: BitFlags<AccessFs>,
-) -> Result<(), String> {
+) -> Result<(), ConfinementError> {
     let fd = match rustix::fs::open(
         path,
         OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
@@ -301,11 +332,19 @@ fn push_rule(
         Err(rustix::io::Errno::NOENT | rustix::io::Errno::ACCESS | rustix::io::Errno::LOOP) => {
             return Ok(());
         }
-        Err(error) => return Err(format!("could not open {}: {error}", path.display())),
+        Err(source) => {
+            return Err(ConfinementError::Open {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     let kind = rustix::fs::fstat(&fd)
         .map(|stat| FileType::from_raw_mode(stat.st_mode))
-        .map_err(|error| format!("could not inspect {}: {error}", path.display()))?;
+        .map_err(|source| ConfinementError::Inspect {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let access = match kind {
         FileType::Symlink => return Ok(()),
         FileType::Directory => access,
@@ -318,25 +357,23 @@ fn push_rule(
 }
 
 /// The seccomp filter, built once per network setting.
-fn filter(network: bool) -> Result<&'static BpfProgram, String> {
-    static WITH_NETWORK: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
-    static WITHOUT_NETWORK: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
+fn filter(network: bool) -> Result<&'static BpfProgram, &'static FilterError> {
+    static WITH_NETWORK: OnceLock<Result<BpfProgram, FilterError>> = OnceLock::new();
+    static WITHOUT_NETWORK: OnceLock<Result<BpfProgram, FilterError>> = OnceLock::new();
     let cell = if network {
         &WITH_NETWORK
     } else {
         &WITHOUT_NETWORK
     };
-    cell.get_or_init(|| build_filter(network))
-        .as_ref()
-        .map_err(Clone::clone)
+    cell.get_or_init(|| build_filter(network)).as_ref()
 }
 
-fn build_filter(network: bool) -> Result<BpfProgram, String> {
-    let failed =
-        |error: seccompiler::BackendError| format!("could not build the seccomp filter: {error}");
+fn build_filter(network: bool) -> Result<BpfProgram, FilterError> {
     let arch = std::env::consts::ARCH
         .try_into()
-        .map_err(|_| format!("no seccomp filter for {}", std::env::consts::ARCH))?;
+        .map_err(|_| FilterError::UnsupportedArch {
+            arch: std::env::consts::ARCH,
+        })?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = [
         libc::SYS_ptrace,
         libc::SYS_process_vm_readv,
@@ -366,11 +403,10 @@ fn build_filter(network: bool) -> Result<BpfProgram, String> {
             SeccompCmpArgLen::Dword,
             SeccompCmpOp::Ne,
             libc::AF_UNIX as u64,
-        )
-        .map_err(failed)?;
+        )?;
         rules.insert(
             libc::SYS_socket,
-            vec![SeccompRule::new(vec![other_family]).map_err(failed)?],
+            vec![SeccompRule::new(vec![other_family])?],
         );
     }
     let filter = SeccompFilter::new(
@@ -378,7 +414,6 @@ fn build_filter(network: bool) -> Result<BpfProgram, String> {
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
-    )
-    .map_err(failed)?;
-    filter.try_into().map_err(failed)
+    )?;
+    Ok(filter.try_into()?)
 }

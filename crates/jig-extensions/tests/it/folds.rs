@@ -637,7 +637,9 @@ async fn flag_values_go_to_the_extension_that_registered_them_and_unknown_flags_
         ("label", "Flag \"--label\" needs a value: --label=VALUE"),
     ] {
         assert_eq!(
-            runner.apply_flag_values(&[given.to_owned()]),
+            runner
+                .apply_flag_values(&[given.to_owned()])
+                .map_err(|error| error.to_string()),
             Err(message.to_owned())
         );
     }
