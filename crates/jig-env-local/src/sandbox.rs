@@ -261,7 +261,7 @@ const DID_NOT_RUN: &str =
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     /// No mechanism enforces policies on this host.
-    #[error("the sandbox ({mode}) cannot be enforced: {reason}. {}", DID_NOT_RUN)]
+    #[error("the sandbox ({mode}) cannot be enforced: {reason}. {DID_NOT_RUN}")]
     NoMechanism {
         /// The policy's mode.
         mode: SandboxMode,
@@ -270,8 +270,8 @@ pub enum SandboxError {
     },
     /// The command's private temporary directory could not be made.
     #[error(
-        "the sandbox ({mode}) cannot be enforced: no private temporary directory: {source}. {}",
-        DID_NOT_RUN
+        "the sandbox ({mode}) cannot be enforced: no private temporary directory: {source}. \
+         {DID_NOT_RUN}"
     )]
     NoPrivateTmp {
         /// The policy's mode.
@@ -281,7 +281,7 @@ pub enum SandboxError {
     },
     /// The Landlock ruleset or the seccomp filter could not be built.
     #[cfg(target_os = "linux")]
-    #[error("the sandbox ({mode}) cannot be enforced: {source}. {}", DID_NOT_RUN)]
+    #[error("the sandbox ({mode}) cannot be enforced: {source}. {DID_NOT_RUN}")]
     Confinement {
         /// The policy's mode.
         mode: SandboxMode,
@@ -291,8 +291,7 @@ pub enum SandboxError {
     /// Landlock was asked for on a system that is not Linux.
     #[cfg(not(target_os = "linux"))]
     #[error(
-        "the sandbox ({mode}) cannot be enforced: Landlock exists only on Linux. {}",
-        DID_NOT_RUN
+        "the sandbox ({mode}) cannot be enforced: Landlock exists only on Linux. {DID_NOT_RUN}"
     )]
     LandlockNotLinux {
         /// The policy's mode.
