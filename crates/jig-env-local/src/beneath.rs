@@ -29,7 +29,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use jig_env::{EnvError, EnvResult, ErrorKind, FileKind, normalize_path, outside_roots};
+use jig_env::{EnvError, EnvResult, ErrorKind, FileInfo, FileKind, normalize_path, outside_roots};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
@@ -50,7 +50,7 @@ pub(crate) const MAX_RETRIES: u32 = 64;
 #[cfg(target_os = "linux")]
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
-fn errno_error(operation: &'static str, path: &Path, errno: Errno) -> EnvError {
+pub(crate) fn errno_error(operation: &'static str, path: &Path, errno: Errno) -> EnvError {
     EnvError::io(operation, path, io::Error::from(errno))
 }
 
@@ -383,7 +383,7 @@ impl Roots {
             target.pop();
         }
         match self.resolve(operation, &target, Final::Follow, false) {
-            Ok(located) => match crate::files::stat_located(operation, &target, &located) {
+            Ok(located) => match stat_located(operation, &target, &located) {
                 Ok(info) if info.kind == FileKind::Directory => Ok(()),
                 Ok(_) => Err(
                     EnvError::new(ErrorKind::NotADirectory, operation, "not a directory")
@@ -492,4 +492,120 @@ fn open_no_symlinks(root: &OwnedFd, parts: &[OsString], flags: OFlags) -> Option
         .ok()?;
     }
     rustix::fs::openat(&dir, last.as_os_str(), flags, Mode::empty()).ok()
+}
+
+/// Where the operations resolve their paths.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scope<'a> {
+    /// Anywhere, as the kernel resolves them: `LocalEnv`.
+    Host,
+    /// Beneath the roots of a view.
+    Beneath(&'a Roots),
+}
+
+impl Scope<'_> {
+    /// Finds the directory and final name of `path` (absolute, normalised). With `create`,
+    /// missing directories on the way are created (`mkdir -p` of the parent).
+    pub(crate) fn resolve<'p>(
+        self,
+        operation: &'static str,
+        path: &'p Path,
+        last: Final,
+        create: bool,
+    ) -> EnvResult<Located<'p>> {
+        match self {
+            Scope::Host => {
+                if create && let Some(parent) = path.parent() {
+                    fs::create_dir_all(operation, parent, path)?;
+                }
+                Ok(Located {
+                    dir: DirHandle::Cwd,
+                    name: Some(Cow::Borrowed(path.as_os_str())),
+                    logical: PathBuf::new(),
+                    follows: last == Final::Follow,
+                })
+            }
+            Scope::Beneath(roots) => roots.resolve(operation, path, last, create),
+        }
+    }
+
+    /// Resolves, then runs `act` on the result; when `act` reports that the final component
+    /// became a symlink meanwhile (`Ok(None)`), resolves again.
+    pub(crate) fn with_located<T>(
+        self,
+        operation: &'static str,
+        path: &Path,
+        last: Final,
+        create: bool,
+        mut act: impl FnMut(&Located<'_>) -> EnvResult<Option<T>>,
+    ) -> EnvResult<T> {
+        for _ in 0..MAX_RETRIES {
+            let located = self.resolve(operation, path, last, create)?;
+            if let Some(result) = act(&located)? {
+                return Ok(result);
+            }
+        }
+        Err(changed_too_often(operation, path))
+    }
+
+    pub(crate) fn confined(self) -> bool {
+        matches!(self, Scope::Beneath(_))
+    }
+}
+
+/// The lstat of what `located` names (its stat where the kernel follows a final symlink).
+#[cfg(target_os = "linux")]
+pub(crate) fn stat_located(
+    operation: &'static str,
+    path: &Path,
+    located: &Located<'_>,
+) -> EnvResult<FileInfo> {
+    let flags = if located.follows {
+        AtFlags::empty()
+    } else {
+        AtFlags::SYMLINK_NOFOLLOW
+    };
+    let stat = rustix::fs::statx(
+        &located.dir,
+        located.name(),
+        flags,
+        rustix::fs::StatxFlags::BASIC_STATS,
+    )
+    .map_err(|errno| errno_error(operation, path, errno))?;
+    let mode = u32::from(stat.stx_mode);
+    let modified = u64::try_from(stat.stx_mtime.tv_sec).ok().map(|seconds| {
+        std::time::UNIX_EPOCH + std::time::Duration::new(seconds, stat.stx_mtime.tv_nsec)
+    });
+    Ok(FileInfo {
+        path: path.to_path_buf(),
+        kind: fs::kind_of_mode(mode),
+        size: stat.stx_size,
+        modified,
+        mode: mode & 0o7777,
+        // As std reports it (`st_dev` is `makedev(major, minor)`).
+        file_id: Some((
+            rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
+            stat.stx_ino,
+        )),
+    })
+}
+
+/// The lstat of what `located` names (its stat where the kernel follows a final symlink).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn stat_located(
+    operation: &'static str,
+    path: &Path,
+    located: &Located<'_>,
+) -> EnvResult<FileInfo> {
+    let fd = rustix::fs::openat(
+        &located.dir,
+        located.name(),
+        HANDLE | located.nofollow() | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| errno_error(operation, path, errno))?;
+    let metadata = File::from(fd)
+        .metadata()
+        .map_err(|e| EnvError::io(operation, path, e))?;
+    Ok(fs::info(path, &metadata))
 }

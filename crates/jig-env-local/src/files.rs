@@ -5,10 +5,9 @@
 //! its roots first (the `beneath` module), follows symlinks itself and never lets the kernel
 //! follow one, resolving again when a final component turned into a symlink meanwhile.
 
-use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -20,72 +19,11 @@ use jig_env::{
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::beneath::{DirHandle, Final, HANDLE, Located, MAX_RETRIES, Roots, changed_too_often};
+use crate::beneath::{DirHandle, Final, HANDLE, Scope, errno_error, stat_located};
 use crate::fs::{self, CancelFlag};
 use crate::write;
 
-fn errno_error(operation: &'static str, path: &Path, errno: Errno) -> EnvError {
-    EnvError::io(operation, path, io::Error::from(errno))
-}
-
-/// Where the operations resolve their paths.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Scope<'a> {
-    /// Anywhere, as the kernel resolves them: `LocalEnv`.
-    Host,
-    /// Beneath the roots of a view.
-    Beneath(&'a Roots),
-}
-
 impl Scope<'_> {
-    /// Finds the directory and final name of `path` (absolute, normalised). With `create`,
-    /// missing directories on the way are created (`mkdir -p` of the parent).
-    fn resolve<'p>(
-        self,
-        operation: &'static str,
-        path: &'p Path,
-        last: Final,
-        create: bool,
-    ) -> EnvResult<Located<'p>> {
-        match self {
-            Scope::Host => {
-                if create && let Some(parent) = path.parent() {
-                    fs::create_dir_all(operation, parent, path)?;
-                }
-                Ok(Located {
-                    dir: DirHandle::Cwd,
-                    name: Some(Cow::Borrowed(path.as_os_str())),
-                    logical: PathBuf::new(),
-                    follows: last == Final::Follow,
-                })
-            }
-            Scope::Beneath(roots) => roots.resolve(operation, path, last, create),
-        }
-    }
-
-    /// Resolves, then runs `act` on the result; when `act` reports that the final component
-    /// became a symlink meanwhile (`Ok(None)`), resolves again.
-    fn with_located<T>(
-        self,
-        operation: &'static str,
-        path: &Path,
-        last: Final,
-        create: bool,
-        mut act: impl FnMut(&Located<'_>) -> EnvResult<Option<T>>,
-    ) -> EnvResult<T> {
-        for _ in 0..MAX_RETRIES {
-            let located = self.resolve(operation, path, last, create)?;
-            if let Some(result) = act(&located)? {
-                return Ok(result);
-            }
-        }
-        Err(changed_too_often(operation, path))
-    }
-
-    fn confined(self) -> bool {
-        matches!(self, Scope::Beneath(_))
-    }
-
     pub(crate) fn file_info(self, path: &Path) -> EnvResult<FileInfo> {
         self.with_located("stat", path, Final::NoFollow, false, |located| {
             stat_located("stat", path, located).map(Some)
@@ -543,63 +481,6 @@ impl Scope<'_> {
         fs::require_regular("lock", path, &metadata)?;
         Ok((file, metadata))
     }
-}
-
-/// The lstat of what `located` names (its stat where the kernel follows a final symlink).
-#[cfg(target_os = "linux")]
-pub(crate) fn stat_located(
-    operation: &'static str,
-    path: &Path,
-    located: &Located<'_>,
-) -> EnvResult<FileInfo> {
-    let flags = if located.follows {
-        AtFlags::empty()
-    } else {
-        AtFlags::SYMLINK_NOFOLLOW
-    };
-    let stat = rustix::fs::statx(
-        &located.dir,
-        located.name(),
-        flags,
-        rustix::fs::StatxFlags::BASIC_STATS,
-    )
-    .map_err(|errno| errno_error(operation, path, errno))?;
-    let mode = u32::from(stat.stx_mode);
-    let modified = u64::try_from(stat.stx_mtime.tv_sec).ok().map(|seconds| {
-        std::time::UNIX_EPOCH + std::time::Duration::new(seconds, stat.stx_mtime.tv_nsec)
-    });
-    Ok(FileInfo {
-        path: path.to_path_buf(),
-        kind: fs::kind_of_mode(mode),
-        size: stat.stx_size,
-        modified,
-        mode: mode & 0o7777,
-        // As std reports it (`st_dev` is `makedev(major, minor)`).
-        file_id: Some((
-            rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
-            stat.stx_ino,
-        )),
-    })
-}
-
-/// The lstat of what `located` names (its stat where the kernel follows a final symlink).
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn stat_located(
-    operation: &'static str,
-    path: &Path,
-    located: &Located<'_>,
-) -> EnvResult<FileInfo> {
-    let fd = rustix::fs::openat(
-        &located.dir,
-        located.name(),
-        HANDLE | located.nofollow() | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|errno| errno_error(operation, path, errno))?;
-    let metadata = File::from(fd)
-        .metadata()
-        .map_err(|e| EnvError::io(operation, path, e))?;
-    Ok(fs::info(path, &metadata))
 }
 
 /// Where the env's write through `path` lands: the directory of `path`, or of the file its

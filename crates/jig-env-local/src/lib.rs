@@ -124,7 +124,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use files::Scope;
+use beneath::Scope;
 use jig_env::{
     Bytes, ChunkSink, ChunkSource, DirEntry, EnvError, EnvResult, ErrorKind, ExecOutcome,
     ExecRequest, ExecSink, ExecutionEnv, FILE_CHUNK, FileHead, FileInfo, FileLock, LineWindow,

@@ -20,7 +20,7 @@ use jig_env::{Bytes, EnvError, EnvResult, ErrorKind, FileKind, WriteOutcome};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::files::Scope;
+use crate::beneath::Scope;
 use crate::fs::{self, CancelFlag};
 
 /// Where a write lands, as the caller found it.

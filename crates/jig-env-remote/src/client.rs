@@ -65,8 +65,9 @@ pub enum ConnectError {
     Container {
         /// What was connected to.
         target: String,
-        /// What failed.
-        error: Box<crate::container::ContainerError>,
+        /// What failed: a `container::ContainerError` (boxed as an error, so that the
+        /// connection does not depend on the container transport that wraps it).
+        error: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
