@@ -343,7 +343,98 @@ where
     written
 }
 
-#[async_trait]
+/// `impl ExecutionEnv for $ty { … }` with the filesystem operations, walk, search and
+/// `lock_file` delegated to the type's `files` (one implementation for the env and its
+/// views), and the other methods as written.
+macro_rules! env_over_files {
+    (impl ExecutionEnv for $ty:ty { $($rest:tt)* }) => {
+        #[async_trait]
+        impl ExecutionEnv for $ty {
+            async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
+                self.files.canonical_path(path)
+            }
+
+            async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
+                self.files.file_info(path)
+            }
+
+            async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
+                self.files.stat(path)
+            }
+
+            async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
+                self.files.read_link(path)
+            }
+
+            async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
+                self.files.read(path).await
+            }
+
+            async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
+                self.files.read_start(path, max_bytes).await
+            }
+
+            async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
+                self.files.read_head(path, max_bytes).await
+            }
+
+            async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
+                self.files.read_lines(path, window).await
+            }
+
+            async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
+                self.files.write(path, data).await
+            }
+
+            async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
+                self.files.read_chunks(path, sink).await
+            }
+
+            async fn write_chunks(
+                &self,
+                path: &Path,
+                source: &mut dyn ChunkSource,
+            ) -> EnvResult<WriteOutcome> {
+                self.files.write_chunks(path, source).await
+            }
+
+            async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
+                self.files.append(path, data).await
+            }
+
+            async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
+                self.files.rename(from, to).await
+            }
+
+            async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+                self.files.remove(path, recursive).await
+            }
+
+            async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
+                self.files.create_dir(path, recursive).await
+            }
+
+            async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
+                self.files.read_dir(path).await
+            }
+
+            async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
+                self.files.walk(request).await
+            }
+
+            async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
+                self.files.search(request).await
+            }
+
+            async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
+                self.files.lock_file(path).await
+            }
+            $($rest)*
+        }
+    };
+}
+
+env_over_files! {
 impl ExecutionEnv for LocalEnv {
     fn name(&self) -> &'static str {
         "local"
@@ -353,73 +444,6 @@ impl ExecutionEnv for LocalEnv {
         self.home.clone()
     }
 
-    async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.files.canonical_path(path)
-    }
-
-    async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.files.file_info(path)
-    }
-
-    async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.files.stat(path)
-    }
-
-    async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.files.read_link(path)
-    }
-
-    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
-        self.files.read(path).await
-    }
-
-    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        self.files.read_start(path, max_bytes).await
-    }
-
-    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        self.files.read_head(path, max_bytes).await
-    }
-
-    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
-        self.files.read_lines(path, window).await
-    }
-
-    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
-        self.files.write(path, data).await
-    }
-
-    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
-        self.files.read_chunks(path, sink).await
-    }
-
-    async fn write_chunks(
-        &self,
-        path: &Path,
-        source: &mut dyn ChunkSource,
-    ) -> EnvResult<WriteOutcome> {
-        self.files.write_chunks(path, source).await
-    }
-
-    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
-        self.files.append(path, data).await
-    }
-
-    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        self.files.rename(from, to).await
-    }
-
-    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        self.files.remove(path, recursive).await
-    }
-
-    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        self.files.create_dir(path, recursive).await
-    }
-
-    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        self.files.read_dir(path).await
-    }
 
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
         check_temp_affix("tempfile", prefix)?;
@@ -443,13 +467,6 @@ impl ExecutionEnv for LocalEnv {
         exec::exec(self, request, sink).await
     }
 
-    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
-        self.files.walk(request).await
-    }
-
-    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
-        self.files.search(request).await
-    }
 
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         let roots = beneath::Roots::open(roots)?;
@@ -461,9 +478,6 @@ impl ExecutionEnv for LocalEnv {
         }))
     }
 
-    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
-        self.files.lock_file(path).await
-    }
 
     async fn cleanup(&self) {
         self.processes.kill_all().await;
@@ -487,6 +501,7 @@ impl ExecutionEnv for LocalEnv {
             }
         }
     }
+}
 }
 
 #[cfg(test)]
@@ -552,7 +567,7 @@ struct LocalView {
     files: Files,
 }
 
-#[async_trait]
+env_over_files! {
 impl ExecutionEnv for LocalView {
     fn name(&self) -> &'static str {
         "local"
@@ -562,73 +577,6 @@ impl ExecutionEnv for LocalView {
         self.env.home_dir()
     }
 
-    async fn canonical_path(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.files.canonical_path(path)
-    }
-
-    async fn file_info(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.files.file_info(path)
-    }
-
-    async fn stat(&self, path: &Path) -> EnvResult<FileInfo> {
-        self.files.stat(path)
-    }
-
-    async fn read_link(&self, path: &Path) -> EnvResult<PathBuf> {
-        self.files.read_link(path)
-    }
-
-    async fn read(&self, path: &Path) -> EnvResult<Vec<u8>> {
-        self.files.read(path).await
-    }
-
-    async fn read_start(&self, path: &Path, max_bytes: usize) -> EnvResult<Vec<u8>> {
-        self.files.read_start(path, max_bytes).await
-    }
-
-    async fn read_head(&self, path: &Path, max_bytes: usize) -> EnvResult<FileHead> {
-        self.files.read_head(path, max_bytes).await
-    }
-
-    async fn read_lines(&self, path: &Path, window: LineWindow) -> EnvResult<LinesRead> {
-        self.files.read_lines(path, window).await
-    }
-
-    async fn write(&self, path: &Path, data: Bytes) -> EnvResult<WriteOutcome> {
-        self.files.write(path, data).await
-    }
-
-    async fn read_chunks(&self, path: &Path, sink: &mut dyn ChunkSink) -> EnvResult<u64> {
-        self.files.read_chunks(path, sink).await
-    }
-
-    async fn write_chunks(
-        &self,
-        path: &Path,
-        source: &mut dyn ChunkSource,
-    ) -> EnvResult<WriteOutcome> {
-        self.files.write_chunks(path, source).await
-    }
-
-    async fn append(&self, path: &Path, data: Bytes) -> EnvResult<()> {
-        self.files.append(path, data).await
-    }
-
-    async fn rename(&self, from: &Path, to: &Path) -> EnvResult<()> {
-        self.files.rename(from, to).await
-    }
-
-    async fn remove(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        self.files.remove(path, recursive).await
-    }
-
-    async fn create_dir(&self, path: &Path, recursive: Recursive) -> EnvResult<()> {
-        self.files.create_dir(path, recursive).await
-    }
-
-    async fn read_dir(&self, path: &Path) -> EnvResult<Vec<DirEntry>> {
-        self.files.read_dir(path).await
-    }
 
     async fn create_temp_file(&self, prefix: &str, suffix: &str) -> EnvResult<PathBuf> {
         self.env.create_temp_file(prefix, suffix).await
@@ -642,13 +590,6 @@ impl ExecutionEnv for LocalView {
         self.env.exec(request, sink).await
     }
 
-    async fn walk(&self, request: WalkRequest) -> EnvResult<WalkResult> {
-        self.files.walk(request).await
-    }
-
-    async fn search(&self, request: SearchRequest) -> EnvResult<SearchResult> {
-        self.files.search(request).await
-    }
 
     async fn cleanup(&self) {
         // A view owns nothing: the env it came from cleans up.
@@ -664,9 +605,7 @@ impl ExecutionEnv for LocalView {
         Arc::clone(&self.env).beneath(&inner)
     }
 
-    async fn lock_file(&self, path: &Path) -> EnvResult<FileLock> {
-        self.files.lock_file(path).await
-    }
+}
 }
 
 /// The filesystem operations of an env or of a view (the `files` module), resolved in its
