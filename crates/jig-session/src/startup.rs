@@ -37,6 +37,10 @@ pub enum Face {
     Mcp,
     /// One tool call typed by the user (`jig tool`).
     Tool,
+    /// An app drives a long-lived session over JSONL (`jig run --mode rpc`).
+    Rpc,
+    /// An editor drives sessions over the Agent Client Protocol (`jig acp`).
+    Acp,
 }
 
 impl Face {
@@ -47,12 +51,25 @@ impl Face {
             Self::Interactive => "interactive",
             Self::Mcp => "mcp",
             Self::Tool => "tool",
+            Self::Rpc => "rpc",
+            Self::Acp => "acp",
         }
     }
 
     /// Whether the face runs jig's own agent (and so reads the model's settings).
     pub fn runs_model(self) -> bool {
-        matches!(self, Self::Print | Self::Interactive)
+        matches!(
+            self,
+            Self::Print | Self::Interactive | Self::Rpc | Self::Acp
+        )
+    }
+
+    /// Whether the face is a long-lived session a client steers (the interactive session, an
+    /// app over RPC, an editor over ACP): it may open without the model's key (the client can
+    /// change the model before the first prompt) and extensions' messages sent while it is idle
+    /// start a turn.
+    pub fn is_conversation(self) -> bool {
+        matches!(self, Self::Interactive | Self::Rpc | Self::Acp)
     }
 
     /// The sandbox when neither the command line nor the settings name one: on this machine,
@@ -532,7 +549,7 @@ pub async fn prepare(args: &RunOptions, opened: &Opened) -> Result<Prepared, Sta
         previous_custom: session.custom_endpoint(),
         settings: &settings,
         providers: &providers,
-        without_key: opened.face == Face::Interactive,
+        without_key: opened.face.is_conversation(),
     })?;
     let (models, model_problems) = settings.model_table(&providers);
     let provider_problems: Vec<String> = providers
@@ -637,7 +654,7 @@ async fn bind_session_host(
     let host = extensions::SessionHost::new(
         info,
         extensions::tool_names(tools),
-        if opened.face == Face::Interactive {
+        if opened.face.is_conversation() {
             extensions::Delivery::Interactive
         } else {
             extensions::Delivery::Run
@@ -652,7 +669,7 @@ async fn bind_session_host(
     host
 }
 
-/// What extensions see of the session (`mode`: `print` or `interactive`).
+/// What extensions see of the session (`mode`: the face's name).
 fn run_session_info(
     session: &Session,
     cwd: &Path,
