@@ -12,7 +12,8 @@
 //! - [`model`]: which provider and model a session talks to ([`model::resolve`]) and how the
 //!   interactive session switches provider.
 //! - [`skills`], [`context_files`]: what the system prompt carries.
-//! - [`session_choice`]: the session a run opens (new, resumed, none).
+//! - [`session_choice`]: the session a run opens (new, resumed, none); [`writer`]: a live
+//!   session's writer, for the faces that hold a conversation open.
 //! - [`policy`]: permission modes (`read-only`, `ask`, `auto-edit`, `full-auto`), allowlists
 //!   by tool and bash command prefix, and [`policy::decide`], the one function that decides
 //!   whether a call runs, is asked about or is denied, in every face; [`prefix`]: bash command
@@ -51,5 +52,6 @@ pub mod settings;
 pub mod skills;
 pub mod startup;
 pub mod workspace;
+pub mod writer;
 
 pub use error::{StartError, note, warn};

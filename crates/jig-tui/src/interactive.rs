@@ -19,7 +19,6 @@ mod editor;
 mod export;
 mod models;
 mod rerun;
-mod session;
 mod trust;
 mod ui;
 
@@ -56,7 +55,7 @@ use jig_session::extensions::{IdleTurn, Sent, SessionHost, tool_hooks};
 use jig_session::permissions;
 use jig_session::startup::RunOptions;
 use jig_session::startup::{self, Face, Prepared};
-use session::SessionWriter;
+use jig_session::writer::SessionWriter;
 
 /// The names of the built-in commands (`/help`, …), which prompt templates may not take.
 pub fn command_names() -> Vec<&'static str> {

@@ -1,24 +1,25 @@
-//! The interactive session's writer: messages and compactions are appended as they complete,
-//! and the slash commands reach the session in between turns (model and thinking changes, its
-//! path, the tool variables). Extensions' entries (`appendEntry`) and the messages they sent
-//! (with their `customType` and `display`) are written here too.
+//! A live session's writer: messages and compactions are appended as they complete (as an
+//! [`AgentObserver`]), and a face reaches the session in between turns (model and thinking
+//! changes, its path, the tool variables). Extensions' entries (`appendEntry`) and the messages
+//! they sent (with their `customType` and `display`) are written here too.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jig_agent::{AgentEvent, AgentObserver, Session, SessionError};
 use serde_json::Value;
 
-use jig_session::extensions::{EntrySink, Sent};
+use crate::extensions::{EntrySink, Sent};
 
 /// Writes the session synchronously; the first error met is kept until read.
 #[derive(Debug)]
-pub(super) struct SessionWriter {
+pub struct SessionWriter {
     session: Mutex<Session>,
     error: Mutex<Option<SessionError>>,
 }
 
 impl SessionWriter {
-    pub(super) fn new(session: Session) -> Arc<Self> {
+    /// A writer of `session`.
+    pub fn new(session: Session) -> Arc<Self> {
         Arc::new(Self {
             session: Mutex::new(session),
             error: Mutex::new(None),
@@ -26,12 +27,12 @@ impl SessionWriter {
     }
 
     /// The session being written.
-    pub(super) fn session(&self) -> MutexGuard<'_, Session> {
+    pub fn session(&self) -> MutexGuard<'_, Session> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Appends a message an extension sent, with its type tag and whether it is shown.
-    pub(super) fn append_sent(&self, message: &jig_protocol::Message, sent: &Sent) {
+    pub fn append_sent(&self, message: &jig_protocol::Message, sent: &Sent) {
         let display = (!sent.display).then_some(false);
         let written =
             self.session()
@@ -49,7 +50,7 @@ impl SessionWriter {
     }
 
     /// The first error met while writing the session since the last call.
-    pub(super) fn session_error(&self) -> Option<SessionError> {
+    pub fn session_error(&self) -> Option<SessionError> {
         self.error
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
