@@ -412,6 +412,7 @@ impl Agent {
             thinking: ThinkingLevel::Off,
             max_output_tokens: self.config.max_output_tokens,
             on_retry: None,
+            retry: self.config.auto_retry,
         };
         let reply = collect_reply(&self.config, request, cancel).await?;
         let summary = reply.text().trim().to_owned();
@@ -513,6 +514,7 @@ impl Agent {
             on_retry: Some(RetryHook(Arc::new(move |notice: &RetryNotice| {
                 retry_observer.on_event(&AgentEvent::Retry(notice.clone()));
             }))),
+            retry: config.auto_retry,
         }
     }
 
@@ -568,6 +570,7 @@ impl Agent {
                     Some(Err(error)) => {
                         let retry = &config.stream_retry;
                         if !received_content
+                            && config.auto_retry
                             && error.is_retryable_in_stream()
                             && retries < retry.max_retries
                         {

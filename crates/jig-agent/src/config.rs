@@ -38,6 +38,9 @@ pub struct AgentConfig {
     /// How often a reply whose stream failed before any content (an overloaded or rate-limited
     /// server, a broken connection) is requested again, and how long to wait in between.
     pub stream_retry: RetryPolicy,
+    /// Whether failed model requests are retried at all (the provider's policy for requests,
+    /// `stream_retry` for streams); `false` ends the turn at the first failure.
+    pub auto_retry: bool,
     /// When the conversation is compacted; `None` never compacts (an overflow error then ends
     /// the run).
     pub compaction: Option<CompactionConfig>,
@@ -66,6 +69,7 @@ impl AgentConfig {
             thinking: ThinkingLevel::Off,
             max_output_tokens: None,
             stream_retry: RetryPolicy::default(),
+            auto_retry: true,
             compaction: None,
             models: Arc::new(ModelTable::builtin()),
         }

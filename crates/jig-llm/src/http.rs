@@ -99,7 +99,8 @@ impl Endpoint {
             &url,
             headers,
             body,
-            request.on_retry.as_ref(),
+            request.on_retry.as_ref().filter(|_| request.retry),
+            request.retry,
             cancel,
         )
         .await?;
@@ -118,7 +119,7 @@ fn is_retryable(status: u16) -> bool {
 }
 
 /// POSTs `body` as JSON and returns the response once it has a success status, retrying as
-/// `config.retry` says. Response headers must arrive within `config.idle_timeout`; a connection
+/// `config.retry` says (not at all without `retries`). Response headers must arrive within `config.idle_timeout`; a connection
 /// or idle timeout is reported at once (not retried: the limit is the user's).
 async fn post_json(
     client: &reqwest::Client,
@@ -127,10 +128,18 @@ async fn post_json(
     headers: HeaderMap,
     body: &Value,
     on_retry: Option<&RetryHook>,
+    retries: bool,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, LlmError> {
     let provider = config.name.as_str();
-    let retry = config.retry;
+    let retry = if retries {
+        config.retry
+    } else {
+        crate::RetryPolicy {
+            max_retries: 0,
+            ..config.retry
+        }
+    };
     let timeout = |kind, after| LlmError::Timeout {
         provider: provider.to_owned(),
         url: url.to_owned(),

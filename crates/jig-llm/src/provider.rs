@@ -127,6 +127,9 @@ pub struct ModelRequest {
     pub max_output_tokens: Option<u32>,
     /// Told about each retry of a failed request.
     pub on_retry: Option<RetryHook>,
+    /// Whether a failed request is retried as the provider's configuration says (`false`:
+    /// the first failure is the answer).
+    pub retry: bool,
 }
 
 /// One event of a streamed reply. Text and thinking deltas extend the last block of the same

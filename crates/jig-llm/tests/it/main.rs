@@ -67,6 +67,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         thinking: ThinkingLevel::Off,
         max_output_tokens: None,
         on_retry: None,
+        retry: true,
     }
 }
 
