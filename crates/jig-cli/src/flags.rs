@@ -58,6 +58,7 @@ impl ProjectArgs {
             no_extensions: self.no_extensions,
             trust: self.trust_override(),
             flags: self.flags.clone(),
+            dialogs: false,
         }
     }
 

@@ -43,6 +43,9 @@ pub(crate) enum OutputMode {
     Text,
     /// One JSON event per line.
     Json,
+    /// A long-lived session an app drives with JSONL commands on stdin (Pi's RPC protocol;
+    /// see docs/rpc.md).
+    Rpc,
 }
 
 /// Arguments of `jig run`.
@@ -58,7 +61,8 @@ pub(crate) struct RunArgs {
     /// Print mode: send the prompt, print the final reply, exit (this is what `jig run` does).
     #[arg(short = 'p', long = "print")]
     print: bool,
-    /// Output: `text` (the final reply) or `json` (one event per line).
+    /// Output: `text` (the final reply), `json` (one event per line), or `rpc` (a session an
+    /// app drives with JSONL commands on stdin; see docs/rpc.md).
     #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputMode::Text)]
     mode: OutputMode,
     /// Text mode: print one line per tool call and per retry on stderr [default: on when stderr
@@ -225,6 +229,18 @@ impl RunArgs {
 pub(crate) fn check_args(args: &RunArgs) -> Result<(), CliError> {
     // `-p` only names the default behaviour; it is accepted for compatibility.
     let _ = args.print;
+    if args.mode == OutputMode::Rpc {
+        if args.prompt.is_some() {
+            return Err(CliError::usage(
+                "--mode rpc reads commands on stdin: send the prompt as {\"type\":\"prompt\",\"message\":\"…\"} instead of an argument",
+            ));
+        }
+        if args.compact || args.max_turns.is_some() {
+            return Err(CliError::usage(
+                "--mode rpc takes neither --compact (send {\"type\":\"compact\"}) nor --max-turns",
+            ));
+        }
+    }
     if args.compact && args.session.is_none() && !args.continue_session {
         return Err(CliError::usage(
             "--compact compacts a resumed session: add --continue or --session",
@@ -236,6 +252,9 @@ pub(crate) fn check_args(args: &RunArgs) -> Result<(), CliError> {
 /// Runs `jig run` in print mode (`main` starts the interactive session instead when
 /// [`RunArgs::is_interactive`]).
 pub(crate) fn run(args: RunArgs) -> CliResult {
+    if args.mode == OutputMode::Rpc {
+        return jig_rpc::run(&args.options());
+    }
     let prompt = read_prompt(args.prompt.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -99,12 +99,37 @@ impl Endpoint {
             &url,
             headers,
             body,
-            request.on_retry.as_ref().filter(|_| request.retry),
-            request.retry,
+            Retrying::of(&self.config, request),
             cancel,
         )
         .await?;
         Ok(sse_stream(response, parser, &self.config, &url))
+    }
+}
+
+/// How a request is retried: the provider's policy (no retries when the request asks for
+/// none), and who is told about each retry.
+struct Retrying<'a> {
+    policy: crate::RetryPolicy,
+    hook: Option<&'a RetryHook>,
+}
+
+impl<'a> Retrying<'a> {
+    fn of(config: &ProviderConfig, request: &'a ModelRequest) -> Self {
+        if request.retry {
+            Self {
+                policy: config.retry,
+                hook: request.on_retry.as_ref(),
+            }
+        } else {
+            Self {
+                policy: crate::RetryPolicy {
+                    max_retries: 0,
+                    ..config.retry
+                },
+                hook: None,
+            }
+        }
     }
 }
 
@@ -119,7 +144,7 @@ fn is_retryable(status: u16) -> bool {
 }
 
 /// POSTs `body` as JSON and returns the response once it has a success status, retrying as
-/// `config.retry` says (not at all without `retries`). Response headers must arrive within `config.idle_timeout`; a connection
+/// `retrying` says. Response headers must arrive within `config.idle_timeout`; a connection
 /// or idle timeout is reported at once (not retried: the limit is the user's).
 async fn post_json(
     client: &reqwest::Client,
@@ -127,19 +152,14 @@ async fn post_json(
     url: &str,
     headers: HeaderMap,
     body: &Value,
-    on_retry: Option<&RetryHook>,
-    retries: bool,
+    retrying: Retrying<'_>,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, LlmError> {
     let provider = config.name.as_str();
-    let retry = if retries {
-        config.retry
-    } else {
-        crate::RetryPolicy {
-            max_retries: 0,
-            ..config.retry
-        }
-    };
+    let Retrying {
+        policy: retry,
+        hook: on_retry,
+    } = retrying;
     let timeout = |kind, after| LlmError::Timeout {
         provider: provider.to_owned(),
         url: url.to_owned(),

@@ -56,6 +56,79 @@ impl ApprovalRequest {
         }
     }
 
+    /// The question in one line, for a client that shows it in its own dialog: `Allow bash:
+    /// cargo test?`, `Run bash again OUTSIDE the sandbox: …?`.
+    pub fn title(&self) -> String {
+        let what = match self.args.get("command").or_else(|| self.args.get("path")) {
+            Some(Value::String(text)) => text.clone(),
+            _ => self.args.to_string(),
+        };
+        let what: String = if what.chars().count() > 200 {
+            what.chars().take(199).chain(['…']).collect()
+        } else {
+            what
+        };
+        let protected = self
+            .protected
+            .map(|dir| format!(" (changes `{dir}`, which decides what later commands run)"))
+            .unwrap_or_default();
+        if self.sandbox_denial.is_some() {
+            format!("Run {} again OUTSIDE the sandbox: {what}?", self.tool)
+        } else {
+            format!("Allow {}: {what}?{protected}", self.tool)
+        }
+    }
+
+    /// The answers a client offers when it shows the question in its own dialog (an app's
+    /// `select`, an editor's permission request), in order: once, always the tool (session,
+    /// then project), always the bash prefix (session, then project), reject. Running a call
+    /// again outside the sandbox is never allowed for the project.
+    pub fn choices(&self) -> Vec<Choice> {
+        let project = self.sandbox_denial.is_none();
+        let every = if self.tool == "bash" {
+            " (any command)"
+        } else {
+            ""
+        };
+        let mut choices = vec![Choice {
+            id: "allow_once",
+            label: "Allow once".to_owned(),
+            answer: Answer::AllowOnce,
+        }];
+        choices.push(Choice {
+            id: "allow_tool_session",
+            label: format!("Always allow {}{every} in this session", self.tool),
+            answer: Answer::AllowTool(Scope::Session),
+        });
+        if project {
+            choices.push(Choice {
+                id: "allow_tool_project",
+                label: format!("Always allow {}{every} in this project", self.tool),
+                answer: Answer::AllowTool(Scope::Project),
+            });
+        }
+        if let Some(prefix) = &self.prefix {
+            choices.push(Choice {
+                id: "allow_prefix_session",
+                label: format!("Always allow `{prefix} …` in this session"),
+                answer: Answer::AllowPrefix(prefix.clone(), Scope::Session),
+            });
+            if project {
+                choices.push(Choice {
+                    id: "allow_prefix_project",
+                    label: format!("Always allow `{prefix} …` in this project"),
+                    answer: Answer::AllowPrefix(prefix.clone(), Scope::Project),
+                });
+            }
+        }
+        choices.push(Choice {
+            id: "reject",
+            label: "Reject".to_owned(),
+            answer: Answer::Deny(None),
+        });
+        choices
+    }
+
     /// The question whether to run `tool` with `args` again outside the sandbox, which likely
     /// denied it (`note` says what).
     pub fn rerun_outside_sandbox(tool: &str, args: &Value, note: &str) -> Self {
@@ -64,6 +137,18 @@ impl ApprovalRequest {
             ..Self::new(tool, args, None)
         }
     }
+}
+
+/// One answer a client offers for an [`ApprovalRequest`] ([`ApprovalRequest::choices`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// A stable name for the answer (`allow_once`, `allow_tool_session`,
+    /// `allow_tool_project`, `allow_prefix_session`, `allow_prefix_project`, `reject`).
+    pub id: &'static str,
+    /// What the client shows.
+    pub label: String,
+    /// What choosing it answers.
+    pub answer: Answer,
 }
 
 /// Where an allowance applies.
@@ -333,6 +418,41 @@ mod tests {
         async fn ask(&self, _request: ApprovalRequest) -> Answer {
             self.0.clone()
         }
+    }
+
+    #[test]
+    fn a_client_is_offered_the_answers_the_terminal_offers() {
+        let bash = ApprovalRequest::new("bash", &json!({"command": "cargo test --all"}), None);
+        assert_eq!(bash.title(), "Allow bash: cargo test --all?");
+        let offered: Vec<(&str, String)> = bash
+            .choices()
+            .into_iter()
+            .map(|choice| (choice.id, choice.label))
+            .collect();
+        insta::assert_debug_snapshot!(offered);
+        let outside = ApprovalRequest::rerun_outside_sandbox(
+            "bash",
+            &json!({"command": "curl example.com"}),
+            "[sandbox] network denied",
+        );
+        assert!(
+            outside
+                .title()
+                .starts_with("Run bash again OUTSIDE the sandbox")
+        );
+        assert!(
+            outside
+                .choices()
+                .iter()
+                .all(|choice| !choice.id.ends_with("_project")),
+            "leaving the sandbox is never allowed for the project"
+        );
+        let edit = ApprovalRequest::new("edit", &json!({"path": ".git/config"}), Some(".git"));
+        assert_eq!(
+            edit.title(),
+            "Allow edit: .git/config? (changes `.git`, which decides what later commands run)"
+        );
+        assert_eq!(edit.choices().last().unwrap().answer, Answer::Deny(None));
     }
 
     /// A call's context in an empty workspace.

@@ -42,6 +42,10 @@ pub struct ProjectOptions {
     pub trust: Option<bool>,
     /// The values of extension flags, `NAME=VALUE` or `NAME`.
     pub flags: Vec<String>,
+    /// Whether the face answers extensions' dialogs (an app over RPC does, through the
+    /// extension UI sub-protocol): extensions are told `hasUI`. A face that can ask about
+    /// trust always can.
+    pub dialogs: bool,
 }
 
 /// Where the project the tools act on is: a directory of this machine, or of the remote
@@ -705,7 +709,7 @@ pub async fn start_with_prompt(
     let mut loaded = LoadedExtensions::new(
         LoadOptions {
             mode: mode.to_owned(),
-            has_ui: prompt.is_some(),
+            has_ui: prompt.is_some() || args.dialogs,
             initialize_timeout,
             ..LoadOptions::new(place.extensions_cwd())
         },

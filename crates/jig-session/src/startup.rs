@@ -300,8 +300,12 @@ pub async fn open(
         )
         .await?;
         let place = workspace::project_place(&options.env, &env, &tool_context.cwd);
+        let project_options = project::ProjectOptions {
+            dialogs: options.project.dialogs || face == Face::Rpc,
+            ..options.project.clone()
+        };
         let project = project::start_with_prompt(
-            &options.project,
+            &project_options,
             &user_settings,
             place,
             face.name(),
@@ -701,7 +705,19 @@ pub async fn extension_prompt(
     system_prompt: String,
     source: &str,
 ) -> Option<(Message, String)> {
-    let (text, images) = match runner.input(prompt, Vec::new(), source).await {
+    extension_prompt_with_images(runner, prompt, Vec::new(), system_prompt, source).await
+}
+
+/// [`extension_prompt`] for a prompt that carries images (an app's or an editor's client
+/// attaches them): the extensions' `input` sees them and may replace them.
+pub async fn extension_prompt_with_images(
+    runner: &ExtensionRunner,
+    prompt: String,
+    images: Vec<jig_protocol::ContentBlock>,
+    system_prompt: String,
+    source: &str,
+) -> Option<(Message, String)> {
+    let (text, images) = match runner.input(prompt, images, source).await {
         InputOutcome::Handled => return None,
         InputOutcome::Continue { text, images } => (text, images),
     };

@@ -21,6 +21,7 @@ mod permissions;
 mod pi_extensions;
 mod project_files;
 mod remote;
+mod rpc;
 mod run_cmd;
 mod run_compaction;
 mod sandbox;

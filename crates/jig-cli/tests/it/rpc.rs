@@ -1,0 +1,201 @@
+//! `jig run --mode rpc` end to end, driven by Pi's own `RpcClient` (from the
+//! `@mariozechner/pi-coding-agent` package the Pi extension host installs) through a one-line
+//! shim, against the scripted model endpoint: prompts and their events, steering and
+//! follow-ups while a turn runs, abort, state, messages, compaction, `bash`, and an
+//! extension's dialog answered with `extension_ui_response`.
+//!
+//! Without the host's npm dependencies (`npm ci` in `crates/jig-extensions/pi-host`, which
+//! `scripts/test` runs) the tests print a SKIPPED notice and pass, unless
+//! `JIG_REQUIRE_CLIENTS=1`.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers panic when the setup fails"
+)]
+#![expect(clippy::print_stderr, reason = "a skipped test says why on stderr")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jig_llm::scripted::ScriptedReply;
+use jig_llm::testing::{ReplayResponse, ReplayServer};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::extensions::reply;
+
+/// The Pi extension host in this tree, when its dependencies are installed.
+fn host() -> Option<PathBuf> {
+    let dir =
+        fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("../jig-extensions/pi-host"))
+            .unwrap();
+    if dir.join(CLIENT).is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("JIG_REQUIRE_CLIENTS").as_deref() != Ok("1"),
+        "Pi's RpcClient is not installed: npm ci --prefix {}",
+        dir.display()
+    );
+    eprintln!(
+        "SKIPPED: Pi's RpcClient is not installed (npm ci --prefix {})",
+        dir.display()
+    );
+    None
+}
+
+const CLIENT: &str = "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js";
+
+/// A workspace, private HOME and XDG directories, and the scripted model.
+struct Rig {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    server: ReplayServer,
+    host: PathBuf,
+}
+
+impl Rig {
+    async fn new(host: PathBuf, responses: Vec<ReplayResponse>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let ws = root.join("ws");
+        fs::create_dir_all(&ws).unwrap();
+        Self {
+            _dir: dir,
+            root,
+            ws,
+            server: ReplayServer::start(responses).await.unwrap(),
+            host,
+        }
+    }
+
+    /// Runs `scenario` of client.mjs with `extra` jig flags; what the client saw.
+    async fn scenario(&self, scenario: &str, extra: &[&str]) -> Value {
+        let mut command = Command::new("node");
+        command
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rpc/client.mjs"))
+            .arg(scenario)
+            .current_dir(&self.ws)
+            .env("JIG_BIN", env!("CARGO_BIN_EXE_jig"))
+            .env("PI_RPC_CLIENT", self.host.join(CLIENT))
+            .env("JIG_BASE_URL", format!("{}/v1", self.server.url()))
+            .env("JIG_WS", &self.ws)
+            .env("JIG_EXTRA_ARGS", serde_json::to_string(extra).unwrap())
+            .env("JIG_PI_HOST", &self.host)
+            .env("HOME", self.root.join("home"))
+            .env("XDG_DATA_HOME", self.root.join("data"))
+            .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_BASE_URL");
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "client failed ({}):\n{stdout}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_str(stdout.lines().last().unwrap_or_default())
+            .unwrap_or_else(|error| panic!("{error}: {stdout}"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_streams_pis_events_and_the_session_answers_the_clients_questions() {
+    let Some(host) = host() else { return };
+    let rig = Rig::new(
+        host,
+        vec![
+            reply(ScriptedReply::tool_call(
+                "c1",
+                "read",
+                json!({"path": "greeting.txt"}),
+            )),
+            reply(ScriptedReply::tool_call(
+                "c2",
+                "edit",
+                json!({"path": "greeting.txt", "edits": [{"oldText": "helo", "newText": "hello"}]}),
+            )),
+            reply(ScriptedReply::tool_call(
+                "c3",
+                "bash",
+                json!({"command": "cat greeting.txt"}),
+            )),
+            reply(ScriptedReply::text("Fixed the greeting.")),
+            reply(ScriptedReply::text("Nothing else.")),
+            reply(ScriptedReply::text(
+                "The user fixed a typo in greeting.txt.",
+            )),
+        ],
+    )
+    .await;
+    fs::write(rig.ws.join("greeting.txt"), "helo world\n").unwrap();
+    let seen = rig.scenario("basic", &[]).await;
+    assert_eq!(
+        fs::read_to_string(rig.ws.join("greeting.txt")).unwrap(),
+        "hello world\n"
+    );
+    let types: Vec<&str> = seen["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(types.first(), Some(&"agent_start"));
+    assert_eq!(types.last(), Some(&"agent_end"));
+    for expected in [
+        "turn_start",
+        "message_start",
+        "message_update",
+        "tool_execution_start",
+        "tool_execution_end",
+        "turn_end",
+        "message_end",
+    ] {
+        assert!(types.contains(&expected), "no {expected} in {types:?}");
+    }
+    assert_eq!(seen["text"], "Fixed the greeting.");
+    assert_eq!(
+        seen["tools"],
+        json!([
+            {"tool": "read", "isError": false, "text": "   1│ helo world"},
+            {"tool": "edit", "isError": false, "text": "Successfully replaced 1 block(s) in greeting.txt."},
+            {"tool": "bash", "isError": false, "text": "hello world\n"},
+        ])
+    );
+    assert_eq!(
+        seen["state"],
+        json!({"isStreaming": false, "messageCount": 8, "model": "gpt-4.1", "sessionId": "string"})
+    );
+    assert_eq!(seen["last"], "Fixed the greeting.");
+    assert_eq!(
+        seen["stats"],
+        json!({"user": 1, "toolCalls": 3, "toolResults": 3})
+    );
+    assert_eq!(seen["bash"]["output"], "from-the-app\n");
+    assert_eq!(seen["bash"]["exitCode"], 0);
+    assert_eq!(seen["bash"]["cancelled"], false);
+    assert_eq!(
+        seen["compacted"]["summary"],
+        "The user fixed a typo in greeting.txt."
+    );
+    assert_eq!(seen["afterCompact"]["isCompacting"], false);
+    assert!(
+        seen["fork"]
+            .as_str()
+            .unwrap()
+            .contains("fork is not available in jig"),
+        "{}",
+        seen["fork"]
+    );
+    // The app's command reached the model with the next prompt.
+    let requests = rig.server.requests();
+    let second_prompt = requests[4].json();
+    let sent = second_prompt["messages"].to_string();
+    assert!(sent.contains("Ran `echo from-the-app`"), "{sent}");
+}
