@@ -199,3 +199,119 @@ async fn a_prompt_streams_pis_events_and_the_session_answers_the_clients_questio
     let sent = second_prompt["messages"].to_string();
     assert!(sent.contains("Ran `echo from-the-app`"), "{sent}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steering_and_a_follow_up_sent_while_a_command_runs_reach_the_model_in_order() {
+    let Some(host) = host() else { return };
+    let rig = Rig::new(
+        host,
+        vec![
+            reply(ScriptedReply::tool_call(
+                "c1",
+                "bash",
+                json!({"command": "sleep 1; echo slow-done"}),
+            )),
+            reply(ScriptedReply::text("Steered.")),
+            reply(ScriptedReply::text("Goodbye.")),
+        ],
+    )
+    .await;
+    let seen = rig.scenario("steer", &[]).await;
+    assert!(
+        seen["busy"].as_str().unwrap().contains("streamingBehavior"),
+        "a prompt while streaming is refused with what to do: {}",
+        seen["busy"]
+    );
+    let agent_ends = seen["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| *t == "agent_end")
+        .count();
+    assert_eq!(
+        agent_ends, 1,
+        "one run takes the steering and the follow-up"
+    );
+    let requests = rig.server.requests();
+    assert_eq!(requests.len(), 3);
+    let last_user = |index: usize| {
+        let body = requests[index].json();
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .unwrap()
+    };
+    assert!(
+        last_user(1).contains("also mention steering"),
+        "{}",
+        last_user(1)
+    );
+    assert!(
+        last_user(2).contains("then say goodbye"),
+        "{}",
+        last_user(2)
+    );
+    // The tool's result came before the steering message.
+    let second = requests[1].json().to_string();
+    assert!(second.find("slow-done").unwrap() < second.find("also mention steering").unwrap());
+    let queues = seen["queues"].as_array().unwrap();
+    assert_eq!(
+        queues.first().unwrap()["steering"],
+        json!(["also mention steering"])
+    );
+    assert_eq!(
+        queues.last().unwrap(),
+        &json!({"type": "queue_update", "steering": [], "followUp": []})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_stops_a_running_command_at_once() {
+    let Some(host) = host() else { return };
+    let rig = Rig::new(
+        host,
+        vec![reply(ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "sleep 60"}),
+        ))],
+    )
+    .await;
+    let seen = rig.scenario("abort", &[]).await;
+    assert!(seen["ms"].as_u64().unwrap() < 10_000, "{seen}");
+    assert_eq!(seen["end"]["reason"], "aborted");
+    assert_eq!(seen["toolIsError"], true);
+    assert_eq!(rig.server.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extensions_confirm_is_answered_through_extension_ui_response() {
+    let Some(host) = host() else { return };
+    let rig = Rig::new(host.clone(), Vec::new()).await;
+    let demo =
+        host.join("node_modules/@mariozechner/pi-coding-agent/examples/extensions/rpc-demo.ts");
+    let seen = rig
+        .scenario("dialog", &["-e", demo.to_str().unwrap()])
+        .await;
+    assert_eq!(
+        seen["asked"],
+        json!([
+            {"title": "Clear session?", "message": "All messages will be lost."},
+            {"title": "Clear session?", "message": "All messages will be lost."},
+        ])
+    );
+    assert_eq!(seen["first"], json!({"cancelled": false}));
+    assert_eq!(seen["second"], json!({"cancelled": true}));
+    assert!(
+        seen["notices"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Clear cancelled")),
+        "{}",
+        seen["notices"]
+    );
+}
