@@ -43,6 +43,9 @@ use crate::server::{Parts, Queues, Server};
 use crate::ui::Dialogs;
 use crate::wire::{Command, Out};
 
+/// The type of a dialog's answer.
+const ANSWER: &[u8] = b"extension_ui_response";
+
 /// How often an idle session looks for a turn an extension asked for.
 const IDLE_POLL: Duration = Duration::from_millis(20);
 
@@ -193,7 +196,11 @@ fn read_stdin(dialogs: Arc<Dialogs>) -> mpsc::UnboundedReceiver<Vec<u8>> {
         let mut buffer = Vec::new();
         let mut chunk = vec![0u8; 64 * 1024];
         let forward = |record: Vec<u8>| {
-            if let Ok(command) = Command::parse(&record)
+            // Parsed here only when it may be an answer: the session parses the rest.
+            if record
+                .windows(ANSWER.len())
+                .any(|window| window == ANSWER)
+                && let Ok(command) = Command::parse(&record)
                 && command.kind == "extension_ui_response"
             {
                 dialogs.answer(&command.body);

@@ -72,7 +72,13 @@ impl Rig {
 
     /// Runs `scenario` of client.mjs with `extra` jig flags; what the client saw.
     async fn scenario(&self, scenario: &str, extra: &[&str]) -> Value {
+        self.scenario_with(scenario, extra, &[]).await
+    }
+
+    /// [`Rig::scenario`] with more environment variables for the client.
+    async fn scenario_with(&self, scenario: &str, extra: &[&str], vars: &[(&str, &str)]) -> Value {
         let mut command = Command::new("node");
+        command.envs(vars.iter().copied());
         command
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rpc/client.mjs"))
             .arg(scenario)
@@ -313,5 +319,137 @@ async fn an_extensions_confirm_is_answered_through_extension_ui_response() {
             .contains(&json!("Clear cancelled")),
         "{}",
         seen["notices"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_ask_mode_a_permission_question_is_a_select_dialog_and_reject_leaves_the_file_alone() {
+    let Some(host) = host() else { return };
+    for (answer, allowed) in [("Allow once", true), ("Reject", false)] {
+        let rig = Rig::new(
+            host.clone(),
+            vec![
+                reply(ScriptedReply::tool_call(
+                    "c1",
+                    "write",
+                    json!({"path": "notes.txt", "content": "written\n"}),
+                )),
+                reply(ScriptedReply::text("Done.")),
+            ],
+        )
+        .await;
+        fs::write(rig.ws.join("notes.txt"), "original\n").unwrap();
+        let seen = rig
+            .scenario_with(
+                "permission",
+                &["--permission-mode", "ask"],
+                &[("JIG_ANSWER", answer)],
+            )
+            .await;
+        assert_eq!(seen["asked"][0]["title"], "Allow write: notes.txt?");
+        assert_eq!(
+            seen["asked"][0]["options"],
+            json!([
+                "Allow once",
+                "Always allow write in this session",
+                "Always allow write in this project",
+                "Reject"
+            ])
+        );
+        assert_eq!(seen["isError"], !allowed, "{seen}");
+        let content = fs::read_to_string(rig.ws.join("notes.txt")).unwrap();
+        assert_eq!(content, if allowed { "written\n" } else { "original\n" });
+    }
+}
+
+/// Hostile and malformed input, without Node: every line is answered, none stops the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_lines_are_answered_and_the_session_goes_on() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let server = ReplayServer::start(Vec::new()).await.unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jig"))
+        .args(["run", "--mode", "rpc", "--no-session", "--base-url"])
+        .arg(format!("{}/v1", server.url()))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let huge = format!(
+        "{{\"type\":\"set_session_name\",\"id\":\"huge\",\"name\":\"{}\"}}",
+        "x".repeat(8 << 20)
+    );
+    let mut input: Vec<u8> = Vec::new();
+    input.extend_from_slice(b"{not json\n");
+    input.extend_from_slice(b"\xff\xfe\n");
+    input.extend_from_slice(b"{\"id\":7}\n");
+    input.extend_from_slice(b"{\"type\":\"warp\",\"id\":\"w\"}\r\n");
+    input.extend_from_slice(b"{\"type\":\"set_model\",\"id\":\"m\"}\n");
+    input.extend_from_slice(b"{\"type\":\"prompt\",\"id\":\"p\",\"message\":42}\n");
+    input.extend_from_slice(b"\n   \n");
+    input.extend_from_slice(b"{\"type\":\"export_html\",\"id\":\"e\"}\n");
+    input.extend_from_slice(huge.as_bytes());
+    input.push(b'\n');
+    input.extend_from_slice(b"{\"type\":\"abort\",\"id\":\"a\"}\n");
+    input.extend_from_slice("{\"type\":\"get_state\",\"id\":\"s\u{2028}\"}".as_bytes());
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(&input).unwrap();
+        // The last record has no LF: it is read when stdin closes.
+    });
+    let reader = BufReader::new(child.stdout.take().unwrap());
+    let responses: Vec<Value> = reader
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(&line.unwrap()).unwrap())
+        .filter(|record| record["type"] == "response")
+        .collect();
+    writer.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    let summary: Vec<(Value, Value, bool)> = responses
+        .iter()
+        .map(|r| {
+            (
+                r["id"].clone(),
+                r["command"].clone(),
+                r["success"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (Value::Null, json!("parse"), false),
+            (Value::Null, json!("parse"), false),
+            (json!(7), json!("parse"), false),
+            (json!("w"), json!("warp"), false),
+            (json!("m"), json!("set_model"), false),
+            (json!("p"), json!("prompt"), false),
+            (json!("e"), json!("export_html"), false),
+            (json!("huge"), json!("set_session_name"), true),
+            (json!("a"), json!("abort"), true),
+            (json!("s\u{2028}"), json!("get_state"), true),
+        ]
+    );
+    assert!(
+        responses[3]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Unknown command: warp")
+    );
+    assert_eq!(
+        responses[4]["error"],
+        "set_model needs \"provider\" and \"modelId\""
+    );
+    assert!(
+        responses[5]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid prompt command")
     );
 }

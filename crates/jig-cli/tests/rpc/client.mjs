@@ -103,6 +103,19 @@ const scenarios = {
     const tool = events.find((e) => e.type === "tool_execution_end");
     return { ms: Date.now() - started, end: end.end, toolIsError: tool?.isError };
   },
+  // --permission-mode ask: the question is a select dialog; JIG_ANSWER picks the option.
+  async permission() {
+    const asked = [];
+    client.onEvent((event) => {
+      if (event.type === "extension_ui_request" && event.method === "select") {
+        asked.push({ title: event.title, options: event.options });
+        sendRaw({ type: "extension_ui_response", id: event.id, value: process.env.JIG_ANSWER });
+      }
+    });
+    const run = await client.promptAndWait("write the file");
+    const tool = run.find((e) => e.type === "tool_execution_end");
+    return { asked, isError: tool.isError, text: tool.result.content.map((c) => c.text).join("") };
+  },
   // the rpc-demo extension's confirm on session_before_switch, answered yes then no.
   async dialog() {
     const answers = [true, false];
