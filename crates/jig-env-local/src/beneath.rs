@@ -406,28 +406,64 @@ impl Roots {
             Err(error) => Err(error),
         }
     }
+}
 
-    /// Opens the file `path` (relative to the root it is spelled in, no symlink anywhere) for
-    /// a search: `None` when it is not a regular file there now.
-    pub(crate) fn open_for_search(&self, path: &Path) -> Option<File> {
-        let (root, parts) = self.locate(path)?;
-        let fd = open_no_symlinks(&root.fd, &parts, OFlags::RDONLY | OFlags::NONBLOCK)?;
+/// The handle of the directory a walk's last entry was in, opened beneath its root without
+/// following any symlink. A walk visits a directory's entries one after another, so each file
+/// is then opened (or checked) with one lookup of its own name instead of a resolution of its
+/// whole path from the root: what makes a confined walk cost what an unconfined one does.
+///
+/// Holding a directory's handle is as safe as resolving every path again: the file opened is a
+/// child, by name, of a directory that was beneath the root when its handle was taken, and the
+/// name itself is never followed when it is a symlink.
+pub(crate) struct ParentHandles<'a> {
+    roots: &'a Roots,
+    last: Option<(PathBuf, OwnedFd)>,
+}
+
+impl<'a> ParentHandles<'a> {
+    pub(crate) fn new(roots: &'a Roots) -> Self {
+        Self { roots, last: None }
+    }
+
+    /// The handle of `path`'s directory and `path`'s name.
+    fn parent<'p>(&mut self, path: &'p Path) -> Option<(BorrowedFd<'_>, &'p OsStr)> {
+        let parent = path.parent()?;
+        let name = path.file_name()?;
+        if self.last.as_ref().is_none_or(|(last, _)| last != parent) {
+            self.last = None;
+            let (root, parts) = self.roots.locate(parent)?;
+            let fd = open_no_symlinks(&root.fd, &parts, HANDLE | OFlags::DIRECTORY)?;
+            self.last = Some((parent.to_path_buf(), fd));
+        }
+        let (_, fd) = self.last.as_ref()?;
+        Some((fd.as_fd(), name))
+    }
+
+    /// The file at `path` for reading, only when it is a regular file reached beneath its
+    /// root without a symlink (opened non-blocking, so a FIFO swapped in cannot hang a
+    /// search).
+    pub(crate) fn open_for_search(&mut self, path: &Path) -> Option<File> {
+        let (dir, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(
+            dir,
+            name,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
         let file = File::from(fd);
         file.metadata().ok().filter(std::fs::Metadata::is_file)?;
         Some(file)
     }
 
     /// Whether `path` exists beneath its root as `kind`, reached without any symlink.
-    pub(crate) fn verify_entry(&self, path: &Path, kind: FileKind) -> bool {
-        let Some((root, parts)) = self.locate(path) else {
+    pub(crate) fn verify_entry(&mut self, path: &Path, kind: FileKind) -> bool {
+        let Some((dir, name)) = self.parent(path) else {
             return false;
         };
-        let Some(fd) = open_no_symlinks(&root.fd, &parts, HANDLE) else {
-            return false;
-        };
-        File::from(fd)
-            .metadata()
-            .is_ok_and(|metadata| fs::kind_of(metadata.file_type()) == kind)
+        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|stat| fs::kind_of_mode(stat.st_mode) == kind)
     }
 }
 

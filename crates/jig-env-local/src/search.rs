@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use crate::beneath::Roots;
-use crate::beneath::Scope;
+use crate::beneath::{ParentHandles, Roots, Scope};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use jig_env::{
     CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, SearchRequest,
@@ -105,7 +104,11 @@ pub(crate) fn search_blocking(
             .glob()
             .is_none_or(|glob| glob.is_match(&name, FileKind::File))
         {
-            let outcome = search_file(&mut compiled.file_searcher(), &root.path, confine);
+            let outcome = search_file(
+                &mut compiled.file_searcher(),
+                &root.path,
+                &mut Opener::new(confine),
+            );
             assembler.push(name, outcome);
         }
         return Ok(assembler.finish());
@@ -269,7 +272,7 @@ where
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Visitor {
             root: self.root,
-            confine: self.confine,
+            opener: Opener::new(self.confine),
             keep: self.keep,
             cancel: self.cancel,
             eager: self
@@ -283,7 +286,7 @@ where
 
 struct Visitor<'a, F> {
     root: &'a Path,
-    confine: Option<&'a Roots>,
+    opener: Opener<'a>,
     keep: &'a F,
     cancel: &'a CancellationToken,
     eager: Option<(&'a EagerSearch<'a>, FileSearcher)>,
@@ -316,10 +319,7 @@ where
         // The walk lists directories by path: one swapped for a symlink meanwhile may have
         // been listed through it. Report only what is beneath the root now. (A search reports
         // only files it opened beneath the root, which is the same check.)
-        if self.eager.is_none()
-            && let Some(roots) = self.confine
-            && !roots.verify_entry(entry.path(), kind)
-        {
+        if self.eager.is_none() && !self.opener.verify(entry.path(), kind) {
             return WalkState::Continue;
         }
         let mut outcome = None;
@@ -327,7 +327,7 @@ where
             && let Some((eager, searcher)) = &mut self.eager
             && eager.matches.load(AtomicOrdering::Relaxed) < eager.enough
         {
-            let searched = search_file(searcher, entry.path(), self.confine);
+            let searched = search_file(searcher, entry.path(), &mut self.opener);
             let count = searched.match_count();
             if count > 0 {
                 eager.matches.fetch_add(count, AtomicOrdering::Relaxed);
@@ -353,18 +353,48 @@ impl<F> Drop for Visitor<'_, F> {
     }
 }
 
-fn search_file(searcher: &mut FileSearcher, path: &Path, confine: Option<&Roots>) -> FileOutcome {
+/// How a walk's files are opened: as the kernel resolves their paths (`LocalEnv`), or
+/// beneath a view's roots without following any symlink, through the handle of the directory
+/// of the previous file (a walk and a sorted list visit a directory's files together).
+enum Opener<'a> {
+    Host,
+    Beneath(ParentHandles<'a>),
+}
+
+impl<'a> Opener<'a> {
+    fn new(confine: Option<&'a Roots>) -> Self {
+        match confine {
+            Some(roots) => Self::Beneath(ParentHandles::new(roots)),
+            None => Self::Host,
+        }
+    }
+
+    /// The file at `path`, to search; `None` when it vanished, cannot be read, or (confined)
+    /// is not a regular file reached beneath the root without a symlink.
+    fn open(&mut self, path: &Path) -> Option<File> {
+        match self {
+            Self::Host => File::open(path).ok(),
+            Self::Beneath(handles) => handles.open_for_search(path),
+        }
+    }
+
+    /// Whether the entry the walk listed at `path` is there as `kind` (confined: beneath the
+    /// root, reached without a symlink, when it is checked).
+    fn verify(&mut self, path: &Path, kind: FileKind) -> bool {
+        match self {
+            Self::Host => true,
+            Self::Beneath(handles) => handles.verify_entry(path, kind),
+        }
+    }
+}
+
+fn search_file(searcher: &mut FileSearcher, path: &Path, opener: &mut Opener<'_>) -> FileOutcome {
     // A file that vanished or cannot be read is skipped, as ripgrep does.
-    let opened = match confine {
-        // Beneath the root, no symlink anywhere on the path, only a regular file.
-        Some(roots) => roots.open_for_search(path).ok_or(()),
-        None => File::open(path).map_err(|_| ()),
-    };
-    match opened {
-        Ok(file) => searcher
+    match opener.open(path) {
+        Some(file) => searcher
             .search_reader(file)
             .unwrap_or(FileOutcome::Text(Vec::new())),
-        Err(()) => FileOutcome::Text(Vec::new()),
+        None => FileOutcome::Text(Vec::new()),
     }
 }
 
@@ -440,6 +470,7 @@ impl Ordered<'_> {
     /// One search thread: claims chunks, searches them, hands the outcomes to the emitter.
     fn work(&self) {
         let mut searcher = self.compiled.file_searcher();
+        let mut opener = Opener::new(self.confine);
         let mut batch = Vec::with_capacity(CHUNK);
         while let Some((from, to)) = self.claim() {
             if self.cancel.is_cancelled() {
@@ -448,7 +479,7 @@ impl Ordered<'_> {
             }
             for &index in &self.pending[from..to] {
                 let path = self.root.join(&self.paths[index]);
-                batch.push((index, search_file(&mut searcher, &path, self.confine)));
+                batch.push((index, search_file(&mut searcher, &path, &mut opener)));
             }
             let wake = {
                 let mut state = self.lock();
