@@ -197,9 +197,7 @@ fn read_stdin(dialogs: Arc<Dialogs>) -> mpsc::UnboundedReceiver<Vec<u8>> {
         let mut chunk = vec![0u8; 64 * 1024];
         let forward = |record: Vec<u8>| {
             // Parsed here only when it may be an answer: the session parses the rest.
-            if record
-                .windows(ANSWER.len())
-                .any(|window| window == ANSWER)
+            if record.windows(ANSWER.len()).any(|window| window == ANSWER)
                 && let Ok(command) = Command::parse(&record)
                 && command.kind == "extension_ui_response"
             {

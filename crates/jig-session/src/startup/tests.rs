@@ -156,7 +156,14 @@ fn every_face_warns_about_an_unknown_key_and_stops_on_a_bad_value() {
         async |home| {
             let dir = project(home, "work");
             let options = open_options(vec![dir]);
-            let faces = [Face::Print, Face::Interactive, Face::Mcp, Face::Tool];
+            let faces = [
+                Face::Print,
+                Face::Interactive,
+                Face::Mcp,
+                Face::Tool,
+                Face::Rpc,
+                Face::Acp,
+            ];
             user_settings(home, r#"{"model": "x", "modle": 1}"#);
             for face in faces {
                 let opened = open(&options, face, None).await.unwrap();
@@ -196,6 +203,13 @@ fn the_interactive_session_reports_its_sandbox_and_opens_without_a_key() {
             let note = prepared.setup_note.clone().unwrap_or_default();
             assert!(note.contains("OPENAI_API_KEY"), "{note}");
             opened.close().await;
+            // So do the other conversations a client steers (it may set the model first).
+            for face in [Face::Rpc, Face::Acp] {
+                let opened = open(&options.open, face, None).await.unwrap();
+                let prepared = prepare(&options, &opened).await.unwrap();
+                assert!(prepared.setup_note.is_some(), "{face:?}");
+                opened.close().await;
+            }
             // Print mode needs the key before it starts.
             let opened = open(&options.open, Face::Print, None).await.unwrap();
             let error = prepare(&options, &opened).await.unwrap_err();
