@@ -440,21 +440,21 @@ impl<'a> ParentHandles<'a> {
         Some((fd.as_fd(), name))
     }
 
-    /// The file at `path` for reading, only when it is a regular file reached beneath its
-    /// root without a symlink (opened non-blocking, so a FIFO swapped in cannot hang a
-    /// search).
+    /// The file the walk listed as a regular file at `path`, for reading, reached beneath its
+    /// root without a symlink. It is not stat'ed again (one system call per file, as much as
+    /// the open): what was swapped in since the listing cannot hold a search up — a FIFO opens
+    /// non-blocking and reads as empty, a socket does not open, and a device reads as binary
+    /// (its first NUL ends the search) or not at all.
     pub(crate) fn open_for_search(&mut self, path: &Path) -> Option<File> {
         let (dir, name) = self.parent(path)?;
         let fd = rustix::fs::openat(
             dir,
             name,
-            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .ok()?;
-        let file = File::from(fd);
-        file.metadata().ok().filter(std::fs::Metadata::is_file)?;
-        Some(file)
+        Some(File::from(fd))
     }
 
     /// Whether `path` exists beneath its root as `kind`, reached without any symlink.
