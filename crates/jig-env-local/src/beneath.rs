@@ -408,6 +408,15 @@ impl Roots {
     }
 }
 
+impl Roots {
+    /// A handle of the directory `path` for listing, opened beneath its root without following
+    /// any symlink; `None` when it is not such a directory now.
+    pub(crate) fn open_directory(&self, path: &Path) -> Option<OwnedFd> {
+        let (root, parts) = self.locate(path)?;
+        open_no_symlinks(&root.fd, &parts, OFlags::RDONLY | OFlags::DIRECTORY)
+    }
+}
+
 /// The handle of the directory a walk's last entry was in, opened beneath its root without
 /// following any symlink. A walk visits a directory's entries one after another, so each file
 /// is then opened (or checked) with one lookup of its own name instead of a resolution of its
@@ -455,15 +464,6 @@ impl<'a> ParentHandles<'a> {
         )
         .ok()?;
         Some(File::from(fd))
-    }
-
-    /// Whether `path` exists beneath its root as `kind`, reached without any symlink.
-    pub(crate) fn verify_entry(&mut self, path: &Path, kind: FileKind) -> bool {
-        let Some((dir, name)) = self.parent(path) else {
-            return false;
-        };
-        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|stat| fs::kind_of_mode(stat.st_mode) == kind)
     }
 }
 

@@ -1,5 +1,6 @@
-//! `walk` and `search` for the host filesystem on ripgrep's libraries: a parallel walk
-//! (`ignore::WalkParallel`), then the sorted file list searched by a pool of threads that emit
+//! `walk` and `search` for the host filesystem: a parallel walk on directory handles
+//! ([`walk`]: every directory and file reached by name from its parent's handle, the ignore
+//! rules `jig_search`'s), then the sorted file list searched by a pool of threads that emit
 //! results in path order.
 //!
 //! Why two phases: results must be in (path, line) order and a limited search must keep exactly
@@ -15,16 +16,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
+mod walk;
+
 use crate::beneath::{ParentHandles, Roots, Scope};
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use jig_env::{
-    CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, SearchRequest,
-    SearchResult, WalkEntry, WalkRequest, WalkResult,
+    CancellationToken, EntryKinds, EnvError, EnvResult, ErrorKind, FileKind, IgnoreRules,
+    SearchRequest, SearchResult, WalkEntry, WalkRequest, WalkResult,
 };
 use jig_search::{
     CompiledSearch, FileOutcome, FileSearcher, PathGlob, SearchAssembler, finish_walk,
-    is_skipped_name, path_sort_key,
+    path_sort_key,
 };
+use rustix::fs::{Mode, OFlags};
 
 /// How many files past the next one to emit the search threads may run ahead; bounds the
 /// memory held by out-of-order results and the work wasted past an early stop.
@@ -184,15 +187,6 @@ fn file_name_of(path: &Path) -> PathBuf {
         .map_or_else(|| path.to_path_buf(), PathBuf::from)
 }
 
-fn kind_of(entry: &DirEntry) -> FileKind {
-    match entry.file_type() {
-        Some(kind) if kind.is_symlink() => FileKind::Symlink,
-        Some(kind) if kind.is_dir() => FileKind::Directory,
-        Some(kind) if kind.is_file() => FileKind::File,
-        _ => FileKind::Other,
-    }
-}
-
 /// Searching files while the walk finds them, the way ripgrep does, until enough matches are
 /// known somewhere in the tree. A search that finds fewer matches than its limit (a full-tree
 /// scan) is then complete when the walk ends; one with many matches stops searching early and
@@ -211,7 +205,9 @@ struct Found {
 }
 
 /// Lists the tree under the directory `root` in parallel; returns the entries `keep` accepts,
-/// unsorted, files searched on the way when `eager` is given.
+/// unsorted, files searched on the way when `eager` is given. Confined, the walk starts from a
+/// handle of the root opened beneath the view's roots without a symlink; below it every step
+/// is by name from a handle (see [`walk`]), so everything listed is beneath the root.
 fn walk_parallel<F>(
     root: &Path,
     rules: IgnoreRules,
@@ -223,111 +219,61 @@ fn walk_parallel<F>(
 where
     F: Fn(&Path, FileKind) -> bool + Sync,
 {
-    let mut builder = WalkBuilder::new(root);
-    builder.threads(thread_count()).follow_links(false);
-    match rules {
-        IgnoreRules::Respect => {
-            builder
-                .standard_filters(true)
-                .hidden(false)
-                .git_global(false)
-                .require_git(false)
-                .parents(true);
-        }
-        IgnoreRules::IncludeIgnored => {
-            builder.standard_filters(false).hidden(false);
-        }
+    let handle = match confine {
+        Some(roots) => roots.open_directory(root),
+        None => rustix::fs::open(
+            root,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok(),
     }
-    builder.filter_entry(|entry| !is_skipped_name(entry.file_name()));
-    let results = Mutex::new(Vec::new());
-    let mut visitors = Collect {
-        root,
-        confine,
-        keep: &keep,
-        cancel,
-        eager,
-        results: &results,
-    };
-    builder.build_parallel().visit(&mut visitors);
+    .ok_or_else(|| {
+        EnvError::new(ErrorKind::NotFound, "walk", "the directory is gone").with_path(root)
+    })?;
+    let scope = confine.map_or(Scope::Host, Scope::Beneath);
+    let visitors = (0..thread_count())
+        .map(|_| Visitor {
+            keep: &keep,
+            eager: eager.map(|eager| (eager, eager.compiled.file_searcher())),
+            found: Vec::new(),
+        })
+        .collect();
+    let visitors = walk::walk(handle, root, (rules, scope), cancel, visitors);
     if cancel.is_cancelled() {
         return Err(EnvError::aborted("walk"));
     }
-    let batches = results.into_inner().unwrap_or_else(PoisonError::into_inner);
-    Ok(batches.into_iter().flatten().collect())
+    Ok(visitors
+        .into_iter()
+        .flat_map(|visitor| visitor.found)
+        .collect())
 }
 
-struct Collect<'a, F> {
-    root: &'a Path,
-    confine: Option<&'a Roots>,
-    keep: &'a F,
-    cancel: &'a CancellationToken,
-    eager: Option<&'a EagerSearch<'a>>,
-    results: &'a Mutex<Vec<Vec<Found>>>,
-}
-
-impl<'s, F> ParallelVisitorBuilder<'s> for Collect<'s, F>
-where
-    F: Fn(&Path, FileKind) -> bool + Sync,
-{
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor {
-            root: self.root,
-            opener: Opener::new(self.confine),
-            keep: self.keep,
-            cancel: self.cancel,
-            eager: self
-                .eager
-                .map(|eager| (eager, eager.compiled.file_searcher())),
-            results: self.results,
-            found: Vec::new(),
-        })
-    }
-}
-
+/// One walk thread: keeps what `keep` accepts, searching files on the way when eager.
 struct Visitor<'a, F> {
-    root: &'a Path,
-    opener: Opener<'a>,
     keep: &'a F,
-    cancel: &'a CancellationToken,
     eager: Option<(&'a EagerSearch<'a>, FileSearcher)>,
-    results: &'a Mutex<Vec<Vec<Found>>>,
     found: Vec<Found>,
 }
 
-impl<F> ParallelVisitor for Visitor<'_, F>
+impl<F> walk::Visit for Visitor<'_, F>
 where
     F: Fn(&Path, FileKind) -> bool + Sync,
 {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if self.cancel.is_cancelled() {
-            return WalkState::Quit;
-        }
-        // Unreadable entries below the root are skipped, as ripgrep does.
-        let Ok(entry) = entry else {
-            return WalkState::Continue;
-        };
-        if entry.depth() == 0 {
-            return WalkState::Continue;
-        }
-        let kind = kind_of(&entry);
-        let Ok(relative) = entry.path().strip_prefix(self.root) else {
-            return WalkState::Continue;
-        };
-        if !(self.keep)(relative, kind) {
-            return WalkState::Continue;
-        }
-        // The walk lists directories by path: one swapped for a symlink meanwhile may have
-        // been listed through it. Report only what is beneath the root now. (A search reports
-        // only files it opened beneath the root, which is the same check.)
-        if self.eager.is_none() && !self.opener.verify(entry.path(), kind) {
-            return WalkState::Continue;
+    fn visit(&mut self, entry: &walk::Listed<'_>) {
+        if !(self.keep)(entry.relative, entry.kind) {
+            return;
         }
         let mut outcome = None;
-        if kind == FileKind::File
+        if entry.kind == FileKind::File
             && let Some((eager, searcher)) = &mut self.eager
             && eager.matches.load(AtomicOrdering::Relaxed) < eager.enough
         {
-            let searched = search_file(searcher, entry.path(), &mut self.opener);
+            // A file that vanished or cannot be read is skipped, as ripgrep does.
+            let searched = rustix::fs::openat(entry.dir, entry.name, walk::READ, Mode::empty())
+                .ok()
+                .and_then(|fd| searcher.search_reader(File::from(fd)).ok())
+                .unwrap_or(FileOutcome::Text(Vec::new()));
             let count = searched.match_count();
             if count > 0 {
                 eager.matches.fetch_add(count, AtomicOrdering::Relaxed);
@@ -335,21 +281,10 @@ where
             outcome = Some(searched);
         }
         self.found.push(Found {
-            path: relative.to_path_buf(),
-            kind,
+            path: entry.relative.to_path_buf(),
+            kind: entry.kind,
             outcome,
         });
-        WalkState::Continue
-    }
-}
-
-impl<F> Drop for Visitor<'_, F> {
-    fn drop(&mut self) {
-        let found = std::mem::take(&mut self.found);
-        self.results
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(found);
     }
 }
 
@@ -375,15 +310,6 @@ impl<'a> Opener<'a> {
         match self {
             Self::Host => File::open(path).ok(),
             Self::Beneath(handles) => handles.open_for_search(path),
-        }
-    }
-
-    /// Whether the entry the walk listed at `path` is there as `kind` (confined: beneath the
-    /// root, reached without a symlink, when it is checked).
-    fn verify(&mut self, path: &Path, kind: FileKind) -> bool {
-        match self {
-            Self::Host => true,
-            Self::Beneath(handles) => handles.verify_entry(path, kind),
         }
     }
 }
