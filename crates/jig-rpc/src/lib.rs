@@ -23,7 +23,6 @@ mod server;
 mod ui;
 mod wire;
 
-use std::io::Read as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -186,47 +185,22 @@ fn permission_hooks(
     )
 }
 
-/// Reads stdin on a thread of its own: each record goes to the session, except the answers
-/// to dialogs, which go straight to the dialog waiting for them (a dialog may hold the
-/// command that asked it). The channel closes at the end of stdin.
+/// Reads stdin: the answers to dialogs go straight to the dialog waiting for them (a dialog may
+/// hold the command that asked it); the other records go to the session.
 fn read_stdin(dialogs: Arc<Dialogs>) -> mpsc::UnboundedReceiver<Vec<u8>> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buffer = Vec::new();
-        let mut chunk = vec![0u8; 64 * 1024];
-        let forward = |record: Vec<u8>| {
-            // Parsed here only when it may be an answer: the session parses the rest.
-            if record.windows(ANSWER.len()).any(|window| window == ANSWER)
-                && let Ok(command) = Command::parse(&record)
-                && command.kind == "extension_ui_response"
-            {
+    jig_session::jsonl::read_stdin(move |record| {
+        // Parsed here only when it may be an answer: the session parses the rest.
+        if !record.windows(ANSWER.len()).any(|window| window == ANSWER) {
+            return false;
+        }
+        match Command::parse(record) {
+            Ok(command) if command.kind == "extension_ui_response" => {
                 dialogs.answer(&command.body);
-                return true;
+                true
             }
-            tx.send(record).is_ok()
-        };
-        loop {
-            let read = match stdin.read(&mut chunk) {
-                Ok(0) | Err(_) => break,
-                Ok(read) => read,
-            };
-            buffer.extend_from_slice(&chunk[..read]);
-            for record in wire::take_records(&mut buffer) {
-                if record.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                if !forward(record) {
-                    return;
-                }
-            }
+            _ => false,
         }
-        // A last record without its LF.
-        if !buffer.iter().all(u8::is_ascii_whitespace) {
-            forward(std::mem::take(&mut buffer));
-        }
-    });
-    rx
+    })
 }
 
 /// SIGTERM and SIGINT, as one stream: either ends the session as the end of stdin does.

@@ -1,43 +1,22 @@
-//! The wire: strict JSONL framing (records end at LF only; a trailing CR is dropped), the
-//! commands an app sends, and the one writer of stdout.
-
-use std::io::{self, Write as _};
-use std::sync::Mutex;
+//! The wire: the commands an app sends and the responses jig writes (the framing is
+//! [`jig_session::jsonl`]'s).
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-/// The one writer of stdout: every record is written whole, then flushed, so responses and
-/// events written from different tasks never interleave.
-pub(crate) struct Out {
-    sink: Mutex<Box<dyn io::Write + Send>>,
-}
+/// The one writer of stdout, with a command's response.
+pub(crate) struct Out(jig_session::jsonl::Writer);
 
 impl Out {
     /// A writer of `sink`.
-    pub(crate) fn new(sink: Box<dyn io::Write + Send>) -> Self {
-        Self {
-            sink: Mutex::new(sink),
-        }
+    pub(crate) fn new(sink: Box<dyn std::io::Write + Send>) -> Self {
+        Self(jig_session::jsonl::Writer::new(sink))
     }
 
-    /// Writes `record` as one line. A closed stdout is not an error here: the app went away,
-    /// and the session ends when stdin closes.
+    /// Writes `record` as one line.
     pub(crate) fn send(&self, record: &Value) {
-        let mut line = serde_json::to_vec(record).unwrap_or_else(|error| {
-            // Values built from `json!` and serialisable types: this cannot happen, but if it
-            // did the app still gets a record it can read.
-            json!({"type": "error", "error": format!("cannot serialise a record: {error}")})
-                .to_string()
-                .into_bytes()
-        });
-        line.push(b'\n');
-        let mut sink = self
-            .sink
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let _ = sink.write_all(&line).and_then(|()| sink.flush());
+        self.0.send(record);
     }
 
     /// A command's response: `data` on success (omitted when `None`), `error` on failure.
@@ -138,45 +117,10 @@ pub(crate) struct PromptFields {
     pub(crate) streaming_behavior: Option<String>,
 }
 
-/// Splits `buffer` into complete LF-terminated records (a trailing CR dropped from each),
-/// leaving an unterminated tail in `buffer`. Unicode line separators are not record ends: they
-/// are valid inside JSON strings.
-pub(crate) fn take_records(buffer: &mut Vec<u8>) -> Vec<Vec<u8>> {
-    let mut records = Vec::new();
-    let mut start = 0;
-    while let Some(at) = buffer[start..].iter().position(|&byte| byte == b'\n') {
-        let end = start + at;
-        let mut record = &buffer[start..end];
-        if let [rest @ .., b'\r'] = record {
-            record = rest;
-        }
-        records.push(record.to_vec());
-        start = end + 1;
-    }
-    buffer.drain(..start);
-    records
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    #[test]
-    fn records_end_at_lf_only_and_lose_a_trailing_cr() {
-        let mut buffer = "{\"a\":\"x\u{2028}y\"}\r\n{\"b\":1}\n{\"c\""
-            .as_bytes()
-            .to_vec();
-        let records = take_records(&mut buffer);
-        assert_eq!(
-            records,
-            vec![
-                "{\"a\":\"x\u{2028}y\"}".as_bytes().to_vec(),
-                b"{\"b\":1}".to_vec()
-            ]
-        );
-        assert_eq!(buffer, b"{\"c\"".to_vec());
-    }
 
     #[test]
     fn a_bad_line_is_answered_as_a_parse_error() {

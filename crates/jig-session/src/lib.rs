@@ -12,6 +12,7 @@
 //! - [`model`]: which provider and model a session talks to ([`model::resolve`]) and how the
 //!   interactive session switches provider.
 //! - [`skills`], [`context_files`]: what the system prompt carries.
+//! - [`jsonl`]: strict JSONL over stdin and stdout, for the faces a program drives.
 //! - [`session_choice`]: the session a run opens (new, resumed, none); [`writer`]: a live
 //!   session's writer, for the faces that hold a conversation open.
 //! - [`policy`]: permission modes (`read-only`, `ask`, `auto-edit`, `full-auto`), allowlists
@@ -40,6 +41,7 @@ pub mod chain;
 pub mod context_files;
 mod error;
 pub mod extensions;
+pub mod jsonl;
 pub mod model;
 pub mod permissions;
 pub mod policy;
