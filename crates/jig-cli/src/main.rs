@@ -75,6 +75,9 @@ enum Command {
     Mcp(mcp_cmd::McpArgs),
     /// Run the agent on a prompt: the model reads, edits and runs commands until it is done.
     Run(Box<run_cmd::RunArgs>),
+    /// Serve jig's agent to an editor over the Agent Client Protocol on stdio (Zed, JetBrains,
+    /// Neovim, Emacs; see docs/editors.md). Takes `jig run`'s options; no prompt.
+    Acp(Box<run_cmd::RunArgs>),
     /// List the saved sessions of this directory, newest first (what `jig run --continue` resumes).
     Sessions(sessions_cmd::SessionsArgs),
     /// Serve this machine as an environment for jig elsewhere, or install jig on another one.
@@ -119,6 +122,9 @@ fn main() -> ExitCode {
                 run_cmd::run(*args)
             }
         }),
+        Some(Command::Acp(args)) => args
+            .check_served("acp")
+            .and_then(|()| jig_acp::run(&args.options())),
         Some(Command::Sessions(args)) => sessions_cmd::run_sessions(&args),
         Some(Command::Env(args)) => env_cmd::run_env(&args),
         Some(Command::PiHost(args)) => pi_host_cmd::run_pi_host(&args),

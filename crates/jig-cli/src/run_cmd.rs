@@ -213,6 +213,22 @@ impl RunArgs {
         Self::from_arg_matches(&matches).expect("default arguments")
     }
 
+    /// Checks the flags of a face a program drives (`jig acp`): prompts arrive over the
+    /// protocol, and the output is the protocol's.
+    pub(crate) fn check_served(&self, face: &str) -> Result<(), CliError> {
+        if self.prompt.is_some() || self.print || self.mode != OutputMode::Text {
+            return Err(CliError::usage(format!(
+                "jig {face} takes no prompt, -p or --mode: the client sends prompts over the protocol"
+            )));
+        }
+        if self.compact {
+            return Err(CliError::usage(format!(
+                "jig {face} takes no --compact: a session is compacted when its context nears the window"
+            )));
+        }
+        Ok(())
+    }
+
     /// True when this is an interactive session: no prompt, no print or JSON mode, and both
     /// stdin and stdout are terminals.
     pub(crate) fn is_interactive(&self) -> bool {

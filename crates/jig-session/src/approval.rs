@@ -18,6 +18,9 @@ use crate::prefix;
 /// A call the user is asked about.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
+    /// The model's id of the call, when the question is about one (a client that shows its
+    /// calls shows the question on it).
+    pub call_id: Option<String>,
     /// The tool.
     pub tool: String,
     /// Its arguments.
@@ -47,6 +50,7 @@ impl ApprovalRequest {
             (None, None) => None,
         };
         Self {
+            call_id: None,
             tool: tool.to_owned(),
             args: args.clone(),
             prefix,
@@ -361,7 +365,10 @@ impl ToolHooks for PermissionHooks {
         );
         let verdict = match (&self.approver, verdict) {
             (Some(approver), Verdict::Ask) => {
-                let request = ApprovalRequest::new(&call.name, &call.arguments, protected);
+                let request = ApprovalRequest {
+                    call_id: Some(call.id.clone()),
+                    ..ApprovalRequest::new(&call.name, &call.arguments, protected)
+                };
                 let offered = request.prefix.clone();
                 let answer = approver.ask(request).await;
                 let failed = match answer {

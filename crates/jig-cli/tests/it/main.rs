@@ -4,6 +4,7 @@
     reason = "tests set up real files on the host"
 )]
 
+mod acp;
 mod audit;
 mod concurrency;
 mod containment;
