@@ -15,6 +15,7 @@
 //! The protocol is spoken here on its published schema: JSON-RPC requests both ways over one
 //! writer ([`jig_session::jsonl`]).
 
+mod client_fs;
 mod rpc;
 mod session;
 mod updates;
@@ -40,26 +41,32 @@ const PROTOCOL_VERSION: u64 = 1;
 ///
 /// # Errors
 /// The async runtime could not start.
-pub fn run(options: &RunOptions) -> Result<ExitCode, StartError> {
+pub fn run(options: &RunOptions, client_fs: bool) -> Result<ExitCode, StartError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
         .map_err(StartError::Failure)?;
-    runtime.block_on(serve(options))
+    runtime.block_on(serve(options, client_fs))
 }
 
 struct Server {
     peer: Arc<Peer>,
     options: RunOptions,
+    /// `--client-fs`: files are read and written by the editor when it offers to.
+    client_fs: bool,
+    /// The client's capabilities, from `initialize`.
+    capabilities: Mutex<Value>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
 }
 
-async fn serve(options: &RunOptions) -> Result<ExitCode, StartError> {
+async fn serve(options: &RunOptions, client_fs: bool) -> Result<ExitCode, StartError> {
     let peer = Peer::new(jig_session::jsonl::Writer::new(Box::new(std::io::stdout())));
     let server = Arc::new(Server {
         peer: Arc::clone(&peer),
         options: options.clone(),
+        client_fs,
+        capabilities: Mutex::new(Value::Null),
         sessions: Mutex::new(HashMap::new()),
     });
     let mut lines = {
@@ -153,7 +160,15 @@ impl Server {
 
     async fn request(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
-            "initialize" => Ok(json!({
+            "initialize" => {
+                *self
+                    .capabilities
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = params
+                    .get("clientCapabilities")
+                    .cloned()
+                    .unwrap_or_default();
+                Ok(json!({
                 "protocolVersion": PROTOCOL_VERSION,
                 "agentCapabilities": {
                     "loadSession": true,
@@ -162,7 +177,8 @@ impl Server {
                 },
                 "authMethods": [],
                 "agentInfo": {"name": "jig", "title": "jig", "version": env!("CARGO_PKG_VERSION")},
-            })),
+                }))
+            }
             "authenticate" => Ok(json!({})),
             "session/prompt" => {
                 let session = self.session(&params)?;
@@ -227,7 +243,15 @@ impl Server {
                 )));
             }
         }
-        let session = AcpSession::open(&self.peer, &options, cwd)
+        let editor_files = self.client_fs.then(|| {
+            let capabilities = self
+                .capabilities
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let fs = &capabilities["fs"];
+            fs["readTextFile"] == true && fs["writeTextFile"] == true
+        });
+        let session = AcpSession::open(&self.peer, &options, cwd, editor_files)
             .await
             .map_err(|error| RpcError::internal(error.to_string()))?;
         self.sessions

@@ -19,6 +19,7 @@ use jig_session::{chain, permissions};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::client_fs::ClientFs;
 use crate::rpc::{Peer, RpcError};
 use crate::updates::{self, Updates};
 
@@ -62,11 +63,13 @@ pub(crate) struct AcpSession {
 
 impl AcpSession {
     /// Opens the session `options` ask for (`options.session` set: the jig session with that
-    /// id, resumed) in `cwd`.
+    /// id, resumed) in `cwd`. `editor_files`: `--client-fs` was given (`Some`), and the editor
+    /// offers to read and write files (`true`).
     pub(crate) async fn open(
         peer: &Arc<Peer>,
         options: &RunOptions,
         cwd: PathBuf,
+        editor_files: Option<bool>,
     ) -> Result<Arc<Self>, StartError> {
         let mut options = options.clone();
         options.open.roots = vec![cwd];
@@ -90,6 +93,21 @@ impl AcpSession {
         }
         let id = prepared.session.id().to_owned();
         let cwd = config.tool_context.cwd.clone();
+        let mut trust = opened.project.decision.describe();
+        match editor_files {
+            Some(true) => {
+                config.tool_context.env = Arc::new(ClientFs::new(
+                    Arc::clone(&config.tool_context.env),
+                    Arc::clone(peer),
+                    id.clone(),
+                ));
+                trust.push_str("\nfiles are read and written through the editor (--client-fs)");
+            }
+            Some(false) => trust.push_str(
+                "\n--client-fs: the editor does not offer fs/read_text_file and fs/write_text_file, so files are read and written on disk",
+            ),
+            None => {}
+        }
         let mode = prepared
             .settings_permission_mode
             .resolve(options.permission_mode, PermissionMode::Ask);
@@ -128,7 +146,6 @@ impl AcpSession {
             Some(summary) => Agent::with_summary(config, summary, history),
             None => Agent::with_messages(config, history),
         };
-        let mut trust = opened.project.decision.describe();
         if let Some(note) = prepared.setup_note {
             trust.push('\n');
             trust.push_str(&note);

@@ -25,6 +25,7 @@
     reason = "the CLI is the composition root: it reads --args files and stdin on the host"
 )]
 
+mod acp_cmd;
 mod argv;
 mod env_cmd;
 mod exit;
@@ -77,7 +78,7 @@ enum Command {
     Run(Box<run_cmd::RunArgs>),
     /// Serve jig's agent to an editor over the Agent Client Protocol on stdio (Zed, JetBrains,
     /// Neovim, Emacs; see docs/editors.md). Takes `jig run`'s options; no prompt.
-    Acp(Box<run_cmd::RunArgs>),
+    Acp(Box<acp_cmd::AcpArgs>),
     /// List the saved sessions of this directory, newest first (what `jig run --continue` resumes).
     Sessions(sessions_cmd::SessionsArgs),
     /// Serve this machine as an environment for jig elsewhere, or install jig on another one.
@@ -122,9 +123,7 @@ fn main() -> ExitCode {
                 run_cmd::run(*args)
             }
         }),
-        Some(Command::Acp(args)) => args
-            .check_served("acp")
-            .and_then(|()| jig_acp::run(&args.options())),
+        Some(Command::Acp(args)) => acp_cmd::run_acp(&args),
         Some(Command::Sessions(args)) => sessions_cmd::run_sessions(&args),
         Some(Command::Env(args)) => env_cmd::run_env(&args),
         Some(Command::PiHost(args)) => pi_host_cmd::run_pi_host(&args),

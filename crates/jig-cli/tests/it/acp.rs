@@ -411,3 +411,53 @@ async fn acpx_runs_a_prompt_through_jig_and_approves_or_denies() {
         assert_eq!(text, "Fixed the greeting.", "{stdout}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_client_fs_an_edit_changes_the_editors_buffer_not_the_file_on_disk() {
+    let Some(clients) = clients() else { return };
+    let rig = Rig::new(
+        clients,
+        vec![
+            reply(ScriptedReply::tool_call("c1", "read", json!({"path": "greeting.txt"}))),
+            reply(ScriptedReply::tool_call(
+                "c2",
+                "edit",
+                json!({"path": "greeting.txt", "edits": [{"oldText": "helo from the editor", "newText": "hello from the editor"}]}),
+            )),
+            reply(ScriptedReply::text("Fixed the buffer.")),
+        ],
+    )
+    .await;
+    fs::write(rig.ws.join("greeting.txt"), "helo world\n").unwrap();
+    let seen = rig
+        .sdk(
+            "clientfs",
+            &[
+                ("JIG_CLIENT_FS", "1"),
+                (
+                    "JIG_EXTRA_ARGS",
+                    r#"["--client-fs","--permission-mode","auto-edit"]"#,
+                ),
+            ],
+        )
+        .await;
+    assert_eq!(seen["stopReason"], "end_turn");
+    let file = rig.ws.join("greeting.txt");
+    assert_eq!(seen["writes"], json!([file]));
+    assert_eq!(seen["buffer"], "hello from the editor buffer\n");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "helo world\n");
+    let read = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["kind"] == "tool_call_update" && u["toolCallId"] == "c1")
+        .unwrap()
+        .clone();
+    assert!(
+        read["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("helo from the editor buffer"),
+        "{read}"
+    );
+}
