@@ -229,6 +229,9 @@ impl Server {
             .filter(|cwd| cwd.is_absolute())
             .ok_or_else(|| RpcError::invalid_params("\"cwd\" must be an absolute path"))?;
         let mut options = self.options.clone();
+        // The editor chooses the session: a new one, or the one it loads.
+        options.session = None;
+        options.continue_session = false;
         if let Some(id) = load {
             options.session = Some(id.to_owned());
             options.continue_session = false;

@@ -3,13 +3,14 @@
 use clap::Args;
 
 use crate::CliResult;
-use crate::run_cmd::RunArgs;
+use crate::run_cmd::AgentArgs;
 
-/// Arguments of `jig acp`: `jig run`'s, and where files are read and written.
+/// Arguments of `jig acp`: the agent's options `jig run` takes, and where files are read and
+/// written.
 #[derive(Debug, Args)]
 pub(crate) struct AcpArgs {
     #[command(flatten)]
-    run: RunArgs,
+    agent: AgentArgs,
     /// Read and write files through the editor (fs/read_text_file, fs/write_text_file), so the
     /// model sees and edits the open buffers, unsaved changes included. Off by default: the
     /// files on disk are what commands, search and other tools see, and an edit the editor
@@ -20,6 +21,5 @@ pub(crate) struct AcpArgs {
 
 /// Runs `jig acp`.
 pub(crate) fn run_acp(args: &AcpArgs) -> CliResult {
-    args.run.check_served("acp")?;
-    jig_acp::run(&args.run.options(), args.client_fs)
+    jig_acp::run(&args.agent.options(), args.client_fs)
 }

@@ -77,7 +77,7 @@ enum Command {
     /// Run the agent on a prompt: the model reads, edits and runs commands until it is done.
     Run(Box<run_cmd::RunArgs>),
     /// Serve jig's agent to an editor over the Agent Client Protocol on stdio (Zed, JetBrains,
-    /// Neovim, Emacs; see docs/editors.md). Takes `jig run`'s options; no prompt.
+    /// Neovim, Emacs; see docs/editors.md). Takes the agent options of `jig run`.
     Acp(Box<acp_cmd::AcpArgs>),
     /// List the saved sessions of this directory, newest first (what `jig run --continue` resumes).
     Sessions(sessions_cmd::SessionsArgs),

@@ -65,6 +65,21 @@ pub(crate) struct RunArgs {
     /// app drives with JSONL commands on stdin; see docs/rpc.md).
     #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputMode::Text)]
     mode: OutputMode,
+    /// Compact the resumed session (--continue or --session) before sending the prompt.
+    #[arg(long)]
+    compact: bool,
+    #[command(flatten)]
+    pub(crate) agent: AgentArgs,
+}
+
+/// The options of every face that runs jig's agent (`jig run`, the interactive session,
+/// `jig acp`).
+#[derive(Debug, Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags: each bool is one independent switch"
+)]
+pub(crate) struct AgentArgs {
     /// Text mode: print one line per tool call and per retry on stderr [default: on when stderr
     /// is a terminal].
     #[arg(short = 'v', long)]
@@ -123,9 +138,6 @@ pub(crate) struct RunArgs {
     /// input tokens reach this fraction of the context window.
     #[arg(long, value_name = "FRACTION", default_value = "0.8", value_parser = parse_fraction)]
     compact_threshold: f64,
-    /// Compact the resumed session (--continue or --session) before sending the prompt.
-    #[arg(long)]
-    compact: bool,
     /// Output-token limit per reply [default: the provider's].
     #[arg(long, value_name = "N")]
     max_output_tokens: Option<u32>,
@@ -170,6 +182,31 @@ pub(crate) struct RunArgs {
 impl RunArgs {
     /// What the session is asked for, as the harness takes it.
     pub(crate) fn options(&self) -> RunOptions {
+        self.agent.options()
+    }
+
+    /// The arguments of a bare `jig run` (what `jig` alone starts with).
+    pub(crate) fn defaults() -> Self {
+        use clap::{Args as _, FromArgMatches as _};
+        let matches = Self::augment_args(clap::Command::new("run")).get_matches_from(["run"]);
+        #[expect(clippy::expect_used, reason = "the defaults of the flags always parse")]
+        Self::from_arg_matches(&matches).expect("default arguments")
+    }
+
+    /// True when this is an interactive session: no prompt, no print or JSON mode, and both
+    /// stdin and stdout are terminals.
+    pub(crate) fn is_interactive(&self) -> bool {
+        self.prompt.is_none()
+            && !self.print
+            && self.mode == OutputMode::Text
+            && io::stdin().is_terminal()
+            && io::stdout().is_terminal()
+    }
+}
+
+impl AgentArgs {
+    /// What the session is asked for, as the harness takes it.
+    pub(crate) fn options(&self) -> RunOptions {
         RunOptions {
             open: OpenOptions {
                 verbose: self.verbose,
@@ -204,40 +241,6 @@ impl RunArgs {
             reserved_commands: jig_tui::interactive::command_names(),
         }
     }
-
-    /// The arguments of a bare `jig run` (what `jig` alone starts with).
-    pub(crate) fn defaults() -> Self {
-        use clap::{Args as _, FromArgMatches as _};
-        let matches = Self::augment_args(clap::Command::new("run")).get_matches_from(["run"]);
-        #[expect(clippy::expect_used, reason = "the defaults of the flags always parse")]
-        Self::from_arg_matches(&matches).expect("default arguments")
-    }
-
-    /// Checks the flags of a face a program drives (`jig acp`): prompts arrive over the
-    /// protocol, and the output is the protocol's.
-    pub(crate) fn check_served(&self, face: &str) -> Result<(), CliError> {
-        if self.prompt.is_some() || self.print || self.mode != OutputMode::Text {
-            return Err(CliError::usage(format!(
-                "jig {face} takes no prompt, -p or --mode: the client sends prompts over the protocol"
-            )));
-        }
-        if self.compact {
-            return Err(CliError::usage(format!(
-                "jig {face} takes no --compact: a session is compacted when its context nears the window"
-            )));
-        }
-        Ok(())
-    }
-
-    /// True when this is an interactive session: no prompt, no print or JSON mode, and both
-    /// stdin and stdout are terminals.
-    pub(crate) fn is_interactive(&self) -> bool {
-        self.prompt.is_none()
-            && !self.print
-            && self.mode == OutputMode::Text
-            && io::stdin().is_terminal()
-            && io::stdout().is_terminal()
-    }
 }
 
 /// Checks the combinations of `jig run`'s flags that clap cannot, for print mode and the
@@ -251,13 +254,13 @@ pub(crate) fn check_args(args: &RunArgs) -> Result<(), CliError> {
                 "--mode rpc reads commands on stdin: send the prompt as {\"type\":\"prompt\",\"message\":\"…\"} instead of an argument",
             ));
         }
-        if args.compact || args.max_turns.is_some() {
+        if args.compact || args.agent.max_turns.is_some() {
             return Err(CliError::usage(
                 "--mode rpc takes neither --compact (send {\"type\":\"compact\"}) nor --max-turns",
             ));
         }
     }
-    if args.compact && args.session.is_none() && !args.continue_session {
+    if args.compact && args.agent.session.is_none() && !args.agent.continue_session {
         return Err(CliError::usage(
             "--compact compacts a resumed session: add --continue or --session",
         ));
@@ -356,7 +359,7 @@ async fn run_with_project(
     prompt: String,
     opened: &Opened,
 ) -> CliResult {
-    let progress = args.verbose || io::stderr().is_terminal();
+    let progress = args.agent.verbose || io::stderr().is_terminal();
     let printer = output::Printer::new(args.mode, progress);
     let cancel = CancellationToken::new();
     let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
