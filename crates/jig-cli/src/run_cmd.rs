@@ -50,10 +50,6 @@ pub(crate) enum OutputMode {
 
 /// Arguments of `jig run`.
 #[derive(Debug, Args)]
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "command-line flags: each bool is one independent switch"
-)]
 pub(crate) struct RunArgs {
     /// The prompt; `-` reads it from stdin. Piped stdin is appended to a prompt argument after
     /// a blank line [default: stdin, when it is not a terminal].
