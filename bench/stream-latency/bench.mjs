@@ -2,7 +2,8 @@
 // How long the first streamed token takes to reach a client, per face: from the moment a local
 // OpenAI-compatible endpoint writes the first text chunk to the moment the client reads the
 // first text delta on jig's stdout. `jig run --mode json` is the baseline; `jig run --mode rpc`
-// (Pi's RPC protocol) is measured against it. The endpoint and the client are this one Node
+// (Pi's RPC protocol) and `jig acp` (the Agent Client Protocol: initialize, session/new,
+// session/prompt, then the first agent_message_chunk) are measured against it. The endpoint and the client are this one Node
 // process, so both instants come from one monotonic clock. Faces alternate per sample, so
 // machine noise hits them alike.
 //
@@ -58,7 +59,7 @@ function measure(argv, isFirstDelta, start) {
       while (!done && (at = buffer.indexOf("\n")) >= 0) {
         const line = buffer.slice(0, at);
         buffer = buffer.slice(at + 1);
-        if (line && isFirstDelta(JSON.parse(line))) {
+        if (line && isFirstDelta(JSON.parse(line), child)) {
           done = true;
           resolve(now() - firstTokenAt);
           child.stdin.end();
@@ -83,7 +84,22 @@ const faces = {
       (event) => event.type === "message_update" && event.assistantMessageEvent?.type === "text_delta",
       (child) => child.stdin.write(JSON.stringify({ type: "prompt", message: "hi" }) + "\n"),
     ),
+  acp: () =>
+    measure(
+      ["acp", "--no-session", "--base-url", baseUrl],
+      (message, child) => {
+        // After initialize (id 1) and session/new (id 2) answer, the prompt goes.
+        if (message.id === 1) send(child, 2, "session/new", { cwd: home, mcpServers: [] });
+        if (message.id === 2) send(child, 3, "session/prompt", { sessionId: message.result.sessionId, prompt: [{ type: "text", text: "hi" }] });
+        return message.method === "session/update" && message.params.update.sessionUpdate === "agent_message_chunk";
+      },
+      (child) => send(child, 1, "initialize", { protocolVersion: 1, clientCapabilities: {} }),
+    ),
 };
+
+function send(child, id, method, params) {
+  child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+}
 
 const results = Object.fromEntries(Object.keys(faces).map((face) => [face, []]));
 for (let i = 0; i < samples; i++) {
@@ -102,4 +118,6 @@ for (const [face, values] of Object.entries(results)) {
     `${face.padEnd(5)} median ${median(values).toFixed(3)} ms  p10 ${quantile(values, 0.1).toFixed(3)}  p90 ${quantile(values, 0.9).toFixed(3)}  (n=${values.length})`,
   );
 }
-console.log(`rpc adds ${(median(results.rpc) - median(results.json)).toFixed(3)} ms over json mode (medians)`);
+for (const face of ["rpc", "acp"]) {
+  console.log(`${face} adds ${(median(results[face]) - median(results.json)).toFixed(3)} ms over json mode (medians)`);
+}
