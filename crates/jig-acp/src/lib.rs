@@ -196,6 +196,17 @@ impl Server {
                     .ok_or_else(|| RpcError::invalid_params("\"modeId\" is missing"))?;
                 session.set_mode(mode).map(|()| json!({}))
             }
+            "session/set_config_option" => {
+                let session = self.session(&params)?;
+                let text = |key: &str| {
+                    params
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| RpcError::invalid_params(format!("\"{key}\" is missing")))
+                };
+                let model = session.set_option(text("configId")?, text("value")?)?;
+                Ok(json!({"configOptions": session.config_options(&model)}))
+            }
             other => Err(RpcError::method_not_found(other)),
         }
     }
@@ -264,7 +275,11 @@ impl Server {
         if load.is_some() {
             session.replay().await;
         }
-        let mut response = json!({"modes": session.modes()});
+        let model = session.current_model().await;
+        let mut response = json!({
+            "modes": session.modes(),
+            "configOptions": session.config_options(&model),
+        });
         if load.is_none() {
             response["sessionId"] = json!(session.id);
         }

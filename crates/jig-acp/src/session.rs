@@ -11,11 +11,11 @@ use jig_extensions::ExtensionRunner;
 use jig_protocol::{ContentBlock, Message};
 use jig_session::StartError;
 use jig_session::approval::{Answer, ApprovalRequest, Approver, PermissionHooks};
+use jig_session::chain;
 use jig_session::extensions::{ExtensionTurnHooks, tool_hooks};
 use jig_session::policy::PermissionMode;
 use jig_session::startup::{self, Face, Opened, RunOptions};
 use jig_session::writer::SessionWriter;
-use jig_session::{chain, permissions};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -59,6 +59,18 @@ pub(crate) struct AcpSession {
     knowledge: jig_session::skills::Knowledge,
     /// What the harness decided at startup, told in the session's first update.
     trust: String,
+    /// The session's file, for the model changes.
+    writer: Arc<SessionWriter>,
+    /// How the model changes, and where the session is now.
+    model: Mutex<ModelState>,
+}
+
+/// The model a session talks to, and how to reach another.
+struct ModelState {
+    switch: jig_session::model::ProviderSwitch,
+    provider: String,
+    custom_base_url: Option<String>,
+    custom: Option<jig_agent::CustomEndpoint>,
 }
 
 impl AcpSession {
@@ -116,29 +128,28 @@ impl AcpSession {
             session_id: id.clone(),
             cwd: cwd.clone(),
         });
-        let save_key = prepared.project_key.clone();
-        let hooks = Arc::new(
-            PermissionHooks::new(
-                mode,
-                &config.tools,
-                permissions::load(&prepared.project_key),
-                Some(approver as Arc<dyn Approver>),
-                Some(Box::new(move |allow| {
-                    permissions::save(&save_key, allow).map(|_| ())
-                })),
-            )
-            .with_workspace(config.tool_context.clone()),
+        let hooks = PermissionHooks::for_session(
+            mode,
+            &config,
+            &prepared.project_key,
+            approver as Arc<dyn Approver>,
         );
         let shared: Arc<dyn jig_tool::ToolHooks> = hooks.clone();
         config.hooks = chain::agent_hooks(shared, tool_hooks(&runner));
         let updates = Arc::new(Updates::new(Arc::clone(peer), id.clone(), cwd));
         let (summary, history) = prepared.session.context();
+        let model = ModelState {
+            switch: prepared.switch,
+            provider: prepared.provider_name,
+            custom_base_url: prepared.session.base_url(),
+            custom: prepared.session.custom_endpoint(),
+        };
         let writer = SessionWriter::new(prepared.session);
         prepared
             .host
             .write_into(Arc::clone(&writer) as Arc<dyn jig_session::extensions::EntrySink>);
         let observer: Arc<dyn AgentObserver> = Arc::new(Fanout {
-            writer,
+            writer: Arc::clone(&writer),
             updates: Arc::clone(&updates),
         });
         let system_prompt = config.system_prompt.clone();
@@ -162,6 +173,8 @@ impl AcpSession {
             system_prompt,
             knowledge: prepared.knowledge,
             trust,
+            writer,
+            model: Mutex::new(model),
         }))
     }
 
@@ -174,6 +187,77 @@ impl AcpSession {
                 .map(|(mode, name, description)| json!({"id": mode.to_string(), "name": name, "description": description}))
                 .collect::<Vec<_>>(),
         })
+    }
+
+    /// `configOptions` of `session/new`, `session/load` and `session/set_config_option`: the
+    /// model, chosen among the known models of every provider that can be used now.
+    pub(crate) fn config_options(&self, current_model: &str) -> Value {
+        let state = self.model.lock().unwrap_or_else(PoisonError::into_inner);
+        let options: Vec<Value> = state
+            .switch
+            .choices((&state.provider, current_model))
+            .into_iter()
+            .map(|(provider, model)| {
+                json!({"value": format!("{provider}/{model}"), "name": format!("{model} ({provider})")})
+            })
+            .collect();
+        json!([{
+            "id": "model",
+            "name": "Model",
+            "category": "model",
+            "type": "select",
+            "currentValue": format!("{}/{current_model}", state.provider),
+            "options": options,
+        }])
+    }
+
+    /// The model of the next prompts (`config_options` needs it).
+    pub(crate) async fn current_model(&self) -> String {
+        self.agent.lock().await.config().model.clone()
+    }
+
+    /// `session/set_config_option`: `model` to `PROVIDER/MODEL`; refused while a prompt runs.
+    pub(crate) fn set_option(&self, id: &str, value: &str) -> Result<String, RpcError> {
+        if id != "model" {
+            return Err(RpcError::invalid_params(format!(
+                "unknown config option {id:?}: jig offers \"model\""
+            )));
+        }
+        let (provider, model) = value
+            .split_once('/')
+            .ok_or_else(|| RpcError::invalid_params(format!("{value:?} is no PROVIDER/MODEL")))?;
+        let mut agent = self.agent.try_lock().map_err(|_| {
+            RpcError::invalid_params(
+                "the model cannot change while a prompt runs: cancel it or wait for its end",
+            )
+        })?;
+        let mut state = self.model.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut config = agent.config().clone();
+        let current = state.provider.clone();
+        let (changed, _) = state
+            .switch
+            .point(&mut config, &current, provider, model)
+            .map_err(|error| RpcError::invalid_params(format!("cannot use {value}: {error}")))?;
+        if let Some(endpoint) = changed {
+            state.provider = endpoint.name;
+            state.custom_base_url = endpoint.custom_base_url;
+            state.custom = endpoint.custom;
+        }
+        let written = self.writer.session().append_model_change(
+            &state.provider,
+            model,
+            state.custom_base_url.as_deref(),
+            state.custom.clone(),
+        );
+        if let Err(error) = written {
+            jig_session::warn(&format!("the session could not be saved: {error:#}"));
+        }
+        let messages = agent.messages().to_vec();
+        *agent = match agent.summary() {
+            Some(summary) => Agent::with_summary(config, summary.to_owned(), messages),
+            None => Agent::with_messages(config, messages),
+        };
+        Ok(model.to_owned())
     }
 
     /// What the editor is told once the session exists: how trust was decided, and the slash

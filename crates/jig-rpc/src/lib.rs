@@ -31,10 +31,10 @@ use anyhow::Context as _;
 use jig_extensions::events as extension_events;
 use jig_session::StartError;
 use jig_session::approval::{Approver, PermissionHooks};
+use jig_session::chain;
 use jig_session::extensions::{ExtensionTurnHooks, LifecycleEvents, tool_hooks};
 use jig_session::policy::PermissionMode;
 use jig_session::startup::{self, Face, RunOptions};
-use jig_session::{chain, permissions};
 use tokio::sync::mpsc;
 
 use crate::events::Events;
@@ -93,7 +93,12 @@ async fn serve(
     let mode = prepared
         .settings_permission_mode
         .resolve(options.permission_mode, PermissionMode::FullAuto);
-    let hooks = permission_hooks(mode, &config, &prepared.project_key, &dialogs);
+    let hooks = PermissionHooks::for_session(
+        mode,
+        &config,
+        &prepared.project_key,
+        Arc::clone(&dialogs) as Arc<dyn Approver>,
+    );
     let shared: Arc<dyn jig_tool::ToolHooks> = hooks.clone();
     config.hooks = chain::agent_hooks(shared, tool_hooks(&runner));
     let events = Events::new(Arc::clone(&out));
@@ -160,29 +165,6 @@ async fn serve(
     drop(server);
     opened.close().await;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The permission policy in `mode`, asking the app (a `select` dialog) where `ask` would
-/// ask, and saving what it allows for the project under `project_key`.
-fn permission_hooks(
-    mode: PermissionMode,
-    config: &jig_agent::AgentConfig,
-    project_key: &std::path::Path,
-    dialogs: &Arc<Dialogs>,
-) -> Arc<PermissionHooks> {
-    let save_key = project_key.to_path_buf();
-    Arc::new(
-        PermissionHooks::new(
-            mode,
-            &config.tools,
-            permissions::load(project_key),
-            Some(Arc::clone(dialogs) as Arc<dyn Approver>),
-            Some(Box::new(move |allow| {
-                permissions::save(&save_key, allow).map(|_| ())
-            })),
-        )
-        .with_workspace(config.tool_context.clone()),
-    )
 }
 
 /// Reads stdin: the answers to dialogs go straight to the dialog waiting for them (a dialog may

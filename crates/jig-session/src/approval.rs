@@ -242,6 +242,30 @@ impl PermissionHooks {
         }
     }
 
+    /// The policy of a long-lived session in `mode` over `config`'s tools and workspace: it
+    /// asks `approver`, starts from the allowlist saved for the project `project_key`, and
+    /// saves there what is allowed for the project.
+    pub fn for_session(
+        mode: PermissionMode,
+        config: &jig_agent::AgentConfig,
+        project_key: &std::path::Path,
+        approver: Arc<dyn Approver>,
+    ) -> Arc<Self> {
+        let save_key = project_key.to_path_buf();
+        Arc::new(
+            Self::new(
+                mode,
+                &config.tools,
+                crate::permissions::load(project_key),
+                Some(approver),
+                Some(Box::new(move |allow| {
+                    crate::permissions::save(&save_key, allow).map(|_| ())
+                })),
+            )
+            .with_workspace(config.tool_context.clone()),
+        )
+    }
+
     /// Resolves the paths of file changes in `workspace` (its working directory and roots,
     /// through the env of the call's context, so the lookups are on record as the call's) to
     /// find protected ones also when spelled through a symlink or `..`; without it only the

@@ -615,6 +615,56 @@ impl ProviderSwitch {
         }
     }
 
+    /// Points `config` at `provider`'s `model` for the next requests of a session now at
+    /// `current` (a provider's name): another provider's client (built as `jig run --provider`
+    /// builds it, or the one reached before), its model table, the model, the context window
+    /// compaction counts against. Returns the new endpoint when the provider changed (the
+    /// caller records it with the model in its session), and the model's context window.
+    ///
+    /// # Errors
+    /// The provider cannot be used now: what to set to use it.
+    pub fn point(
+        &mut self,
+        config: &mut jig_agent::AgentConfig,
+        current: &str,
+        provider: &str,
+        model: &str,
+    ) -> Result<(Option<Endpoint>, u64), SwitchError> {
+        let changed = if provider == current {
+            None
+        } else {
+            let endpoint = self.endpoint(provider)?;
+            config.provider = Arc::clone(&endpoint.provider);
+            config.models = Arc::new(self.table(&endpoint));
+            Some(endpoint)
+        };
+        model.clone_into(&mut config.model);
+        let window = self.context_window(provider, model);
+        if let Some(compaction) = &mut config.compaction {
+            compaction.context_window = window;
+        }
+        Ok((changed, window))
+    }
+
+    /// The models a client can choose from, as `provider/model`: the known models of every
+    /// provider that can be used now, with `current` (`provider/model`) first in its
+    /// provider's.
+    pub fn choices(&self, current: (&str, &str)) -> Vec<(String, String)> {
+        let mut choices = Vec::new();
+        let mut names = self.names();
+        if !names.iter().any(|name| name == current.0) {
+            names.insert(0, current.0.to_owned());
+        }
+        for name in names {
+            let mut known = self.known_models(&name);
+            if name == current.0 && !known.iter().any(|model| model == current.1) {
+                known.insert(0, current.1.to_owned());
+            }
+            choices.extend(known.into_iter().map(|model| (name.clone(), model)));
+        }
+        choices
+    }
+
     /// The context window of `provider`'s `model`, as `jig run` finds it: `--context-window`,
     /// else the settings file's (when it names this model or none), else the model table's,
     /// else the default.

@@ -100,6 +100,18 @@ const scenarios = {
     const response = await connection.prompt({ sessionId: process.env.JIG_SESSION, prompt: [{ type: "text", text: "and again?" }] });
     return { modes: loaded.modes, stopReason: response.stopReason, updates: summary(updates) };
   },
+  // the session's mode and model, changed from the editor before a prompt.
+  async configure() {
+    const session = await connection.newSession({ cwd: process.env.JIG_WS, mcpServers: [] });
+    await connection.setSessionMode({ sessionId: session.sessionId, modeId: "read-only" });
+    const changed = await connection.setSessionConfigOption({
+      sessionId: session.sessionId,
+      configId: "model",
+      value: "openai/other-model",
+    });
+    const response = await connection.prompt({ sessionId: session.sessionId, prompt: [{ type: "text", text: "write it" }] });
+    return { session, changed, stopReason: response.stopReason, updates: summary(updates) };
+  },
   async clientfs() {
     const path = `${process.env.JIG_WS}/greeting.txt`;
     buffers.set(path, "helo from the editor buffer\n");

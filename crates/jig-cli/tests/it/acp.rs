@@ -461,3 +461,43 @@ async fn with_client_fs_an_edit_changes_the_editors_buffer_not_the_file_on_disk(
         "{read}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_changes_the_permission_mode_and_the_model() {
+    let Some(clients) = clients() else { return };
+    let rig = Rig::new(
+        clients,
+        vec![
+            reply(ScriptedReply::tool_call(
+                "c1",
+                "write",
+                json!({"path": "new.txt", "content": "x\n"}),
+            )),
+            reply(ScriptedReply::text("Read-only here.")),
+        ],
+    )
+    .await;
+    let seen = rig
+        .sdk(
+            "configure",
+            &[("JIG_EXTRA_ARGS", r#"["--model","gpt-4.1"]"#)],
+        )
+        .await;
+    let model = &seen["session"]["configOptions"][0];
+    assert_eq!(model["id"], "model");
+    assert_eq!(model["currentValue"], "openai/gpt-4.1");
+    assert_eq!(
+        seen["changed"]["configOptions"][0]["currentValue"],
+        "openai/other-model"
+    );
+    assert_eq!(seen["stopReason"], "end_turn");
+    // read-only: the write was denied without a question, and nothing was written.
+    assert!(!rig.ws.join("new.txt").exists());
+    let kinds = kinds(&seen["updates"]);
+    assert!(
+        kinds.contains(&"current_mode_update".to_owned()),
+        "{kinds:?}"
+    );
+    let requests = rig.server.requests();
+    assert_eq!(requests[0].json()["model"], "other-model");
+}

@@ -1,7 +1,6 @@
 //! The commands that change how the next runs go: the model, the thinking level, the queues'
 //! modes, automatic compaction and retry.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use jig_llm::ThinkingLevel;
@@ -113,41 +112,26 @@ impl Server {
 
     /// The known models of every provider that can be used now, the current one first.
     fn available_models(&self) -> Vec<Value> {
-        let mut models = Vec::new();
-        let mut names = self.switch.names();
-        if !names.contains(&self.provider_name) {
-            names.insert(0, self.provider_name.clone());
-        }
-        for name in names {
-            let mut known = self.switch.known_models(&name);
-            if name == self.provider_name && !known.contains(&self.config.model) {
-                known.insert(0, self.config.model.clone());
-            }
-            models.extend(known.iter().map(|model| self.model_entry(&name, model)));
-        }
-        models
+        self.switch
+            .choices((&self.provider_name, &self.config.model))
+            .iter()
+            .map(|(provider, model)| self.model_entry(provider, model))
+            .collect()
     }
 
     /// Makes `provider`/`model` the model of the next runs, recorded in the session.
     fn set_model(&mut self, provider: &str, model: &str) -> Result<(), String> {
         self.idle("change the model")?;
-        if provider != self.provider_name {
-            let endpoint = self
-                .switch
-                .endpoint(provider)
-                .map_err(|error| format!("Model not found: {provider}/{model}: {error}"))?;
-            self.config.provider = Arc::clone(&endpoint.provider);
-            self.config.models = Arc::new(self.switch.table(&endpoint));
+        let (changed, window) = self
+            .switch
+            .point(&mut self.config, &self.provider_name, provider, model)
+            .map_err(|error| format!("Model not found: {provider}/{model}: {error}"))?;
+        if let Some(endpoint) = changed {
             self.provider_name = endpoint.name;
             self.custom_base_url = endpoint.custom_base_url;
             self.custom_endpoint = endpoint.custom;
         }
-        model.clone_into(&mut self.config.model);
-        let window = self.switch.context_window(provider, model);
-        for compaction in [&mut self.config.compaction, &mut self.compaction_off]
-            .into_iter()
-            .flatten()
-        {
+        if let Some(compaction) = &mut self.compaction_off {
             compaction.context_window = window;
         }
         let written = self.writer.session().append_model_change(
