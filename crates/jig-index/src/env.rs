@@ -11,7 +11,8 @@ use jig_env::{
     SearchResult, WalkRequest, WalkResult, WriteOutcome,
 };
 
-use crate::index::{IndexOptions, IndexStatus, WarmIndex};
+use crate::index::WarmIndex;
+use crate::status::{IndexOptions, IndexStatus};
 
 /// The warm indexes of a session, one per workspace root, started once the roots are known.
 #[derive(Debug)]

@@ -47,11 +47,27 @@
 //! ```
 
 mod env;
+#[cfg(not(target_os = "linux"))]
+#[path = "cold.rs"]
 mod index;
+#[cfg(target_os = "linux")]
+mod index;
+#[cfg(target_os = "linux")]
 mod scan;
+mod status;
+#[cfg_attr(
+    not(target_os = "linux"),
+    expect(dead_code, reason = "only Linux has an index")
+)]
 mod tree;
+#[cfg_attr(
+    not(target_os = "linux"),
+    expect(dead_code, reason = "only Linux has an index")
+)]
 mod trigram;
+#[cfg(target_os = "linux")]
 mod watch;
 
 pub use env::{IndexedEnv, WarmIndexes};
-pub use index::{IndexOptions, IndexState, IndexStatus, WarmIndex};
+pub use index::WarmIndex;
+pub use status::{IndexOptions, IndexState, IndexStatus};

@@ -8,4 +8,5 @@
     reason = "test helpers: a failed setup step fails the test"
 )]
 
+#[cfg(target_os = "linux")]
 mod differential;
