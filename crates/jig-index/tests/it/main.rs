@@ -9,4 +9,6 @@
 )]
 
 #[cfg(target_os = "linux")]
+mod conformance;
+#[cfg(target_os = "linux")]
 mod differential;
