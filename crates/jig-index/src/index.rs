@@ -218,6 +218,7 @@ impl WarmIndex {
                 &scanner,
                 &compiled,
                 &candidates,
+                if key.is_empty() { 0 } else { key.len() + 1 },
                 request,
                 self.shared.options.threads,
             )
@@ -442,7 +443,7 @@ impl Live {
             if stop.load(Ordering::Relaxed) {
                 return Err("stopped".to_owned());
             }
-            let relative = path_of(&dir);
+            let relative = path_of(&dir).to_path_buf();
             let absolute = root.join(&relative);
             if let Some(reason) = self.scanner.untrusted_mount(&relative) {
                 return Err(reason);
@@ -511,7 +512,7 @@ impl Live {
     fn summarize(&mut self, keys: Vec<Vec<u8>>, threads: usize) {
         if keys.len() < 64 || threads < 2 {
             for key in keys {
-                let content = self.scanner.summarize(&path_of(&key), &mut self.summarizer);
+                let content = self.scanner.summarize(path_of(&key), &mut self.summarizer);
                 self.tree.set_content(&key, content);
             }
             return;
@@ -532,10 +533,7 @@ impl Live {
                                 return out;
                             }
                             for (index, key) in keys.iter().enumerate().skip(from).take(64) {
-                                out.push((
-                                    index,
-                                    scanner.summarize(&path_of(key), &mut summarizer),
-                                ));
+                                out.push((index, scanner.summarize(path_of(key), &mut summarizer)));
                             }
                         }
                     })
@@ -589,7 +587,7 @@ impl Live {
             }
             let old = self.tree.get(key).map(|entry| entry.kind);
             let relative = path_of(key);
-            match self.scanner.kind_at(&relative) {
+            match self.scanner.kind_at(relative) {
                 Ok(FileKind::Directory) => {
                     if rewalk || old != Some(FileKind::Directory) {
                         self.forget(key);
@@ -603,7 +601,7 @@ impl Live {
                         self.forget(key);
                     }
                     let content = if kind == FileKind::File {
-                        self.scanner.summarize(&relative, &mut self.summarizer)
+                        self.scanner.summarize(relative, &mut self.summarizer)
                     } else {
                         Content::Unknown
                     };
@@ -626,15 +624,15 @@ impl Live {
                 continue;
             }
             let relative = path_of(dir);
-            let Ok(listing) = self.scanner.list_dir(&relative) else {
+            let Ok(listing) = self.scanner.list_dir(relative) else {
                 continue;
             };
             let names: Vec<&std::ffi::OsStr> =
                 listing.iter().map(|(name, _)| name.as_os_str()).collect();
             if names.contains(&std::ffi::OsStr::new(".git")) {
-                self.watcher.watch_git(&self.tree.root.join(&relative), dir);
+                self.watcher.watch_git(&self.tree.root.join(relative), dir);
             }
-            let rules = self.scanner.ignore_dir(&relative, &names);
+            let rules = self.scanner.ignore_dir(relative, &names);
             self.tree.set_ignore_dir(dir, rules);
             decide.push(dir.to_vec());
         }
@@ -666,13 +664,14 @@ fn directory() -> Entry {
     }
 }
 
-/// Searches `candidates` (path relative to the searched directory, path relative to the root)
-/// in order with the cold path's searcher, in parallel batches that grow while no limit stops
-/// the search, feeding the cold path's assembler in order.
+/// Searches `candidates` (keys; the path relative to the searched directory is the key past its
+/// first `strip` bytes) in order with the cold path's searcher, in parallel batches that grow
+/// while no limit stops the search, feeding the cold path's assembler in order.
 fn search_candidates(
     scanner: &Scanner,
     compiled: &CompiledSearch,
-    candidates: &[(PathBuf, PathBuf)],
+    candidates: &[Box<[u8]>],
+    strip: usize,
     request: &SearchRequest,
     threads: usize,
 ) -> EnvResult<SearchResult> {
@@ -700,7 +699,7 @@ fn search_candidates(
         batch = (batch * 2).min(8192);
         let outcomes: Vec<FileOutcome> = if now.len() < 2 * threads || threads == 1 {
             now.iter()
-                .map(|(_, relative)| search_one(&mut searcher, relative))
+                .map(|key| search_one(&mut searcher, path_of(key)))
                 .collect()
         } else {
             let chunk = now.len().div_ceil(threads);
@@ -711,7 +710,7 @@ fn search_candidates(
                         scope.spawn(move || {
                             let mut searcher = compiled.file_searcher();
                             part.iter()
-                                .map(|(_, relative)| search_one(&mut searcher, relative))
+                                .map(|key| search_one(&mut searcher, path_of(key)))
                                 .collect::<Vec<_>>()
                         })
                     })
@@ -729,8 +728,8 @@ fn search_candidates(
                 "a search thread failed",
             ));
         }
-        for ((path, _), outcome) in now.iter().zip(outcomes) {
-            if !assembler.push(path.clone(), outcome) {
+        for (key, outcome) in now.iter().zip(outcomes) {
+            if !assembler.push(path_of(&key[strip..]).to_path_buf(), outcome) {
                 break 'batches;
             }
         }

@@ -31,31 +31,45 @@ pub(crate) struct Entry {
     pub(crate) content: Content,
 }
 
-/// The key of a relative path.
+/// A key of the tree: a relative path's bytes, ordered as results are (the separator below
+/// every other byte, as [`jig_search::path_sort_key`]), so a directory's subtree is one range
+/// right after it and a range yields paths in result order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Key(Box<[u8]>);
+
+impl Key {
+    fn of(bytes: &[u8]) -> Self {
+        Self(bytes.into())
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        fn mapped(byte: u8) -> u8 {
+            if byte == b'/' { 0 } else { byte }
+        }
+        self.0
+            .iter()
+            .map(|&byte| mapped(byte))
+            .cmp(other.0.iter().map(|&byte| mapped(byte)))
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The key of a relative path (its bytes).
 pub(crate) fn key_of(relative: &Path) -> Vec<u8> {
-    relative
-        .as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .map(|&byte| if byte == b'/' { 0 } else { byte })
-        .collect()
+    relative.as_os_str().as_encoded_bytes().to_vec()
 }
 
 /// The relative path of a key.
-pub(crate) fn path_of(key: &[u8]) -> PathBuf {
-    let bytes: Vec<u8> = key
-        .iter()
-        .map(|&byte| if byte == 0 { b'/' } else { byte })
-        .collect();
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStringExt as _;
-        PathBuf::from(std::ffi::OsString::from_vec(bytes))
-    }
-    #[cfg(not(unix))]
-    {
-        PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
-    }
+pub(crate) fn path_of(key: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt as _;
+    Path::new(std::ffi::OsStr::from_bytes(key))
 }
 
 /// The key of `name` inside the directory `parent`.
@@ -63,7 +77,7 @@ pub(crate) fn child_key(parent: &[u8], name: &[u8]) -> Vec<u8> {
     let mut key = Vec::with_capacity(parent.len() + 1 + name.len());
     key.extend_from_slice(parent);
     if !parent.is_empty() {
-        key.push(0);
+        key.push(b'/');
     }
     key.extend_from_slice(name);
     key
@@ -72,25 +86,29 @@ pub(crate) fn child_key(parent: &[u8], name: &[u8]) -> Vec<u8> {
 /// The key of the directory holding `key` (the root's key is empty).
 pub(crate) fn parent_key(key: &[u8]) -> &[u8] {
     key.iter()
-        .rposition(|&byte| byte == 0)
+        .rposition(|&byte| byte == b'/')
         .map_or(&[][..], |at| &key[..at])
 }
 
 /// Whether `key` is strictly below the directory `dir`.
 pub(crate) fn is_below(key: &[u8], dir: &[u8]) -> bool {
-    dir.is_empty() || (key.len() > dir.len() && key.starts_with(dir) && key[dir.len()] == 0)
+    dir.is_empty() || (key.len() > dir.len() && key.starts_with(dir) && key[dir.len()] == b'/')
 }
 
-/// The range bounds of the entries strictly below `dir`.
-fn below_bounds(dir: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+/// The range of the entries strictly below `dir` (names never hold a NUL byte, so `dir` and
+/// byte 1 bounds every `dir/…`).
+fn below_range(dir: &[u8]) -> (Bound<Key>, Bound<Key>) {
     if dir.is_empty() {
         return (Bound::Unbounded, Bound::Unbounded);
     }
     let mut low = dir.to_vec();
-    low.push(0);
+    low.push(b'/');
     let mut high = dir.to_vec();
     high.push(1);
-    (Bound::Included(low), Bound::Excluded(high))
+    (
+        Bound::Included(Key(low.into())),
+        Bound::Excluded(Key(high.into())),
+    )
 }
 
 /// The tree of one root.
@@ -98,7 +116,7 @@ fn below_bounds(dir: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
 pub(crate) struct Tree {
     /// The canonical root.
     pub(crate) root: PathBuf,
-    entries: BTreeMap<Box<[u8]>, Entry>,
+    entries: BTreeMap<Key, Entry>,
     /// The ignore files of directories that have any (the root's key is empty).
     ignore_dirs: HashMap<Box<[u8]>, IgnoreDir>,
     /// The ignore files of the root's ancestors.
@@ -140,7 +158,7 @@ impl Tree {
 
     /// The entry at `key`.
     pub(crate) fn get(&self, key: &[u8]) -> Option<&Entry> {
-        self.entries.get(key)
+        self.entries.get(&Key::of(key))
     }
 
     /// Whether `key` names the root or a directory of the tree that could be listed.
@@ -148,7 +166,7 @@ impl Tree {
         key.is_empty()
             || self
                 .entries
-                .get(key)
+                .get(&Key::of(key))
                 .is_some_and(|entry| entry.kind == FileKind::Directory && entry.listable)
     }
 
@@ -156,7 +174,7 @@ impl Tree {
     pub(crate) fn insert(&mut self, key: Vec<u8>, entry: Entry) {
         let cost = key.len() + ENTRY_OVERHEAD;
         self.heap_bytes += cost + entry.content.heap_bytes();
-        if let Some(old) = self.entries.insert(key.into_boxed_slice(), entry) {
+        if let Some(old) = self.entries.insert(Key(key.into_boxed_slice()), entry) {
             self.heap_bytes = self
                 .heap_bytes
                 .saturating_sub(cost + old.content.heap_bytes());
@@ -165,7 +183,7 @@ impl Tree {
 
     /// Replaces the content summary of the file at `key`, when it is one.
     pub(crate) fn set_content(&mut self, key: &[u8], content: Content) {
-        if let Some(entry) = self.entries.get_mut(key) {
+        if let Some(entry) = self.entries.get_mut(&Key::of(key)) {
             self.heap_bytes =
                 (self.heap_bytes + content.heap_bytes()).saturating_sub(entry.content.heap_bytes());
             entry.content = content;
@@ -174,21 +192,21 @@ impl Tree {
 
     /// Removes the entry at `key` and everything below it.
     pub(crate) fn remove_subtree(&mut self, key: &[u8]) {
-        if let Some(old) = self.entries.remove(key) {
+        if let Some(old) = self.entries.remove(&Key::of(key)) {
             self.heap_bytes = self
                 .heap_bytes
                 .saturating_sub(key.len() + ENTRY_OVERHEAD + old.content.heap_bytes());
         }
-        let below: Vec<Box<[u8]>> = self
+        let below: Vec<Key> = self
             .entries
-            .range::<[u8], _>(bounds_ref(&below_bounds(key)))
+            .range(below_range(key))
             .map(|(key, _)| key.clone())
             .collect();
         for key in below {
             if let Some(old) = self.entries.remove(&key) {
                 self.heap_bytes = self
                     .heap_bytes
-                    .saturating_sub(key.len() + ENTRY_OVERHEAD + old.content.heap_bytes());
+                    .saturating_sub(key.0.len() + ENTRY_OVERHEAD + old.content.heap_bytes());
             }
         }
         self.ignore_dirs
@@ -217,7 +235,7 @@ impl Tree {
         loop {
             let next = dir[end..]
                 .iter()
-                .position(|&byte| byte == 0)
+                .position(|&byte| byte == b'/')
                 .map_or(dir.len(), |at| end + at);
             if let Some(rules) = self.ignore_dirs.get(&dir[..next]) {
                 stack = stack.child(rules.clone());
@@ -235,18 +253,15 @@ impl Tree {
         let parent = parent_key(key).to_vec();
         let mut stacks: Vec<(Vec<u8>, IgnoreStack)> =
             vec![(parent, self.stack_inside(parent_key(key)))];
-        let lower: Bound<&[u8]> = if key.is_empty() {
+        let lower = if key.is_empty() {
             Bound::Unbounded
         } else {
-            Bound::Included(key)
+            Bound::Included(Key::of(key))
         };
-        let (_, upper) = below_bounds(key);
-        let upper_ref: Bound<&[u8]> = match &upper {
-            Bound::Excluded(high) => Bound::Excluded(high.as_slice()),
-            _ => Bound::Unbounded,
-        };
+        let (_, upper) = below_range(key);
         let ignore_dirs = &self.ignore_dirs;
-        for (entry_key, entry) in self.entries.range_mut::<[u8], _>((lower, upper_ref)) {
+        for (entry_key, entry) in self.entries.range_mut((lower, upper)) {
+            let entry_key: &[u8] = &entry_key.0;
             while stacks.len() > 1 && !is_below(entry_key, &stacks[stacks.len() - 1].0) {
                 stacks.pop();
             }
@@ -274,13 +289,9 @@ impl Tree {
         operation: &'static str,
         mut visit: impl FnMut(&[u8], &Entry) -> bool,
     ) -> EnvResult<()> {
-        let bounds = below_bounds(dir);
         let mut skipping: Option<&[u8]> = None;
-        for (count, (key, entry)) in self
-            .entries
-            .range::<[u8], _>(bounds_ref(&bounds))
-            .enumerate()
-        {
+        for (count, (key, entry)) in self.entries.range(below_range(dir)).enumerate() {
+            let key: &[u8] = &key.0;
             if count % 4096 == 0 && cancel.is_cancelled() {
                 return Err(EnvError::aborted(operation));
             }
@@ -328,7 +339,7 @@ impl Tree {
                     return true;
                 }
                 let path = path_of(&key[strip..]);
-                if glob.is_some_and(|glob| !glob.is_match(&path, entry.kind)) {
+                if glob.is_some_and(|glob| !glob.is_match(path, entry.kind)) {
                     return true;
                 }
                 if request.limit.is_some_and(|limit| entries.len() == limit) {
@@ -336,7 +347,7 @@ impl Tree {
                     return false;
                 }
                 entries.push(WalkEntry {
-                    path,
+                    path: path.to_path_buf(),
                     kind: entry.kind,
                 });
                 true
@@ -348,8 +359,8 @@ impl Tree {
         })
     }
 
-    /// The files a search of the directory `dir` must read, in result order: (path relative
-    /// to `dir`, path relative to the root).
+    /// The files a search of the directory `dir` must read, in result order, by key (the
+    /// path relative to `dir` is the key past `dir`'s), and how many files were considered.
     pub(crate) fn candidates(
         &self,
         dir: &[u8],
@@ -357,7 +368,7 @@ impl Tree {
         glob: Option<&PathGlob>,
         requirement: &Requirement,
         cancel: &CancellationToken,
-    ) -> EnvResult<(Vec<(PathBuf, PathBuf)>, usize)> {
+    ) -> EnvResult<(Vec<Box<[u8]>>, usize)> {
         let strip = if dir.is_empty() { 0 } else { dir.len() + 1 };
         let mut found = Vec::new();
         let mut files = 0;
@@ -365,29 +376,16 @@ impl Tree {
             if entry.kind != FileKind::File {
                 return true;
             }
-            let path = path_of(&key[strip..]);
-            if glob.is_some_and(|glob| !glob.is_match(&path, entry.kind)) {
+            if glob.is_some_and(|glob| !glob.is_match(path_of(&key[strip..]), entry.kind)) {
                 return true;
             }
             files += 1;
             if entry.content.may_match(requirement) {
-                found.push((path, path_of(key)));
+                found.push(key.into());
             }
             true
         })?;
         Ok((found, files))
-    }
-}
-
-fn bounds_ref(bounds: &(Bound<Vec<u8>>, Bound<Vec<u8>>)) -> (Bound<&[u8]>, Bound<&[u8]>) {
-    (bound_ref(&bounds.0), bound_ref(&bounds.1))
-}
-
-fn bound_ref(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match bound {
-        Bound::Included(key) => Bound::Included(key.as_slice()),
-        Bound::Excluded(key) => Bound::Excluded(key.as_slice()),
-        Bound::Unbounded => Bound::Unbounded,
     }
 }
 
