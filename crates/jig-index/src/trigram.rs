@@ -153,8 +153,11 @@ pub(crate) fn requirement(request: &SearchRequest) -> Requirement {
         PatternSyntax::Regex => request.pattern.clone(),
         PatternSyntax::Literal => regex_syntax::escape(&request.pattern),
     };
+    // A case-insensitive pattern is read case-sensitively and its literals cut where a letter
+    // has spellings that ASCII folding does not join (below): expanding every letter's cases
+    // would exceed the extractor's limits for any literal of more than a few letters.
+    let insensitive = request.case == CaseSensitivity::Insensitive;
     let Ok(hir) = regex_syntax::ParserBuilder::new()
-        .case_insensitive(request.case == CaseSensitivity::Insensitive)
         .multi_line(true)
         .build()
         .parse(&pattern)
@@ -163,7 +166,7 @@ pub(crate) fn requirement(request: &SearchRequest) -> Requirement {
     };
     let groups: Vec<Vec<Vec<u32>>> = [ExtractKind::Prefix, ExtractKind::Suffix]
         .into_iter()
-        .filter_map(|kind| alternatives(&hir, kind))
+        .filter_map(|kind| alternatives(&hir, kind, insensitive))
         .collect();
     match groups.len() {
         0 => Requirement::Anything,
@@ -174,7 +177,12 @@ pub(crate) fn requirement(request: &SearchRequest) -> Requirement {
 
 /// Trigram sets, one per literal every match starts (or ends) with; `None` when some match
 /// need not contain three known bytes.
-fn alternatives(hir: &Hir, kind: ExtractKind) -> Option<Vec<Vec<u32>>> {
+///
+/// With `insensitive`, a match holds each literal with its letters in any case. ASCII folding
+/// joins the spellings of every ASCII letter but `k` and `s` (the Kelvin sign and the long s
+/// fold to them) and of no other character, so only trigrams inside runs of the other ASCII
+/// characters are required.
+fn alternatives(hir: &Hir, kind: ExtractKind, insensitive: bool) -> Option<Vec<Vec<u32>>> {
     let mut extractor = Extractor::new();
     extractor.kind(kind);
     let seq = extractor.extract(hir);
@@ -186,13 +194,21 @@ fn alternatives(hir: &Hir, kind: ExtractKind) -> Option<Vec<Vec<u32>>> {
     let mut out: Vec<Vec<u32>> = Vec::with_capacity(literals.len());
     for literal in literals {
         let bytes = literal.as_bytes();
-        if bytes.len() < 3 {
-            return None;
-        }
-        let mut trigrams: Vec<u32> = bytes
-            .windows(3)
+        let runs: Vec<&[u8]> = if insensitive {
+            bytes
+                .split(|&byte| !byte.is_ascii() || matches!(byte, b'k' | b'K' | b's' | b'S'))
+                .collect()
+        } else {
+            vec![bytes]
+        };
+        let mut trigrams: Vec<u32> = runs
+            .iter()
+            .flat_map(|run| run.windows(3))
             .map(|window| trigram_of([window[0], window[1], window[2]]))
             .collect();
+        if trigrams.is_empty() {
+            return None;
+        }
         trigrams.sort_unstable();
         trigrams.dedup();
         if !out.contains(&trigrams) {
