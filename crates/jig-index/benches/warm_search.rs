@@ -118,11 +118,18 @@ fn queries(root: &Path) -> Vec<(&'static str, Query)> {
     common.limit = Some(100);
     let mut find = WalkRequest::new(root);
     find.glob = Some("**/*.rs".to_owned());
+    // What the `grep` and `find` tools ask when the model gives no limit (100 and 1000).
+    let mut regex_tool = regex.clone();
+    regex_tool.limit = Some(100);
+    let mut find_tool = find.clone();
+    find_tool.limit = Some(1000);
     vec![
         ("grep-literal-i", Query::Search(literal)),
         ("grep-regex", Query::Search(regex)),
+        ("grep-regex-limit-100", Query::Search(regex_tool)),
         ("grep-common-limit-100", Query::Search(common)),
         ("find-rs", Query::Walk(find)),
+        ("find-rs-limit-1000", Query::Walk(find_tool)),
     ]
 }
 

@@ -670,7 +670,7 @@ fn directory() -> Entry {
 fn search_candidates(
     scanner: &Scanner,
     compiled: &CompiledSearch,
-    candidates: &[Box<[u8]>],
+    candidates: &[Arc<[u8]>],
     strip: usize,
     request: &SearchRequest,
     threads: usize,

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use jig_env::{
     CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, WalkEntry,
@@ -35,7 +36,7 @@ pub(crate) struct Entry {
 /// every other byte, as [`jig_search::path_sort_key`]), so a directory's subtree is one range
 /// right after it and a range yields paths in result order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Key(Box<[u8]>);
+pub(crate) struct Key(Arc<[u8]>);
 
 impl Key {
     fn of(bytes: &[u8]) -> Self {
@@ -174,7 +175,7 @@ impl Tree {
     pub(crate) fn insert(&mut self, key: Vec<u8>, entry: Entry) {
         let cost = key.len() + ENTRY_OVERHEAD;
         self.heap_bytes += cost + entry.content.heap_bytes();
-        if let Some(old) = self.entries.insert(Key(key.into_boxed_slice()), entry) {
+        if let Some(old) = self.entries.insert(Key(key.into()), entry) {
             self.heap_bytes = self
                 .heap_bytes
                 .saturating_sub(cost + old.content.heap_bytes());
@@ -287,11 +288,11 @@ impl Tree {
         rules: IgnoreRules,
         cancel: &CancellationToken,
         operation: &'static str,
-        mut visit: impl FnMut(&[u8], &Entry) -> bool,
+        mut visit: impl FnMut(&Key, &Entry) -> bool,
     ) -> EnvResult<()> {
         let mut skipping: Option<&[u8]> = None;
-        for (count, (key, entry)) in self.entries.range(below_range(dir)).enumerate() {
-            let key: &[u8] = &key.0;
+        for (count, (full_key, entry)) in self.entries.range(below_range(dir)).enumerate() {
+            let key: &[u8] = &full_key.0;
             if count % 4096 == 0 && cancel.is_cancelled() {
                 return Err(EnvError::aborted(operation));
             }
@@ -307,7 +308,7 @@ impl Tree {
                 }
                 continue;
             }
-            if !visit(key, entry) {
+            if !visit(full_key, entry) {
                 break;
             }
         }
@@ -338,7 +339,7 @@ impl Tree {
                 if !listed {
                     return true;
                 }
-                let path = path_of(&key[strip..]);
+                let path = path_of(&key.0[strip..]);
                 if glob.is_some_and(|glob| !glob.is_match(path, entry.kind)) {
                     return true;
                 }
@@ -368,7 +369,7 @@ impl Tree {
         glob: Option<&PathGlob>,
         requirement: &Requirement,
         cancel: &CancellationToken,
-    ) -> EnvResult<(Vec<Box<[u8]>>, usize)> {
+    ) -> EnvResult<(Vec<Arc<[u8]>>, usize)> {
         let strip = if dir.is_empty() { 0 } else { dir.len() + 1 };
         let mut found = Vec::new();
         let mut files = 0;
@@ -376,12 +377,14 @@ impl Tree {
             if entry.kind != FileKind::File {
                 return true;
             }
-            if glob.is_some_and(|glob| !glob.is_match(path_of(&key[strip..]), entry.kind)) {
+            if glob.is_some_and(|glob| !glob.is_match(path_of(&key.0[strip..]), entry.kind)) {
                 return true;
             }
             files += 1;
             if entry.content.may_match(requirement) {
-                found.push(key.into());
+                // A reference count, not a copy: a search that stops at its limit reads few
+                // of the candidates it lists.
+                found.push(Arc::clone(&key.0));
             }
             true
         })?;
