@@ -192,37 +192,65 @@ impl WarmIndex {
         };
         let requirement = requirement(request);
         let key = key_of(relative);
-        let found = self.shared.with_fresh_tree(|tree, scanner| {
-            if !tree.is_listable_dir(&key) {
-                return Err("the searched root is not an indexed directory".to_owned());
-            }
-            Ok(tree
-                .candidates(
-                    &key,
-                    request.ignore,
-                    compiled.glob(),
-                    &requirement,
-                    &request.cancel,
-                )
-                .map(|found| (found, Arc::clone(scanner))))
-        });
-        let answer = found.map(|found| {
-            let ((candidates, considered), scanner) = found?;
+        let strip = if key.is_empty() { 0 } else { key.len() + 1 };
+        let threads = self.shared.options.threads.max(1);
+        let mut assembler = compiled.assembler();
+        let mut searcher = compiled.file_searcher();
+        // Candidates are listed a chunk at a time (the lock held only while listing), so a
+        // search that stops at its limit lists little more than it reads. The first chunk
+        // applies every change completed before the query; later ones continue the same walk
+        // (a change made meanwhile is as concurrent as one during a cold search).
+        let mut after: Option<Arc<[u8]>> = None;
+        let mut chunk = 32 * threads;
+        let answer = loop {
+            let listed = self.shared.with_tree(after.is_none(), |tree, scanner| {
+                if !tree.is_listable_dir(&key) {
+                    return Err("the searched root is not an indexed directory".to_owned());
+                }
+                Ok(tree
+                    .candidates(
+                        &key,
+                        after.as_deref(),
+                        chunk,
+                        request.ignore,
+                        compiled.glob(),
+                        &requirement,
+                        &request.cancel,
+                    )
+                    .map(|found| (found, Arc::clone(scanner))))
+            });
+            let ((candidates, considered, complete), scanner) = match listed {
+                Ok(Ok(listed)) => listed,
+                Ok(Err(error)) => break Ok(Err(error)),
+                Err(reason) => break Err(reason),
+            };
             self.shared
                 .considered
                 .fetch_add(considered as u64, Ordering::Relaxed);
             self.shared
                 .read
                 .fetch_add(candidates.len() as u64, Ordering::Relaxed);
-            search_candidates(
+            let more = search_candidates(
                 &scanner,
                 &compiled,
+                &mut searcher,
+                &mut assembler,
                 &candidates,
-                if key.is_empty() { 0 } else { key.len() + 1 },
+                strip,
                 request,
-                self.shared.options.threads,
-            )
-        });
+                threads,
+            );
+            match more {
+                Err(error) => break Ok(Err(error)),
+                Ok(false) => break Ok(Ok(())),
+                Ok(true) if complete => break Ok(Ok(())),
+                Ok(true) => {
+                    after = candidates.last().cloned();
+                    chunk = (chunk * 4).min(16_384);
+                }
+            }
+        };
+        let answer = answer.map(|done| done.map(|()| assembler.finish()));
         self.shared.count(answer)
     }
 }
@@ -262,13 +290,22 @@ impl Shared {
         &self,
         answer: impl FnOnce(&Tree, &Arc<Scanner>) -> Result<T, String>,
     ) -> Result<T, String> {
+        self.with_tree(true, answer)
+    }
+
+    /// [`Self::with_fresh_tree`], or without applying changes first when not `refresh`.
+    fn with_tree<T>(
+        &self,
+        refresh: bool,
+        answer: impl FnOnce(&Tree, &Arc<Scanner>) -> Result<T, String>,
+    ) -> Result<T, String> {
         let mut phase = self.lock();
         let live = match &mut *phase {
             Phase::Ready(live) => live,
             Phase::Building => return Err("the index is being built".to_owned()),
             Phase::Cold { reason, .. } => return Err(reason.clone()),
         };
-        if let Err(reason) = live.refresh(&self.options) {
+        if refresh && let Err(reason) = live.refresh(&self.options) {
             self.lose_track(&mut phase);
             return Err(reason);
         }
@@ -666,20 +703,24 @@ fn directory() -> Entry {
 
 /// Searches `candidates` (keys; the path relative to the searched directory is the key past its
 /// first `strip` bytes) in order with the cold path's searcher, in parallel batches that grow
-/// while no limit stops the search, feeding the cold path's assembler in order.
+/// while no limit stops the search, feeding the cold path's assembler in order. Returns whether
+/// the assembler wants more files.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one chunk of one search: its parts, all borrowed"
+)]
 fn search_candidates(
     scanner: &Scanner,
     compiled: &CompiledSearch,
+    searcher: &mut jig_search::FileSearcher,
+    assembler: &mut jig_search::SearchAssembler,
     candidates: &[Arc<[u8]>],
     strip: usize,
     request: &SearchRequest,
     threads: usize,
-) -> EnvResult<SearchResult> {
-    let mut assembler = compiled.assembler();
-    let threads = threads.max(1);
+) -> EnvResult<bool> {
     let mut batch = 32 * threads;
     let mut rest = candidates;
-    let mut searcher = compiled.file_searcher();
     let search_one = |searcher: &mut jig_search::FileSearcher, relative: &Path| {
         // A file that vanished or cannot be opened beneath the root is skipped, as the cold
         // search does.
@@ -690,7 +731,7 @@ fn search_candidates(
             None => FileOutcome::Text(Vec::new()),
         }
     };
-    'batches: while !rest.is_empty() {
+    while !rest.is_empty() {
         if request.cancel.is_cancelled() {
             return Err(EnvError::aborted("search"));
         }
@@ -699,7 +740,7 @@ fn search_candidates(
         batch = (batch * 2).min(8192);
         let outcomes: Vec<FileOutcome> = if now.len() < 2 * threads || threads == 1 {
             now.iter()
-                .map(|key| search_one(&mut searcher, path_of(key)))
+                .map(|key| search_one(searcher, path_of(key)))
                 .collect()
         } else {
             let chunk = now.len().div_ceil(threads);
@@ -730,9 +771,9 @@ fn search_candidates(
         }
         for (key, outcome) in now.iter().zip(outcomes) {
             if !assembler.push(path_of(&key[strip..]).to_path_buf(), outcome) {
-                break 'batches;
+                return Ok(false);
             }
         }
     }
-    Ok(assembler.finish())
+    Ok(true)
 }

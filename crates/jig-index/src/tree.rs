@@ -112,6 +112,10 @@ fn below_range(dir: &[u8]) -> (Bound<Key>, Bound<Key>) {
     )
 }
 
+/// One chunk of a search's candidate files: their keys, how many files were considered, and
+/// whether the listing reached the end.
+pub(crate) type Candidates = (Vec<Arc<[u8]>>, usize, bool);
+
 /// The tree of one root.
 #[derive(Debug, Default)]
 pub(crate) struct Tree {
@@ -285,13 +289,18 @@ impl Tree {
     pub(crate) fn visit_below(
         &self,
         dir: &[u8],
+        after: Option<&[u8]>,
         rules: IgnoreRules,
         cancel: &CancellationToken,
         operation: &'static str,
         mut visit: impl FnMut(&Key, &Entry) -> bool,
     ) -> EnvResult<()> {
         let mut skipping: Option<&[u8]> = None;
-        for (count, (full_key, entry)) in self.entries.range(below_range(dir)).enumerate() {
+        let mut range = below_range(dir);
+        if let Some(after) = after {
+            range.0 = Bound::Excluded(Key::of(after));
+        }
+        for (count, (full_key, entry)) in self.entries.range(range).enumerate() {
             let key: &[u8] = &full_key.0;
             if count % 4096 == 0 && cancel.is_cancelled() {
                 return Err(EnvError::aborted(operation));
@@ -327,6 +336,7 @@ impl Tree {
         let mut limit_reached = false;
         self.visit_below(
             dir,
+            None,
             request.ignore,
             &request.cancel,
             "walk",
@@ -361,19 +371,28 @@ impl Tree {
     }
 
     /// The files a search of the directory `dir` must read, in result order, by key (the
-    /// path relative to `dir` is the key past `dir`'s), and how many files were considered.
+    /// path relative to `dir` is the key past `dir`'s): at most `most` of them, starting after
+    /// the key `after` (when given). Also returns how many files were considered and whether
+    /// the listing reached the end.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a walk's request, taken apart where the caller keeps it"
+    )]
     pub(crate) fn candidates(
         &self,
         dir: &[u8],
+        after: Option<&[u8]>,
+        most: usize,
         rules: IgnoreRules,
         glob: Option<&PathGlob>,
         requirement: &Requirement,
         cancel: &CancellationToken,
-    ) -> EnvResult<(Vec<Arc<[u8]>>, usize)> {
+    ) -> EnvResult<Candidates> {
         let strip = if dir.is_empty() { 0 } else { dir.len() + 1 };
         let mut found = Vec::new();
         let mut files = 0;
-        self.visit_below(dir, rules, cancel, "search", |key, entry| {
+        let mut complete = true;
+        self.visit_below(dir, after, rules, cancel, "search", |key, entry| {
             if entry.kind != FileKind::File {
                 return true;
             }
@@ -382,13 +401,16 @@ impl Tree {
             }
             files += 1;
             if entry.content.may_match(requirement) {
-                // A reference count, not a copy: a search that stops at its limit reads few
-                // of the candidates it lists.
+                if found.len() == most {
+                    complete = false;
+                    return false;
+                }
+                // A reference count, not a copy.
                 found.push(Arc::clone(&key.0));
             }
             true
         })?;
-        Ok((found, files))
+        Ok((found, files, complete))
     }
 }
 
