@@ -88,6 +88,10 @@ pub struct Settings {
     /// The command sandbox (`mode`, `network`, `protectedPaths`); see docs/sandbox.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSettings>,
+    /// Whether long-lived sessions keep a warm index of each workspace root for `grep` and
+    /// `find` (default: yes; `jig tool` never does). See docs/agent.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_index: Option<bool>,
 }
 
 /// The `sandbox` section of a settings file. The user's may set everything; a trusted project's
@@ -459,6 +463,7 @@ pub const KEYS: &[&str] = &[
     "skills",
     "claudeCommands",
     "sandbox",
+    "warmIndex",
 ];
 
 /// A settings file's object, typed key by key: what it sets (only the keys that are valid),
@@ -663,7 +668,7 @@ mod tests {
                 .and_then(|sandbox| sandbox.mode),
             Some(ModeSetting::ReadOnly)
         );
-        insta::assert_snapshot!(parsed.unknown_problem().unwrap(), @"a key jig does not know, ignored: `modle` (keys: provider, model, baseUrl, thinking, contextWindow, permissionMode, providers, models, defaultProjectTrust, extensions, hooks, piExtensions, skills, claudeCommands, sandbox)");
+        insta::assert_snapshot!(parsed.unknown_problem().unwrap(), @"a key jig does not know, ignored: `modle` (keys: provider, model, baseUrl, thinking, contextWindow, permissionMode, providers, models, defaultProjectTrust, extensions, hooks, piExtensions, skills, claudeCommands, sandbox, warmIndex)");
         insta::assert_snapshot!(parsed.invalid_problem().unwrap(), @"`thinking`: unknown variant `extreme`, expected one of `off`, `low`, `medium`, `high`");
     }
 

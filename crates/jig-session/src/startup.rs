@@ -273,8 +273,18 @@ pub async fn open(
     prompt: Option<&dyn jig_project::TrustPrompt>,
 ) -> Result<Opened, StartError> {
     let keep = options.keep_temp_files;
-    let (env, far_base) =
-        workspace::open_place(&options.env, || workspace::open_env(keep), None).await?;
+    // Long-lived faces on this machine answer `grep` and `find` from warm indexes of their
+    // roots, started once the roots and settings are known; `jig tool` has nothing to warm.
+    let indexes = (face != Face::Tool && options.env.url.is_none())
+        .then(|| jig_index::WarmIndexes::new(jig_index::IndexOptions::default()));
+    let local = || {
+        let env = workspace::open_env(keep)?;
+        Ok(match &indexes {
+            Some(indexes) => Arc::new(jig_index::IndexedEnv::new(env, Arc::clone(indexes))),
+            None => env,
+        })
+    };
+    let (env, far_base) = workspace::open_place(&options.env, local, None).await?;
     let started = async {
         let remote = options.env.url.is_some();
         // Read once, with the same policy in every face.
@@ -299,6 +309,11 @@ pub async fn open(
             policy,
         )
         .await?;
+        if let Some(indexes) = &indexes
+            && user_settings.warm_index != Some(false)
+        {
+            indexes.start(&tool_context.containment.roots);
+        }
         let place = workspace::project_place(&options.env, &env, &tool_context.cwd);
         let project_options = project::ProjectOptions {
             dialogs: options.project.dialogs || face == Face::Rpc,
