@@ -56,6 +56,8 @@ struct State {
     manual_compaction: bool,
     /// The last compaction's `result`, until the `compact` response takes it.
     last_compaction: Option<Value>,
+    /// `agent_end` was sent for the run under way: its agent is about to come back.
+    ended: bool,
 }
 
 /// Writes the agent's events to the app in Pi's shapes.
@@ -98,6 +100,12 @@ impl Events {
             record["errorMessage"] = Value::String(error.to_owned());
         }
         self.out.send(&record);
+    }
+
+    /// Whether the run under way has sent `agent_end` (an app that saw it may send a command
+    /// that needs the agent before the run's task has handed it back).
+    pub(crate) fn run_ended(&self) -> bool {
+        self.state().ended
     }
 
     /// Whether a failed request waits to be sent again.
@@ -240,6 +248,7 @@ impl AgentObserver for Events {
                 let mut state = self.state();
                 state.run_messages.clear();
                 state.retrying = None;
+                state.ended = false;
                 drop(state);
                 self.out.send(&json!({"type": "agent_start"}));
             }
@@ -331,6 +340,7 @@ impl AgentObserver for Events {
                 let mut state = self.state();
                 let messages = std::mem::take(&mut state.run_messages);
                 let retrying = state.retrying.take();
+                state.ended = true;
                 drop(state);
                 if let Some(attempt) = retrying {
                     let final_error = messages

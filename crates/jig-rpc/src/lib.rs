@@ -137,7 +137,7 @@ async fn serve(
     loop {
         tokio::select! {
             line = lines.recv() => match line {
-                Some(line) => server.handle(&line).await,
+                Some(line) => server.handle(&line, &mut done_rx).await,
                 None => break,
             },
             Some(done) = done_rx.recv() => server.finished(done),

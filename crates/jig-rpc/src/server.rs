@@ -421,8 +421,16 @@ impl Server {
         }
     }
 
-    /// Handles one line from stdin.
-    pub(crate) async fn handle(&mut self, line: &[u8]) {
+    /// Handles one line from stdin. A run that already sent `agent_end` is finished first
+    /// (`done` brings its agent back at once): an app that saw `agent_end` may send what needs
+    /// the agent right away.
+    pub(crate) async fn handle(&mut self, line: &[u8], done: &mut mpsc::UnboundedReceiver<Done>) {
+        if self.streaming()
+            && self.events.run_ended()
+            && let Some(finished) = done.recv().await
+        {
+            self.finished(finished);
+        }
         let command = match Command::parse(line) {
             Ok(command) => command,
             Err(record) => {

@@ -16,11 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use jig_llm::scripted::ScriptedReply;
-use jig_llm::testing::{ReplayResponse, ReplayServer};
+use jig_llm::testing::ReplayResponse;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::extensions::reply;
+use crate::node_clients::{Rig, read_edit_run, run};
 
 /// The installed clients, when `scripts/install-acp-clients` ran.
 fn clients() -> Option<PathBuf> {
@@ -38,98 +39,34 @@ fn clients() -> Option<PathBuf> {
 
 const SDK: &str = "node_modules/@agentclientprotocol/sdk/dist/acp.js";
 
-/// A workspace, private HOME and XDG directories, and the scripted model.
-struct Rig {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-    server: ReplayServer,
-    clients: PathBuf,
+/// The clients and the rig they run in.
+struct Clients {
+    rig: Rig,
+    dir: PathBuf,
 }
 
-impl Rig {
-    async fn new(clients: PathBuf, responses: Vec<ReplayResponse>) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = fs::canonicalize(dir.path()).unwrap();
-        let ws = root.join("ws");
-        fs::create_dir_all(&ws).unwrap();
+impl std::ops::Deref for Clients {
+    type Target = Rig;
+    fn deref(&self) -> &Rig {
+        &self.rig
+    }
+}
+
+impl Clients {
+    async fn new(dir: PathBuf, responses: Vec<ReplayResponse>) -> Self {
         Self {
-            _dir: dir,
-            root,
-            ws,
-            server: ReplayServer::start(responses).await.unwrap(),
-            clients,
+            rig: Rig::new(responses).await,
+            dir,
         }
     }
 
-    fn base_url(&self) -> String {
-        format!("{}/v1", self.server.url())
-    }
-
-    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut command = Command::new(program);
-        command
-            .current_dir(&self.ws)
-            .env("JIG_BIN", env!("CARGO_BIN_EXE_jig"))
-            .env("JIG_BASE_URL", self.base_url())
-            .env("JIG_WS", &self.ws)
-            .env("HOME", self.root.join("home"))
-            .env("XDG_DATA_HOME", self.root.join("data"))
-            .env("XDG_CONFIG_HOME", self.root.join("config"))
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("ANTHROPIC_BASE_URL");
-        command
-    }
-
-    /// Runs `scenario` of client.mjs with `vars`; what the client saw.
+    /// Runs `scenario` of the SDK client with `vars`; what the client saw.
     async fn sdk(&self, scenario: &str, vars: &[(&str, &str)]) -> Value {
-        let mut command = self.command("node");
-        command
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs"))
-            .arg(scenario)
-            .env("ACP_SDK", self.clients.join(SDK))
-            .envs(vars.iter().copied());
-        let output = run(command).await;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "client failed ({}):\n{stdout}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_str(stdout.lines().last().unwrap_or_default())
-            .unwrap_or_else(|error| panic!("{error}: {stdout}"))
+        let sdk = self.dir.join(SDK);
+        let mut vars = vars.to_vec();
+        vars.push(("ACP_SDK", sdk.to_str().unwrap()));
+        self.rig.script("acp/client.mjs", scenario, &vars).await
     }
-}
-
-async fn run(mut command: Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap()
-}
-
-/// The scripted model's replies for "read, edit, run a command".
-fn read_edit_run() -> Vec<ReplayResponse> {
-    vec![
-        reply(ScriptedReply::tool_call(
-            "c1",
-            "read",
-            json!({"path": "greeting.txt"}),
-        )),
-        reply(ScriptedReply::tool_call(
-            "c2",
-            "edit",
-            json!({"path": "greeting.txt", "edits": [{"oldText": "helo", "newText": "hello"}]}),
-        )),
-        reply(ScriptedReply::tool_call(
-            "c3",
-            "bash",
-            json!({"command": "cat greeting.txt"}),
-        )),
-        reply(ScriptedReply::text("Fixed the greeting.")),
-    ]
 }
 
 fn kinds(updates: &Value) -> Vec<String> {
@@ -144,7 +81,7 @@ fn kinds(updates: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_streams_text_tool_calls_with_a_diff_and_output_and_asks_before_the_edit() {
     let Some(clients) = clients() else { return };
-    let rig = Rig::new(clients, read_edit_run()).await;
+    let rig = Clients::new(clients, read_edit_run()).await;
     fs::write(rig.ws.join("greeting.txt"), "helo world\n").unwrap();
     let seen = rig.sdk("prompt", &[("JIG_ANSWER", "allow_once")]).await;
     assert_eq!(seen["stopReason"], "end_turn");
@@ -243,7 +180,7 @@ async fn a_prompt_streams_text_tool_calls_with_a_diff_and_output_and_asks_before
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_edit_leaves_the_file_unchanged() {
     let Some(clients) = clients() else { return };
-    let rig = Rig::new(
+    let rig = Clients::new(
         clients,
         vec![
             reply(ScriptedReply::tool_call(
@@ -276,7 +213,7 @@ async fn a_rejected_edit_leaves_the_file_unchanged() {
 async fn cancel_mid_command_kills_the_process_tree() {
     let Some(clients) = clients() else { return };
     let marker = "jig-acp-cancel-marker-a81f";
-    let rig = Rig::new(
+    let rig = Clients::new(
         clients,
         vec![reply(ScriptedReply::tool_call(
             "c1",
@@ -306,7 +243,7 @@ async fn cancel_mid_command_kills_the_process_tree() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_saved_session_loads_and_goes_on() {
     let Some(clients) = clients() else { return };
-    let rig = Rig::new(
+    let rig = Clients::new(
         clients,
         vec![
             reply(ScriptedReply::text("First answer.")),
@@ -364,14 +301,14 @@ async fn acpx_runs_a_prompt_through_jig_and_approves_or_denies() {
     let Some(clients) = clients() else { return };
     // acpx exits 5 when every permission it was asked for was denied.
     for (approve, edited, code) in [("--approve-all", true, 0), ("--deny-all", false, 5)] {
-        let rig = Rig::new(clients.clone(), read_edit_run()).await;
+        let rig = Clients::new(clients.clone(), read_edit_run()).await;
         fs::write(rig.ws.join("greeting.txt"), "helo world\n").unwrap();
         let agent = format!(
             "{} acp --base-url {}",
             env!("CARGO_BIN_EXE_jig"),
             rig.base_url()
         );
-        let mut command = rig.command(rig.clients.join("node_modules/.bin/acpx"));
+        let mut command = rig.command(rig.dir.join("node_modules/.bin/acpx"));
         command.args([
             approve,
             "--format",
@@ -415,7 +352,7 @@ async fn acpx_runs_a_prompt_through_jig_and_approves_or_denies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_client_fs_an_edit_changes_the_editors_buffer_not_the_file_on_disk() {
     let Some(clients) = clients() else { return };
-    let rig = Rig::new(
+    let rig = Clients::new(
         clients,
         vec![
             reply(ScriptedReply::tool_call("c1", "read", json!({"path": "greeting.txt"}))),
@@ -465,7 +402,7 @@ async fn with_client_fs_an_edit_changes_the_editors_buffer_not_the_file_on_disk(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editor_changes_the_permission_mode_and_the_model() {
     let Some(clients) = clients() else { return };
-    let rig = Rig::new(
+    let rig = Clients::new(
         clients,
         vec![
             reply(ScriptedReply::tool_call(

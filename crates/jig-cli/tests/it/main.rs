@@ -18,6 +18,7 @@ mod hardening;
 mod help;
 mod interactive;
 mod mcp;
+mod node_clients;
 mod permissions;
 mod pi_extensions;
 mod project_files;

@@ -23,6 +23,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::extensions::reply;
+use crate::node_clients::{Rig, read_edit_run};
 
 /// The Pi extension host in this tree, when its dependencies are installed.
 fn host() -> Option<PathBuf> {
@@ -46,26 +47,23 @@ fn host() -> Option<PathBuf> {
 
 const CLIENT: &str = "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js";
 
-/// A workspace, private HOME and XDG directories, and the scripted model.
-struct Rig {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-    server: ReplayServer,
+/// Pi's client and the rig it runs in.
+struct PiClient {
+    rig: Rig,
     host: PathBuf,
 }
 
-impl Rig {
+impl std::ops::Deref for PiClient {
+    type Target = Rig;
+    fn deref(&self) -> &Rig {
+        &self.rig
+    }
+}
+
+impl PiClient {
     async fn new(host: PathBuf, responses: Vec<ReplayResponse>) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = fs::canonicalize(dir.path()).unwrap();
-        let ws = root.join("ws");
-        fs::create_dir_all(&ws).unwrap();
         Self {
-            _dir: dir,
-            root,
-            ws,
-            server: ReplayServer::start(responses).await.unwrap(),
+            rig: Rig::new(responses).await,
             host,
         }
     }
@@ -75,70 +73,33 @@ impl Rig {
         self.scenario_with(scenario, extra, &[]).await
     }
 
-    /// [`Rig::scenario`] with more environment variables for the client.
+    /// [`PiClient::scenario`] with more environment variables for the client.
     async fn scenario_with(&self, scenario: &str, extra: &[&str], vars: &[(&str, &str)]) -> Value {
-        let mut command = Command::new("node");
-        command.envs(vars.iter().copied());
-        command
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rpc/client.mjs"))
-            .arg(scenario)
-            .current_dir(&self.ws)
-            .env("JIG_BIN", env!("CARGO_BIN_EXE_jig"))
-            .env("PI_RPC_CLIENT", self.host.join(CLIENT))
-            .env("JIG_BASE_URL", format!("{}/v1", self.server.url()))
-            .env("JIG_WS", &self.ws)
-            .env("JIG_EXTRA_ARGS", serde_json::to_string(extra).unwrap())
-            .env("JIG_PI_HOST", &self.host)
-            .env("HOME", self.root.join("home"))
-            .env("XDG_DATA_HOME", self.root.join("data"))
-            .env("XDG_CONFIG_HOME", self.root.join("config"))
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("ANTHROPIC_BASE_URL");
-        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "client failed ({}):\n{stdout}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_str(stdout.lines().last().unwrap_or_default())
-            .unwrap_or_else(|error| panic!("{error}: {stdout}"))
+        let client = self.host.join(CLIENT);
+        let extra = serde_json::to_string(extra).unwrap();
+        let mut all = vec![
+            ("PI_RPC_CLIENT", client.to_str().unwrap()),
+            ("JIG_PI_HOST", self.host.to_str().unwrap()),
+            ("JIG_EXTRA_ARGS", extra.as_str()),
+        ];
+        all.extend_from_slice(vars);
+        self.rig.script("rpc/client.mjs", scenario, &all).await
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_streams_pis_events_and_the_session_answers_the_clients_questions() {
     let Some(host) = host() else { return };
-    let rig = Rig::new(
-        host,
-        vec![
-            reply(ScriptedReply::tool_call(
-                "c1",
-                "read",
-                json!({"path": "greeting.txt"}),
-            )),
-            reply(ScriptedReply::tool_call(
-                "c2",
-                "edit",
-                json!({"path": "greeting.txt", "edits": [{"oldText": "helo", "newText": "hello"}]}),
-            )),
-            reply(ScriptedReply::tool_call(
-                "c3",
-                "bash",
-                json!({"command": "cat greeting.txt"}),
-            )),
-            reply(ScriptedReply::text("Fixed the greeting.")),
+    let rig = PiClient::new(host, {
+        let mut replies = read_edit_run();
+        replies.extend([
             reply(ScriptedReply::text("Nothing else.")),
             reply(ScriptedReply::text(
                 "The user fixed a typo in greeting.txt.",
             )),
-        ],
-    )
+        ]);
+        replies
+    })
     .await;
     fs::write(rig.ws.join("greeting.txt"), "helo world\n").unwrap();
     let seen = rig.scenario("basic", &[]).await;
@@ -209,7 +170,7 @@ async fn a_prompt_streams_pis_events_and_the_session_answers_the_clients_questio
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steering_and_a_follow_up_sent_while_a_command_runs_reach_the_model_in_order() {
     let Some(host) = host() else { return };
-    let rig = Rig::new(
+    let rig = PiClient::new(
         host,
         vec![
             reply(ScriptedReply::tool_call(
@@ -278,7 +239,7 @@ async fn steering_and_a_follow_up_sent_while_a_command_runs_reach_the_model_in_o
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_stops_a_running_command_at_once() {
     let Some(host) = host() else { return };
-    let rig = Rig::new(
+    let rig = PiClient::new(
         host,
         vec![reply(ScriptedReply::tool_call(
             "c1",
@@ -297,7 +258,7 @@ async fn abort_stops_a_running_command_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_extensions_confirm_is_answered_through_extension_ui_response() {
     let Some(host) = host() else { return };
-    let rig = Rig::new(host.clone(), Vec::new()).await;
+    let rig = PiClient::new(host.clone(), Vec::new()).await;
     let demo =
         host.join("node_modules/@mariozechner/pi-coding-agent/examples/extensions/rpc-demo.ts");
     let seen = rig
@@ -326,7 +287,7 @@ async fn an_extensions_confirm_is_answered_through_extension_ui_response() {
 async fn in_ask_mode_a_permission_question_is_a_select_dialog_and_reject_leaves_the_file_alone() {
     let Some(host) = host() else { return };
     for (answer, allowed) in [("Allow once", true), ("Reject", false)] {
-        let rig = Rig::new(
+        let rig = PiClient::new(
             host.clone(),
             vec![
                 reply(ScriptedReply::tool_call(

@@ -128,6 +128,8 @@ const scenarios = {
     });
     const first = await client.newSession();
     const second = await client.newSession();
+    // The extension's notice is sent without waiting: it may come after the response.
+    await waitFor((e) => e.type === "extension_ui_request" && e.method === "notify");
     const notices = events
       .filter((e) => e.type === "extension_ui_request" && e.method === "notify")
       .map((e) => e.message);
