@@ -761,6 +761,38 @@ mod tests {
     }
 
     #[test]
+    fn an_ignore_file_that_is_a_symlink_applies_and_a_symlinked_directory_is_not_entered() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        write(&root, "rules/ignore-me", b"*.log\n");
+        write(&root, "a/keep.txt", b"x\n");
+        write(&root, "a/drop.log", b"x\n");
+        write(&root, "outside/secret.txt", b"x\n");
+        std::os::unix::fs::symlink("../rules/ignore-me", root.join("a/.gitignore")).unwrap();
+        std::os::unix::fs::symlink(root.join("outside"), root.join("a/link")).unwrap();
+        let roots = Roots::open(std::slice::from_ref(&root.join("a"))).unwrap();
+        for confine in [None, Some(&roots)] {
+            let walked = walk_blocking(&WalkRequest::new(root.join("a")), confine).unwrap();
+            let paths: Vec<String> = walked
+                .entries
+                .iter()
+                .map(|entry| entry.path.display().to_string())
+                .collect();
+            if confine.is_none() {
+                // Unconfined, the link's target is read as the gitignore it stands for.
+                assert_eq!(paths, [".gitignore", "keep.txt", "link"], "host");
+            } else {
+                // Confined to `a`, the link leads outside the root: its rules are not read.
+                assert_eq!(
+                    paths,
+                    [".gitignore", "drop.log", "keep.txt", "link"],
+                    "view"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn cancelling_during_the_walk_stops_it_promptly() {
         let dir = tempfile::tempdir().unwrap();
         for index in 0..2000 {
