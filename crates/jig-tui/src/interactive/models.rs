@@ -5,7 +5,6 @@
 
 use std::fmt::Write as _;
 use std::io;
-use std::sync::Arc;
 
 use crate::select::Select;
 use crate::view::{Line, Style};
@@ -270,21 +269,19 @@ impl App {
     /// before reused), the context window follows the model, the change is recorded in the
     /// session and the status line shows it.
     fn switch_model(&mut self, choice: &Choice) -> Result<(), String> {
-        if choice.provider != self.provider_name {
-            let endpoint = self
-                .switch
-                .endpoint(&choice.provider)
-                .map_err(|error| format!("cannot switch to {}: {error}", choice.provider))?;
-            self.config.provider = Arc::clone(&endpoint.provider);
-            self.config.models = Arc::new(self.switch.table(&endpoint));
+        let (changed, window) = self
+            .switch
+            .point(
+                &mut self.config,
+                &self.provider_name,
+                &choice.provider,
+                &choice.model,
+            )
+            .map_err(|error| format!("cannot switch to {}: {error}", choice.provider))?;
+        if let Some(endpoint) = changed {
             self.provider_name = endpoint.name;
             self.custom_base_url = endpoint.custom_base_url;
             self.custom_endpoint = endpoint.custom;
-        }
-        choice.model.clone_into(&mut self.config.model);
-        let window = self.switch.context_window(&choice.provider, &choice.model);
-        if let Some(compaction) = &mut self.config.compaction {
-            compaction.context_window = window;
         }
         self.view.status.context_window = window;
         let written = self.printer.session().append_model_change(
