@@ -69,6 +69,19 @@ impl Clients {
     }
 }
 
+/// The update that finished the tool call `id` (the one with its final status).
+fn finished_call(updates: &Value, id: &str) -> Value {
+    updates
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| {
+            u["kind"] == "tool_call_update" && u["toolCallId"] == id && u["status"].is_string()
+        })
+        .unwrap_or_else(|| panic!("no finished update of {id} in {updates}"))
+        .clone()
+}
+
 fn kinds(updates: &Value) -> Vec<String> {
     updates
         .as_array()
@@ -120,17 +133,7 @@ async fn a_prompt_streams_text_tool_calls_with_a_diff_and_output_and_asks_before
     );
     let file = rig.ws.join("greeting.txt");
     assert_eq!(calls[0]["locations"], json!([{"path": file}]));
-    let done = |id: &str| {
-        updates
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|u| {
-                u["kind"] == "tool_call_update" && u["toolCallId"] == id && u["status"].is_string()
-            })
-            .unwrap()
-            .clone()
-    };
+    let done = |id: &str| finished_call(updates, id);
     assert_eq!(done("c2")["status"], "completed");
     assert_eq!(
         done("c2")["content"][0],
@@ -199,13 +202,7 @@ async fn a_rejected_edit_leaves_the_file_unchanged() {
         fs::read_to_string(rig.ws.join("greeting.txt")).unwrap(),
         "helo world\n"
     );
-    let failed = seen["updates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["kind"] == "tool_call_update" && u["toolCallId"] == "c1")
-        .unwrap()
-        .clone();
+    let failed = finished_call(&seen["updates"], "c1");
     assert_eq!(failed["status"], "failed");
 }
 
@@ -383,13 +380,7 @@ async fn with_client_fs_an_edit_changes_the_editors_buffer_not_the_file_on_disk(
     assert_eq!(seen["writes"], json!([file]));
     assert_eq!(seen["buffer"], "hello from the editor buffer\n");
     assert_eq!(fs::read_to_string(&file).unwrap(), "helo world\n");
-    let read = seen["updates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["kind"] == "tool_call_update" && u["toolCallId"] == "c1")
-        .unwrap()
-        .clone();
+    let read = finished_call(&seen["updates"], "c1");
     assert!(
         read["content"][0]["content"]["text"]
             .as_str()
