@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo bench -p jig-index --bench warm_search -- [--files 10000,100000] [--runs 20] [--dir DIR]
+//!     [--warm-only] [--only QUERY]
 //! ```
 //!
 //! For each size a tree of source-like files (100 per directory, ~40 lines each, a rare token
@@ -10,7 +11,9 @@
 //! through `IndexedEnv`, and each query is answered warm and cold (`LocalEnv`) `--runs` times,
 //! alternating; every warm answer is checked equal to the cold one. Reported: build time, the
 //! index's memory (its estimate and the process's resident growth), and the median latency of
-//! each query warm and cold.
+//! each query warm and cold. With `--warm-only` the cold answer is computed once per query (to
+//! check the warm one against) and not timed, for profiling the warm path; `--only` runs one
+//! query.
 #![expect(
     clippy::disallowed_methods,
     reason = "a benchmark generating its tree on the host"
@@ -142,7 +145,7 @@ async fn answer(env: &dyn ExecutionEnv, query: &Query) -> (Duration, String) {
     (started.elapsed(), shown)
 }
 
-async fn bench(base: &Path, files: usize, runs: usize) {
+async fn bench(base: &Path, files: usize, runs: usize, warm_only: bool, only: Option<&str>) {
     let root = base.join(format!("tree-{files}"));
     if !root.exists() {
         let started = Instant::now();
@@ -172,11 +175,19 @@ async fn bench(base: &Path, files: usize, runs: usize) {
         "query", "cold median", "warm median", "speedup"
     );
     for (name, query) in queries(&root) {
+        if only.is_some_and(|only| only != name) {
+            continue;
+        }
         let (mut cold, mut hot) = (Vec::new(), Vec::new());
+        let mut checked = None;
         for run in 0..=runs {
-            let (cold_time, cold_answer) = answer(local.as_ref(), &query).await;
+            let (cold_time, cold_answer) = match &checked {
+                Some(answer) if warm_only => (Duration::ZERO, String::clone(answer)),
+                _ => answer(local.as_ref(), &query).await,
+            };
             let (warm_time, warm_answer) = answer(&warm, &query).await;
             assert_eq!(warm_answer, cold_answer, "{name}: warm and cold differ");
+            checked = Some(cold_answer);
             // The first run of each warms the page cache and is not counted.
             if run > 0 {
                 cold.push(cold_time);
@@ -202,6 +213,8 @@ fn main() {
     let mut sizes = vec![10_000_usize];
     let mut runs = 20;
     let mut dir: Option<PathBuf> = None;
+    let mut warm_only = false;
+    let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -215,6 +228,8 @@ fn main() {
             }
             "--runs" => runs = args.next().unwrap().parse().unwrap(),
             "--dir" => dir = Some(PathBuf::from(args.next().unwrap())),
+            "--warm-only" => warm_only = true,
+            "--only" => only = args.next(),
             _ => {}
         }
     }
@@ -225,6 +240,6 @@ fn main() {
         .build()
         .unwrap();
     for files in sizes {
-        runtime.block_on(bench(&base, files, runs));
+        runtime.block_on(bench(&base, files, runs, warm_only, only.as_deref()));
     }
 }

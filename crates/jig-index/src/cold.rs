@@ -19,8 +19,11 @@ pub struct WarmIndex {
 impl WarmIndex {
     /// An index that stays cold.
     pub fn start(root: PathBuf, options: IndexOptions) -> Self {
-        let _ = options;
-        Self { root }
+        let index = Self { root };
+        if let Some(reporter) = &options.reporter {
+            (reporter.0)(&index.status());
+        }
+        index
     }
 
     /// The canonical root.

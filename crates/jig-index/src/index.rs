@@ -123,42 +123,7 @@ impl WarmIndex {
 
     /// What the index holds and how it has answered.
     pub fn status(&self) -> IndexStatus {
-        let shared = &self.shared;
-        let phase = shared.lock();
-        let (state, entries, files, watches, memory_bytes) = match &*phase {
-            Phase::Building => (IndexState::Building, 0, 0, 0, 0),
-            Phase::Cold { reason, .. } => (IndexState::Cold(reason.clone()), 0, 0, 0, 0),
-            Phase::Ready(live) => (
-                IndexState::Ready,
-                live.tree.len(),
-                live.tree.file_count(),
-                live.watcher.len(),
-                live.tree.memory_bytes(),
-            ),
-        };
-        drop(phase);
-        IndexStatus {
-            root: shared.root.clone(),
-            state,
-            entries,
-            files,
-            watches,
-            memory_bytes,
-            build_time: *shared
-                .build_time
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-            warm_answers: shared.warm.load(Ordering::Relaxed),
-            cold_answers: shared.cold.load(Ordering::Relaxed),
-            last_cold_reason: shared
-                .last_cold
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-            rebuilds: shared.rebuilds.load(Ordering::Relaxed),
-            files_considered: shared.considered.load(Ordering::Relaxed),
-            files_read: shared.read.load(Ordering::Relaxed),
-        }
+        self.shared.status()
     }
 
     /// The walk `request` of the directory `relative` (below the root, canonical), answered
@@ -216,6 +181,7 @@ impl WarmIndex {
                         compiled.glob(),
                         &requirement,
                         &request.cancel,
+                        threads,
                     )
                     .map(|found| (found, Arc::clone(scanner))))
             });
@@ -263,6 +229,55 @@ impl Drop for WarmIndex {
 }
 
 impl Shared {
+    /// What the index holds and how it has answered.
+    fn status(&self) -> IndexStatus {
+        let shared = self;
+        let phase = shared.lock();
+        let (state, entries, files, watches, memory_bytes) = match &*phase {
+            Phase::Building => (IndexState::Building, 0, 0, 0, 0),
+            Phase::Cold { reason, .. } => (IndexState::Cold(reason.clone()), 0, 0, 0, 0),
+            Phase::Ready(live) => (
+                IndexState::Ready,
+                live.tree.len(),
+                live.tree.file_count(),
+                live.watcher.len(),
+                live.tree.memory_bytes(),
+            ),
+        };
+        drop(phase);
+        IndexStatus {
+            root: shared.root.clone(),
+            state,
+            entries,
+            files,
+            watches,
+            memory_bytes,
+            build_time: *shared
+                .build_time
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+            warm_answers: shared.warm.load(Ordering::Relaxed),
+            cold_answers: shared.cold.load(Ordering::Relaxed),
+            last_cold_reason: shared
+                .last_cold
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+            rebuilds: shared.rebuilds.load(Ordering::Relaxed),
+            files_considered: shared.considered.load(Ordering::Relaxed),
+            files_read: shared.read.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Tells the reporter (when there is one) where the index now is, and logs it.
+    fn report(&self) {
+        let status = self.status();
+        tracing::info!("{status}");
+        if let Some(reporter) = &self.options.reporter {
+            (reporter.0)(&status);
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Phase> {
         self.phase.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -336,6 +351,7 @@ impl Shared {
                             reason: "the tree changes faster than the index can follow".to_owned(),
                             until: Some(now + Duration::from_mins(1)),
                         };
+                        self.report();
                         continue;
                     }
                     recent_builds.push(now);
@@ -346,19 +362,17 @@ impl Shared {
                         .unwrap_or_else(PoisonError::into_inner) = Some(now.elapsed());
                     let mut phase = self.lock();
                     *phase = match built {
-                        Ok(live) => {
-                            tracing::debug!(root = %self.root.display(), entries = live.tree.len(), elapsed = ?now.elapsed(), "warm index ready");
-                            Phase::Ready(Box::new(live))
-                        }
-                        Err(reason) => {
-                            tracing::debug!(root = %self.root.display(), %reason, "warm index not built");
-                            Phase::Cold {
-                                reason,
-                                until: None,
-                            }
-                        }
+                        Ok(live) => Phase::Ready(Box::new(live)),
+                        Err(reason) => Phase::Cold {
+                            reason,
+                            until: None,
+                        },
                     };
                     self.changed.notify_all();
+                    drop(phase);
+                    if !self.stop.load(Ordering::Relaxed) {
+                        self.report();
+                    }
                 }
                 Phase::Ready(live) => {
                     let fd = Arc::clone(&live.poll_fd);

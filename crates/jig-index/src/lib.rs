@@ -79,4 +79,4 @@ mod watch;
 
 pub use env::{IndexedEnv, WarmIndexes};
 pub use index::WarmIndex;
-pub use status::{IndexOptions, IndexState, IndexStatus};
+pub use status::{IndexOptions, IndexState, IndexStatus, Reporter};

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use jig_env::{
     CancellationToken, EntryKinds, EnvError, EnvResult, FileKind, IgnoreRules, WalkEntry,
@@ -286,14 +287,14 @@ impl Tree {
     /// Visits, in result order, the entries strictly below the directory `dir` that a walk
     /// with `rules` reaches (an ignored directory's subtree is not reached); `visit` gets the
     /// key and entry and returns `false` to stop.
-    pub(crate) fn visit_below(
-        &self,
+    pub(crate) fn visit_below<'tree>(
+        &'tree self,
         dir: &[u8],
         after: Option<&[u8]>,
         rules: IgnoreRules,
         cancel: &CancellationToken,
         operation: &'static str,
-        mut visit: impl FnMut(&Key, &Entry) -> bool,
+        mut visit: impl FnMut(&'tree Key, &'tree Entry) -> bool,
     ) -> EnvResult<()> {
         let mut skipping: Option<&[u8]> = None;
         let mut range = below_range(dir);
@@ -374,6 +375,10 @@ impl Tree {
     /// path relative to `dir` is the key past `dir`'s): at most `most` of them, starting after
     /// the key `after` (when given). Also returns how many files were considered and whether
     /// the listing reached the end.
+    ///
+    /// Listing the tree and checking the files' filters take about as long as each other on a
+    /// large tree, so with `threads` above one, once a first batch is full, a second thread
+    /// checks each batch while this one lists the next (in order: the answer is the same).
     #[expect(
         clippy::too_many_arguments,
         reason = "a walk's request, taken apart where the caller keeps it"
@@ -387,32 +392,121 @@ impl Tree {
         glob: Option<&PathGlob>,
         requirement: &Requirement,
         cancel: &CancellationToken,
+        threads: usize,
     ) -> EnvResult<Candidates> {
         let strip = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        let mut found = Vec::new();
+        let required = requirement.must_contain();
+        let stopped = AtomicBool::new(false);
+        let mut checker = Some(Checker {
+            must: &required,
+            requirement,
+            most,
+            found: Vec::new(),
+            full: false,
+        });
         let mut files = 0;
-        let mut complete = true;
-        self.visit_below(dir, after, rules, cancel, "search", |key, entry| {
-            if entry.kind != FileKind::File {
-                return true;
+        let mut batch: Vec<(&Key, &Content)> = Vec::with_capacity(FILTER_BATCH);
+        std::thread::scope(|scope| {
+            let mut pipe = None;
+            let walked = self.visit_below(dir, after, rules, cancel, "search", |key, entry| {
+                if entry.kind != FileKind::File {
+                    return true;
+                }
+                if glob.is_some_and(|glob| !glob.is_match(path_of(&key.0[strip..]), entry.kind)) {
+                    return true;
+                }
+                files += 1;
+                batch.push((key, &entry.content));
+                if batch.len() < FILTER_BATCH {
+                    return true;
+                }
+                if threads < 2 {
+                    return checker
+                        .as_mut()
+                        .is_some_and(|checker| checker.take(&mut batch));
+                }
+                if pipe.is_none()
+                    && let Some(mut moved) = checker.take()
+                {
+                    // The first full batch: from here on a second thread checks them.
+                    let (sender, receiver) = std::sync::mpsc::sync_channel(4);
+                    let stopped = &stopped;
+                    let worker = scope.spawn(move || {
+                        for mut batch in receiver {
+                            if !moved.take(&mut batch) {
+                                stopped.store(true, Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                        moved
+                    });
+                    pipe = Some((sender, worker));
+                }
+                if stopped.load(Ordering::Relaxed) {
+                    return false;
+                }
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(FILTER_BATCH));
+                pipe.as_ref()
+                    .is_some_and(|(sender, _)| sender.send(full).is_ok())
+            });
+            if let Some((sender, worker)) = pipe {
+                drop(sender);
+                // A checker that panicked found nothing: the search reads every file then.
+                checker = worker.join().ok();
             }
-            if glob.is_some_and(|glob| !glob.is_match(path_of(&key.0[strip..]), entry.kind)) {
-                return true;
-            }
-            files += 1;
-            if entry.content.may_match(requirement) {
-                if found.len() == most {
-                    complete = false;
+            walked
+        })?;
+        let Some(mut checker) = checker else {
+            return Err(EnvError::new(
+                jig_env::ErrorKind::Other,
+                "search",
+                "the thread checking the index's filters failed",
+            ));
+        };
+        if !checker.full {
+            checker.take(&mut batch);
+        }
+        Ok((checker.found, files, !checker.full))
+    }
+}
+
+/// Checks batches of files against a search's requirement, keeping those that may match.
+#[derive(Debug)]
+struct Checker<'query> {
+    /// Trigrams every match contains, checked one at a time over a whole batch before
+    /// [`Content::may_match`]: each file's filter is elsewhere in memory, and checks that do
+    /// not depend on each other let the processor fetch many filters at once.
+    must: &'query [u32],
+    requirement: &'query Requirement,
+    most: usize,
+    found: Vec<Arc<[u8]>>,
+    /// `most` files were found and another may match.
+    full: bool,
+}
+
+impl Checker<'_> {
+    /// Moves the batch's files that may match into `found`; `false` once `most` are found and
+    /// another one may match.
+    fn take(&mut self, batch: &mut Vec<(&Key, &Content)>) -> bool {
+        for &trigram in self.must {
+            batch.retain(|(_, content)| content.may_contain(trigram));
+        }
+        for (key, content) in batch.drain(..) {
+            if content.may_match(self.requirement) {
+                if self.found.len() == self.most {
+                    self.full = true;
                     return false;
                 }
                 // A reference count, not a copy.
-                found.push(Arc::clone(&key.0));
+                self.found.push(Arc::clone(&key.0));
             }
-            true
-        })?;
-        Ok((found, files, complete))
+        }
+        true
     }
 }
+
+/// Files whose filters are checked together (see [`Tree::candidates`]).
+const FILTER_BATCH: usize = 1024;
 
 #[cfg(test)]
 mod tests {
@@ -474,5 +568,68 @@ mod tests {
         tree.remove_subtree(b"a");
         assert_eq!(tree.len(), 4);
         assert!(tree.memory_bytes() > 0);
+    }
+
+    #[test]
+    fn candidates_are_the_same_checked_in_one_thread_or_two() {
+        use crate::trigram::{Summarizer, requirement};
+        let mut tree = Tree::new(PathBuf::from("/ws"), IgnoreStack::default());
+        let mut summarizer = Summarizer::default();
+        let mut expected = Vec::new();
+        for index in 0..(5 * FILTER_BATCH + 17) {
+            let key = format!("d{}/f{index:05}", index % 7);
+            let text = if index % 13 == 0 {
+                format!("line {index}\nthe needle_word is here\n")
+            } else {
+                format!("line {index}\nnothing to see\n")
+            };
+            let content = summarizer.summarize(text.as_bytes());
+            if index % 13 == 0 {
+                expected.push(key.clone());
+            }
+            tree.insert(key_of(Path::new(&key)), Entry { content, ..file() });
+        }
+        for number in 0..7 {
+            tree.insert(key_of(Path::new(&format!("d{number}"))), dir());
+        }
+        tree.decide(&[]);
+        expected.sort_by_key(|key| Key::of(key.as_bytes()));
+        let request = jig_env::SearchRequest::new("/ws", "needle_word");
+        let requirement = requirement(&request);
+        let cancel = CancellationToken::new();
+        let list = |after: Option<&[u8]>, most: usize, threads: usize| {
+            let (found, _, complete) = tree
+                .candidates(
+                    &[],
+                    after,
+                    most,
+                    IgnoreRules::Respect,
+                    None,
+                    &requirement,
+                    &cancel,
+                    threads,
+                )
+                .unwrap();
+            let found: Vec<String> = found
+                .iter()
+                .map(|key| String::from_utf8(key.to_vec()).unwrap())
+                .collect();
+            (found, complete)
+        };
+        for threads in [1, 2, 4] {
+            assert_eq!(list(None, usize::MAX, threads), (expected.clone(), true));
+            for most in [1, 50, expected.len() - 1] {
+                let (found, complete) = list(None, most, threads);
+                assert_eq!(found, expected[..most], "{threads} threads, at most {most}");
+                assert!(!complete);
+                let (rest, complete) = list(Some(found[most - 1].as_bytes()), usize::MAX, threads);
+                assert_eq!(rest, expected[most..]);
+                assert!(complete);
+            }
+            assert_eq!(
+                list(None, expected.len(), threads),
+                (expected.clone(), true)
+            );
+        }
     }
 }

@@ -30,6 +30,14 @@ impl Content {
         }
     }
 
+    /// Whether a file with this content may contain `trigram` (a folded trigram).
+    pub(crate) fn may_contain(&self, trigram: u32) -> bool {
+        match self {
+            Self::Unknown => true,
+            Self::Bloom(words) => bloom_contains(words, trigram),
+        }
+    }
+
     /// Whether a file with this content may hold a match of `requirement`.
     pub(crate) fn may_match(&self, requirement: &Requirement) -> bool {
         let Self::Bloom(words) = self else {
@@ -143,6 +151,35 @@ pub(crate) enum Requirement {
     AnyOf(Vec<Vec<u32>>),
     /// Each of these requirements (prefix and suffix).
     AllOf(Vec<Vec<Vec<u32>>>),
+}
+
+impl Requirement {
+    /// The trigrams every matching file contains: those in every alternative of a group.
+    /// Checking these one at a time over many files lets the filters' memory be read in
+    /// parallel (each check is independent of the last), before [`Content::may_match`].
+    pub(crate) fn must_contain(&self) -> Vec<u32> {
+        fn common(alternatives: &[Vec<u32>]) -> Vec<u32> {
+            let Some((first, rest)) = alternatives.split_first() else {
+                return Vec::new();
+            };
+            first
+                .iter()
+                .copied()
+                .filter(|trigram| {
+                    rest.iter()
+                        .all(|other| other.binary_search(trigram).is_ok())
+                })
+                .collect()
+        }
+        let mut trigrams = match self {
+            Self::Anything => Vec::new(),
+            Self::AnyOf(alternatives) => common(alternatives),
+            Self::AllOf(groups) => groups.iter().flat_map(|group| common(group)).collect(),
+        };
+        trigrams.sort_unstable();
+        trigrams.dedup();
+        trigrams
+    }
 }
 
 /// The trigram requirement of a request's pattern. Anything the extraction cannot bound (a

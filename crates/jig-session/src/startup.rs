@@ -209,6 +209,9 @@ pub struct Opened {
     pub face: Face,
     /// Answers the extensions' `ui/*` requests (the interactive session).
     pub ui: Option<Arc<dyn extensions::ExtensionUi>>,
+    /// The warm indexes of the roots (`grep` and `find` answered without walking), when the
+    /// face keeps them; their status is what `/index` shows.
+    pub indexes: Option<Arc<jig_index::WarmIndexes>>,
 }
 
 impl std::fmt::Debug for Opened {
@@ -260,6 +263,45 @@ impl Opened {
     }
 }
 
+/// The warm indexes a face keeps: every long-lived face on this machine (not `jig tool`, which
+/// runs one call, nor `--env`, whose files are elsewhere). None is started yet.
+fn warm_indexes(options: &OpenOptions, face: Face) -> Option<Arc<jig_index::WarmIndexes>> {
+    (face != Face::Tool && options.env.url.is_none()).then(|| {
+        // With `--verbose`, where stderr is the user's (not the interactive screen), each
+        // index says when it is ready or why it is cold.
+        let reporter = (options.verbose && face != Face::Interactive).then(|| {
+            jig_index::Reporter(Arc::new(|status: &jig_index::IndexStatus| {
+                crate::note(&status.to_string());
+            }))
+        });
+        jig_index::WarmIndexes::new(jig_index::IndexOptions {
+            reporter,
+            ..jig_index::IndexOptions::default()
+        })
+    })
+}
+
+/// Starts indexing the roots, once trust is decided: `warmIndex: false` in the user's settings
+/// or in a trusted project's turns the indexes off (a project may turn them off, not on when
+/// yours turn them off: the memory is yours).
+fn start_indexes(
+    indexes: Option<Arc<jig_index::WarmIndexes>>,
+    user_settings: &settings::Settings,
+    project: &project::ProjectStartup,
+    roots: &[PathBuf],
+) -> Option<Arc<jig_index::WarmIndexes>> {
+    let project_choice = project
+        .settings
+        .as_ref()
+        .map(settings::project_layer)
+        .filter(|layer| layer.invalid.is_empty())
+        .and_then(|layer| layer.settings.warm_index);
+    let indexes = indexes
+        .filter(|_| user_settings.warm_index != Some(false) && project_choice != Some(false))?;
+    indexes.start(roots);
+    Some(indexes)
+}
+
 /// Opens the env, reads the user's settings, decides the project's trust and loads what it
 /// allows: the first stages of every face, in this order (place, sandbox, trust, settings,
 /// extensions). `prompt` asks about trust where the face can ask (the interactive session).
@@ -275,8 +317,7 @@ pub async fn open(
     let keep = options.keep_temp_files;
     // Long-lived faces on this machine answer `grep` and `find` from warm indexes of their
     // roots, started once the roots and settings are known; `jig tool` has nothing to warm.
-    let indexes = (face != Face::Tool && options.env.url.is_none())
-        .then(|| jig_index::WarmIndexes::new(jig_index::IndexOptions::default()));
+    let indexes = warm_indexes(options, face);
     let local = || {
         let env = workspace::open_env(keep)?;
         Ok(match &indexes {
@@ -309,11 +350,6 @@ pub async fn open(
             policy,
         )
         .await?;
-        if let Some(indexes) = &indexes
-            && user_settings.warm_index != Some(false)
-        {
-            indexes.start(&tool_context.containment.roots);
-        }
         let place = workspace::project_place(&options.env, &env, &tool_context.cwd);
         let project_options = project::ProjectOptions {
             dialogs: options.project.dialogs || face == Face::Rpc,
@@ -327,6 +363,12 @@ pub async fn open(
             prompt,
         )
         .await?;
+        let indexes = start_indexes(
+            indexes,
+            &user_settings,
+            &project,
+            &tool_context.containment.roots,
+        );
         // Only when it mattered: a project with nothing to gate is not worth a line.
         if options.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
             crate::note(&project.decision.describe());
@@ -340,6 +382,7 @@ pub async fn open(
             remote,
             face,
             ui: None,
+            indexes,
         };
         if tool_context.sandbox.is_on()
             && let Err(error) = crate::sandbox::add_project_protected(

@@ -81,6 +81,10 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/tools", "the tools the model may use"),
     (
+        "/index",
+        "the warm search index of each root: ready, building or cold, and what it holds",
+    ),
+    (
         "/permissions",
         "show the permission mode and allowlists, or set: /permissions MODE",
     ),
@@ -94,6 +98,17 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/quit", "exit (also Ctrl-D, or Ctrl-C twice)"),
 ];
+
+/// The trust decision an [`App`] holds until the session's own is set.
+fn placeholder_trust(cwd: &std::path::Path) -> jig_project::TrustDecision {
+    jig_project::TrustDecision {
+        project_dir: cwd.to_path_buf(),
+        trusted: true,
+        step: jig_project::TrustStep::NothingToGate,
+        gated: Vec::new(),
+        snapshot: None,
+    }
+}
 
 /// What the running turn tells the terminal loop.
 enum UiMsg {
@@ -390,6 +405,8 @@ struct App {
     trust: jig_project::TrustDecision,
     /// What the sandbox enforces, for `/permissions`.
     sandbox_report: String,
+    /// The roots' warm indexes, for `/index` (none when they are off).
+    indexes: Option<Arc<jig_index::WarmIndexes>>,
     /// When the running turn started (the spinner's clock).
     turn_started: Option<Instant>,
     /// How to configure a provider, shown at the start when the session opened without the
@@ -476,6 +493,7 @@ pub fn run(options: &RunOptions) -> Result<ExitCode, StartError> {
     app.setup_note = setup_note;
     app.trust = opened.project.decision.clone();
     app.sandbox_report.clone_from(&opened.sandbox_report);
+    app.indexes.clone_from(&opened.indexes);
     let forced = startup::forced_skills(options);
     if !forced.is_empty() {
         app.note(&format!(
@@ -598,14 +616,9 @@ impl App {
             interrupted_prompt: false,
             runner: Arc::clone(runner),
             extension_questions: VecDeque::new(),
-            trust: jig_project::TrustDecision {
-                project_dir: cwd.clone(),
-                trusted: true,
-                step: jig_project::TrustStep::NothingToGate,
-                gated: Vec::new(),
-                snapshot: None,
-            },
+            trust: placeholder_trust(&cwd),
             sandbox_report: String::new(),
+            indexes: None,
             turn_started: None,
             setup_note: None,
             lifecycle: jig_session::extensions::LifecycleEvents::start(runner, runtime_handle),

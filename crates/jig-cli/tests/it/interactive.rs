@@ -2015,6 +2015,32 @@ async fn permissions_shows_the_sandbox() {
     }
 }
 
+/// `/index` shows the root's warm index once it is built.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_shows_the_warm_index() {
+    if tmux_missing("index_shows_the_warm_index") {
+        return;
+    }
+    let pane = Pane::new(Vec::new()).await;
+    fs::write(pane.ws.join("a.txt"), "alpha\n").unwrap();
+    pane.start("", &[]);
+    pane.wait_for("/help for commands");
+    let ready = format!("warm index of {}: ready,", pane.ws.display());
+    let mut screen = String::new();
+    for _ in 0..20 {
+        pane.type_text("/index");
+        pane.key("Enter");
+        screen = pane.wait_for("warm index of");
+        if screen.contains(&ready) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert!(screen.contains(&ready), "{screen}");
+    assert!(screen.contains("1 file, "), "{screen}");
+    pane.quit();
+}
+
 /// After `--continue`, the recap shows the prompt, the call with its command, the denied
 /// result marked `✗` with its reason, and the last reply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1549,3 +1549,48 @@ async fn verbose_says_what_a_quiet_run_waits_for() {
     );
     assert!(!stderr.contains("30 s"), "{stderr}");
 }
+
+/// With `--verbose`, each root's warm index says when it is ready; `warmIndex: false` in the
+/// user's settings or in a trusted project's turns it off (no index, no line).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_reports_the_warm_index_and_settings_turn_it_off() {
+    for case in ["on", "user-off", "project-off"] {
+        let setup = Setup::new(vec![
+            reply(ScriptedReply::tool_call(
+                "call_1",
+                "bash",
+                json!({"command": "sleep 1"}),
+            )),
+            reply(ScriptedReply::text("done")),
+        ])
+        .await;
+        fs::write(setup.ws.join("a.txt"), "alpha\n").unwrap();
+        match case {
+            "user-off" => {
+                let config = setup.data.with_file_name("config").join("jig");
+                fs::create_dir_all(&config).unwrap();
+                fs::write(config.join("settings.json"), r#"{"warmIndex": false}"#).unwrap();
+            }
+            "project-off" => {
+                fs::create_dir(setup.ws.join(".jig")).unwrap();
+                fs::write(
+                    setup.ws.join(".jig/settings.json"),
+                    r#"{"warmIndex": false}"#,
+                )
+                .unwrap();
+            }
+            _ => {}
+        }
+        let output = setup
+            .run(&["-p", "--verbose", "-a", "--model", "m", "wait a second"])
+            .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{case}: {stderr}");
+        let ready = format!("jig: warm index of {}: ready, 1 file, ", setup.ws.display());
+        if case == "on" {
+            assert!(stderr.contains(&ready), "{case}: {stderr}");
+        } else {
+            assert!(!stderr.contains("warm index"), "{case}: {stderr}");
+        }
+    }
+}

@@ -94,6 +94,7 @@ impl App {
                     .join("\n");
                 self.note(&format!("tools:\n{lines}"));
             }
+            "/index" => self.note(&index_report(self.indexes.as_deref())),
             "/permissions" => self.permissions(argument),
             "/trust" => self.trust()?,
             "/export" => self.export(argument),
@@ -442,4 +443,21 @@ fn shown_prefix(prefix: &str) -> String {
     } else {
         format!("`{prefix} …`")
     }
+}
+
+/// What `/index` shows: each root's warm index, or why there is none.
+fn index_report(indexes: Option<&jig_index::WarmIndexes>) -> String {
+    let statuses = indexes
+        .map(jig_index::WarmIndexes::status)
+        .unwrap_or_default();
+    if statuses.is_empty() {
+        return "no warm index: `grep` and `find` walk the tree on every call (it is off with \
+                `\"warmIndex\": false` in your settings or a trusted project's, and with `--env`)"
+            .to_owned();
+    }
+    statuses
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
