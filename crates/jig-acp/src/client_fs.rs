@@ -195,6 +195,9 @@ impl ExecutionEnv for ClientFs {
     async fn cleanup(&self) {
         self.inner.cleanup().await;
     }
+    async fn keep_warm(&self, roots: &[PathBuf]) {
+        self.inner.keep_warm(roots).await;
+    }
 
     fn note_refused(&self, operation: &str, path: &Path, reason: &str) {
         self.inner.note_refused(operation, path, reason);

@@ -68,7 +68,12 @@ fn serve() -> CliResult {
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::Failure)?;
-    let env: Arc<dyn ExecutionEnv> = Arc::new(workspace::local_env());
+    // A session that keeps its roots warm asks for them (`keep_warm`): indexed here, next to
+    // the files, and logged with `JIG_LOG=jig_index=info`.
+    let env: Arc<dyn ExecutionEnv> = Arc::new(jig_index::IndexedEnv::new(
+        Arc::new(workspace::local_env()),
+        jig_index::WarmIndexes::new(jig_index::IndexOptions::default()),
+    ));
     let result = runtime.block_on(async {
         let (reader, writer) = jig_env_remote::stdio::stdio();
         jig_env_remote::serve(env, ServeOptions::default(), reader, writer).await

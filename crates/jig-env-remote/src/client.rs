@@ -1158,6 +1158,17 @@ impl ExecutionEnv for RemoteEnv {
         }
     }
 
+    /// Asks the far side to keep `roots` warm: its `jig env serve` indexes them next to the
+    /// files.
+    async fn keep_warm(&self, roots: &[PathBuf]) {
+        let op = Op::KeepWarm {
+            roots: roots.iter().map(|root| wire(root)).collect(),
+        };
+        if let Err(error) = self.call("keep_warm", op).await {
+            tracing::debug!(%error, "the far side cannot keep the roots warm");
+        }
+    }
+
     fn beneath(self: Arc<Self>, roots: &[PathBuf]) -> EnvResult<Arc<dyn ExecutionEnv>> {
         let view = self.conn.id();
         let sent = self.conn.send(Frame::new(Message::Call {

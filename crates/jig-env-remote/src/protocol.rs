@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// The protocol version both sides announce in their hello; a peer with another major version
 /// is refused.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Bulk data crosses in chunks of at most this many bytes (one frame each): the env port's
 /// chunk, so a streamed read's chunks cross one to a frame.
@@ -317,6 +317,10 @@ pub enum Op {
     Walk(WireWalk),
     Search(WireSearch),
     Cleanup,
+    /// Keeps `roots` warm far side ([`ExecutionEnv::keep_warm`](jig_env::ExecutionEnv::keep_warm)).
+    KeepWarm {
+        roots: Vec<WirePath>,
+    },
     /// Makes view `view` (a number the client picks) confined beneath `roots`.
     Beneath {
         view: u64,

@@ -621,6 +621,11 @@ async fn run_op(
             env.cleanup().await;
             (Value::Null, none)
         }
+        Op::KeepWarm { roots } => {
+            let roots: Vec<PathBuf> = roots.iter().map(WirePath::to_path).collect();
+            env.keep_warm(&roots).await;
+            (Value::Null, none)
+        }
         Op::LockFile { path } => {
             let lock = env.lock_file(&path.to_path()).await?;
             locked(&ctx.locks).insert(ctx.id, lock);

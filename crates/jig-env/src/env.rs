@@ -334,6 +334,15 @@ pub trait ExecutionEnv: Send + Sync + Debug {
     /// temp directory. Best effort and idempotent; never fails.
     async fn cleanup(&self);
 
+    /// Asks the env to keep `roots` (absolute, canonical directories) warm for `walk` and
+    /// `search` when it can: an env next to the files with an index in front (a long-lived
+    /// session's local env, the far side of `jig env serve`) starts indexing them in the
+    /// background. Answers never change, only how fast they come. A hint: the default does
+    /// nothing, and an env that cannot keep them warm ignores it.
+    async fn keep_warm(&self, roots: &[PathBuf]) {
+        let _ = roots;
+    }
+
     /// Tells the env that the host refused `path` for `operation` before asking it anything (a
     /// containment check found the path outside the workspace); `reason` is the refusal's text.
     /// Nothing is done by an env that acts; a decorator that records operations (the audit
@@ -504,6 +513,9 @@ impl<E: ExecutionEnv + ?Sized> ExecutionEnv for Arc<E> {
     }
     async fn cleanup(&self) {
         (**self).cleanup().await;
+    }
+    async fn keep_warm(&self, roots: &[PathBuf]) {
+        (**self).keep_warm(roots).await;
     }
     fn note_refused(&self, operation: &str, path: &Path, reason: &str) {
         (**self).note_refused(operation, path, reason);

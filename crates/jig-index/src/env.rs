@@ -211,6 +211,11 @@ impl ExecutionEnv for IndexedEnv {
     async fn cleanup(&self) {
         self.inner.cleanup().await;
     }
+    /// Starts the indexes of `roots` not indexed yet (and passes the hint on).
+    async fn keep_warm(&self, roots: &[PathBuf]) {
+        self.indexes.start(roots);
+        self.inner.keep_warm(roots).await;
+    }
     fn note_refused(&self, operation: &str, path: &Path, reason: &str) {
         self.inner.note_refused(operation, path, reason);
     }

@@ -281,11 +281,15 @@ fn warm_indexes(options: &OpenOptions, face: Face) -> Option<Arc<jig_index::Warm
     })
 }
 
-/// Starts indexing the roots, once trust is decided: `warmIndex: false` in the user's settings
-/// or in a trusted project's turns the indexes off (a project may turn them off, not on when
-/// yours turn them off: the memory is yours).
-fn start_indexes(
+/// Asks the env to keep the roots warm, once trust is decided: here, the local indexes start;
+/// with `--env`, the far side's `jig env serve` indexes them next to the files. `warmIndex:
+/// false` in the user's settings or in a trusted project's turns the indexes off (a project
+/// may turn them off, not on when yours turn them off: the memory is yours). Returns the local
+/// indexes when they run.
+async fn keep_warm(
+    env: &Arc<dyn jig_env::ExecutionEnv>,
     indexes: Option<Arc<jig_index::WarmIndexes>>,
+    face: Face,
     user_settings: &settings::Settings,
     project: &project::ProjectStartup,
     roots: &[PathBuf],
@@ -296,10 +300,14 @@ fn start_indexes(
         .map(settings::project_layer)
         .filter(|layer| layer.invalid.is_empty())
         .and_then(|layer| layer.settings.warm_index);
-    let indexes = indexes
-        .filter(|_| user_settings.warm_index != Some(false) && project_choice != Some(false))?;
-    indexes.start(roots);
-    Some(indexes)
+    if face == Face::Tool
+        || user_settings.warm_index == Some(false)
+        || project_choice == Some(false)
+    {
+        return None;
+    }
+    env.keep_warm(roots).await;
+    indexes
 }
 
 /// Opens the env, reads the user's settings, decides the project's trust and loads what it
@@ -363,12 +371,15 @@ pub async fn open(
             prompt,
         )
         .await?;
-        let indexes = start_indexes(
+        let indexes = keep_warm(
+            &env,
             indexes,
+            face,
             &user_settings,
             &project,
             &tool_context.containment.roots,
-        );
+        )
+        .await;
         // Only when it mattered: a project with nothing to gate is not worth a line.
         if options.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
             crate::note(&project.decision.describe());

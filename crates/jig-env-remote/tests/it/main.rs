@@ -18,3 +18,4 @@ mod faults;
 mod race;
 mod support;
 mod version;
+mod warm;

@@ -42,7 +42,7 @@ async fn older_protocols_are_refused_with_a_clear_error() {
     let error = connect_to_protocol(4).await.expect_err("refused");
     insta::assert_snapshot!(
         error.to_string(),
-        @"ssh://old-box/srv: the far side speaks env protocol 4, this jig speaks 6; install the same jig version there"
+        @"ssh://old-box/srv: the far side speaks env protocol 4, this jig speaks 7; install the same jig version there"
     );
 }
 
