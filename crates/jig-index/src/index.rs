@@ -172,18 +172,17 @@ impl WarmIndex {
                 if !tree.is_listable_dir(&key) {
                     return Err("the searched root is not an indexed directory".to_owned());
                 }
-                Ok(tree
-                    .candidates(
-                        &key,
-                        after.as_deref(),
-                        chunk,
-                        request.ignore,
-                        compiled.glob(),
-                        &requirement,
-                        &request.cancel,
-                        threads,
-                    )
-                    .map(|found| (found, Arc::clone(scanner))))
+                tree.candidates(
+                    &key,
+                    after.as_deref(),
+                    chunk,
+                    request.ignore,
+                    compiled.glob(),
+                    &requirement,
+                    &request.cancel,
+                    threads,
+                )
+                .map(|found| found.map(|found| (found, Arc::clone(scanner))))
             });
             let ((candidates, considered, complete), scanner) = match listed {
                 Ok(Ok(listed)) => listed,

@@ -374,7 +374,8 @@ impl Tree {
     /// The files a search of the directory `dir` must read, in result order, by key (the
     /// path relative to `dir` is the key past `dir`'s): at most `most` of them, starting after
     /// the key `after` (when given). Also returns how many files were considered and whether
-    /// the listing reached the end.
+    /// the listing reached the end. `Err` (a reason to answer cold) when the thread checking
+    /// the filters failed.
     ///
     /// Listing the tree and checking the files' filters take about as long as each other on a
     /// large tree, so with `threads` above one, once a first batch is full, a second thread
@@ -393,7 +394,7 @@ impl Tree {
         requirement: &Requirement,
         cancel: &CancellationToken,
         threads: usize,
-    ) -> EnvResult<Candidates> {
+    ) -> Result<EnvResult<Candidates>, String> {
         let strip = if dir.is_empty() { 0 } else { dir.len() + 1 };
         let required = requirement.must_contain();
         let stopped = AtomicBool::new(false);
@@ -406,7 +407,7 @@ impl Tree {
         });
         let mut files = 0;
         let mut batch: Vec<(&Key, &Content)> = Vec::with_capacity(FILTER_BATCH);
-        std::thread::scope(|scope| {
+        let walked = std::thread::scope(|scope| {
             let mut pipe = None;
             let walked = self.visit_below(dir, after, rules, cancel, "search", |key, entry| {
                 if entry.kind != FileKind::File {
@@ -451,22 +452,20 @@ impl Tree {
             });
             if let Some((sender, worker)) = pipe {
                 drop(sender);
-                // A checker that panicked found nothing: the search reads every file then.
                 checker = worker.join().ok();
             }
             walked
-        })?;
+        });
         let Some(mut checker) = checker else {
-            return Err(EnvError::new(
-                jig_env::ErrorKind::Other,
-                "search",
-                "the thread checking the index's filters failed",
-            ));
+            return Err("the thread checking the index's filters failed".to_owned());
         };
+        if let Err(error) = walked {
+            return Ok(Err(error));
+        }
         if !checker.full {
             checker.take(&mut batch);
         }
-        Ok((checker.found, files, !checker.full))
+        Ok(Ok((checker.found, files, !checker.full)))
     }
 }
 
@@ -609,6 +608,7 @@ mod tests {
                     &cancel,
                     threads,
                 )
+                .unwrap()
                 .unwrap();
             let found: Vec<String> = found
                 .iter()
