@@ -371,6 +371,11 @@ pub async fn open(
             prompt,
         )
         .await?;
+        // Only when it mattered: a project with nothing to gate is not worth a line. Before
+        // the indexes start, whose own line comes when they are ready.
+        if options.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
+            crate::note(&project.decision.describe());
+        }
         let indexes = keep_warm(
             &env,
             indexes,
@@ -380,10 +385,6 @@ pub async fn open(
             &tool_context.containment.roots,
         )
         .await;
-        // Only when it mattered: a project with nothing to gate is not worth a line.
-        if options.verbose && project.decision.step != jig_project::TrustStep::NothingToGate {
-            crate::note(&project.decision.describe());
-        }
         let opened = Opened {
             env: Arc::clone(&env),
             tool_context: tool_context.clone(),

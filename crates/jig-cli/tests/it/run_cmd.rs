@@ -1319,12 +1319,11 @@ async fn the_cost_of_a_run_comes_from_the_model_table_and_is_null_when_unknown()
 }
 
 /// `stderr` with the run time of its summary line (`… model requests in N.N s, …`) replaced by
-/// `<secs>`, and without the sandbox line of `--verbose` (machine-dependent; its own snapshots
-/// are in `sandbox.rs`).
+/// `<secs>`, and only the lines that come in the run's order (see [`in_run_order`]).
 fn without_duration(stderr: &str) -> String {
     stderr
         .split_inclusive('\n')
-        .filter(|line| !line.starts_with("jig: sandbox:"))
+        .filter(|line| in_run_order(line))
         .map(
             |line| match (line.find(" model request"), line.find(" s, cost")) {
                 (Some(_), Some(end)) => {
@@ -1335,6 +1334,13 @@ fn without_duration(stderr: &str) -> String {
             },
         )
         .collect()
+}
+
+/// Whether a line of `--verbose` comes in the run's order: not the sandbox line
+/// (machine-dependent; its own snapshots are in `sandbox.rs`) nor the warm index's, which is
+/// printed whenever the index is ready (see `verbose_reports_the_warm_index…`).
+fn in_run_order(line: &str) -> bool {
+    !line.starts_with("jig: sandbox:") && !line.starts_with("jig: warm index of ")
 }
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_providers_from_the_settings_are_selected_priced_and_restored_by_continue() {
@@ -1519,7 +1525,7 @@ async fn verbose_says_when_a_call_failed_or_was_denied_and_why() {
     let stderr = text(&output.stderr).replace(&setup.ws.display().to_string(), "<ws>");
     let lines: Vec<&str> = stderr
         .lines()
-        .filter(|line| !line.starts_with("jig: sandbox:"))
+        .filter(|line| in_run_order(line))
         .take(4)
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
