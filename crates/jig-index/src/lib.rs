@@ -45,15 +45,16 @@
 //! `Display`).
 //!
 //! # Costs
-//! Memory only, nothing on disk: about 570 bytes per file of source-like text (path, entry,
-//! filter), one inotify watch per directory. A query holds the index's lock while it applies
-//! changes and lists a chunk of candidates; a search lists its candidates in growing chunks,
-//! so one that stops at its limit lists little more than it reads. A query that needs every
-//! candidate checks every file's filter: linear in the files under its root. The filters are
-//! checked a batch at a time, one required trigram over the batch before the next (the loads
-//! do not wait on each other), on a second thread while the tree is listed: about 60 ms for
-//! 1,000,000 files through `jig mcp`; posting lists per trigram would make it sublinear. `benches/warm_search.rs`
-//! measures build time, memory and warm against cold latency on generated trees.
+//! Memory only, nothing on disk: each entry's path and 10 bits per distinct trigram of each file
+//! (at most 128 KiB a file), about 570 bytes per file of 40-line source files; one inotify watch
+//! per directory. A query holds the index's lock while it applies changes and lists a chunk of
+//! candidates; a search lists its candidates in growing chunks, so one that stops at its limit
+//! lists little more than it reads. A query that needs every candidate checks every file's filter:
+//! linear in the files under its root. The filters are checked a batch at a time, one required
+//! trigram over the batch before the next (the loads do not wait on each other), on a second thread
+//! while the tree is listed: 40–60 ms for 1,000,000 files through `jig mcp`; posting lists per
+//! trigram would make it sublinear. `benches/warm_search.rs` measures build time, memory and warm
+//! against cold latency on generated trees.
 //!
 //! ```no_run
 //! use std::sync::Arc;
