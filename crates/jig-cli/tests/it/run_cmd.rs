@@ -1342,6 +1342,7 @@ fn without_duration(stderr: &str) -> String {
 fn in_run_order(line: &str) -> bool {
     !line.starts_with("jig: sandbox:") && !line.starts_with("jig: warm index of ")
 }
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_providers_from_the_settings_are_selected_priced_and_restored_by_continue() {
     let setup = Setup::new(vec![
