@@ -230,8 +230,7 @@ impl Drop for WarmIndex {
 impl Shared {
     /// What the index holds and how it has answered.
     fn status(&self) -> IndexStatus {
-        let shared = self;
-        let phase = shared.lock();
+        let phase = self.lock();
         let (state, entries, files, watches, memory_bytes) = match &*phase {
             Phase::Building => (IndexState::Building, 0, 0, 0, 0),
             Phase::Cold { reason, .. } => (IndexState::Cold(reason.clone()), 0, 0, 0, 0),
@@ -245,26 +244,26 @@ impl Shared {
         };
         drop(phase);
         IndexStatus {
-            root: shared.root.clone(),
+            root: self.root.clone(),
             state,
             entries,
             files,
             watches,
             memory_bytes,
-            build_time: *shared
+            build_time: *self
                 .build_time
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
-            warm_answers: shared.warm.load(Ordering::Relaxed),
-            cold_answers: shared.cold.load(Ordering::Relaxed),
-            last_cold_reason: shared
+            warm_answers: self.warm.load(Ordering::Relaxed),
+            cold_answers: self.cold.load(Ordering::Relaxed),
+            last_cold_reason: self
                 .last_cold
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone(),
-            rebuilds: shared.rebuilds.load(Ordering::Relaxed),
-            files_considered: shared.considered.load(Ordering::Relaxed),
-            files_read: shared.read.load(Ordering::Relaxed),
+            rebuilds: self.rebuilds.load(Ordering::Relaxed),
+            files_considered: self.considered.load(Ordering::Relaxed),
+            files_read: self.read.load(Ordering::Relaxed),
         }
     }
 
